@@ -1,0 +1,95 @@
+"""What torch reports about a case beyond its latency: profiler activity and Dynamo counters."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import torch
+
+from bench.backends import Backend
+from bench.records import Activity, DynamoCounters
+
+LAUNCH_MARKERS = ("LaunchKernel", "GraphLaunch", "LaunchCooperativeKernel")
+
+
+def _union_length(intervals: list[tuple[float, float]]) -> float:
+    total, end = 0.0, float("-inf")
+    for start, stop in sorted(intervals):
+        if stop <= end:
+            continue
+        total += stop - max(start, end)
+        end = stop
+    return total
+
+
+def activity(call: Callable[[], object], backend: Backend, calls: int,
+             wall_per_call_s: float) -> Activity:
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU]
+    if backend.profiler_activity:
+        activities.append(getattr(ProfilerActivity, backend.profiler_activity))
+    backend.synchronize()
+    with profile(activities=activities) as prof:
+        for _ in range(calls):
+            call()
+        backend.synchronize()
+    events = prof.events()
+
+    device_events = [e for e in events if e.device_type != DeviceType.CPU]
+    launches = [e for e in events if any(m in e.name for m in LAUNCH_MARKERS)]
+    graph_launches = [e for e in launches if "GraphLaunch" in e.name]
+    top_level_ops = [e for e in events if e.name.startswith("aten::")
+                     and (e.cpu_parent is None or not e.cpu_parent.name.startswith("aten::"))]
+    measured_device = backend.profiler_activity is not None
+    busy_s = _union_length([(e.time_range.start, e.time_range.end) for e in device_events]) / 1e6
+    busy_per_call = busy_s / calls if measured_device else None
+    return Activity(
+        profiled_calls=calls,
+        device_kernels_per_call=len(device_events) / calls if measured_device else None,
+        launches_per_call=len(launches) / calls if measured_device else None,
+        graph_launches_per_call=len(graph_launches) / calls if measured_device else None,
+        cpu_ops_per_call=len(top_level_ops) / calls,
+        device_busy_s_per_call=busy_per_call,
+        busy_fraction=(min(1.0, busy_per_call / wall_per_call_s)
+                       if busy_per_call is not None and wall_per_call_s > 0 else None),
+    )
+
+
+class CompilerLog(logging.Handler):
+    """Counts the recompiles and cudagraph skips torch logs, keeping skip reasons."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.recompiles = 0
+        self.skip_reasons: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if message.startswith("Recompiling function"):
+            self.recompiles += 1
+        elif message.lower().startswith("skipping cudagraphs"):
+            reason = message.splitlines()[0][:200]
+            if reason not in self.skip_reasons:
+                self.skip_reasons.append(reason)
+
+    @classmethod
+    def install(cls) -> CompilerLog:
+        torch._logging.set_logs(recompiles=True, perf_hints=True)
+        handler = cls()
+        logging.getLogger("torch").addHandler(handler)
+        return handler
+
+
+def dynamo_counters(log: CompilerLog) -> DynamoCounters:
+    from torch._dynamo.utils import counters
+
+    return DynamoCounters(
+        graph_breaks=int(sum(counters["graph_break"].values())),
+        recompiles=log.recompiles,
+        unique_graphs=int(counters["stats"]["unique_graphs"]),
+        cudagraph_skips=int(counters["inductor"]["cudagraph_skips"]),
+        skip_reasons=tuple(log.skip_reasons),
+    )

@@ -1,0 +1,64 @@
+"""One steady-state timer, after triton.testing.do_bench."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+from bench.backends import Backend
+from bench.records import Timing
+from bench.stats import summarize
+
+
+def measure(call: Callable[[], object], backend: Backend, budget_s: float,
+            min_samples: int = 10, max_samples: int = 400,
+            target_sample_s: float = 2e-4) -> Timing:
+    # The caller has already run `call` at least once, so compilation and cudagraph
+    # recording are out of the way; here we only estimate, warm, and time.
+    start = backend.clock()
+    for _ in range(5):
+        call()
+    estimate = max((backend.clock() - start) / 5, 1e-7)
+
+    # A sample groups enough back-to-back calls to be well above timer resolution,
+    # yet stays one call when calls are long so slow cases still get many samples.
+    calls_per_sample = max(1, math.ceil(target_sample_s / estimate))
+    samples_wanted = int(budget_s / (estimate * calls_per_sample))
+    n_samples = min(max_samples, max(min_samples, samples_wanted))
+
+    # Warm up for about a tenth of the budget: clocks ramp and caches fill.
+    warmup_calls = max(1, min(1000, int(0.1 * budget_s / estimate)))
+    for _ in range(warmup_calls):
+        call()
+
+    wall_start = backend.clock()
+    if backend.event_timer:
+        # Events on the default stream measure device time between them without a
+        # host synchronize per sample, which would hide launch pipelining.
+        pairs = [(backend.new_event(), backend.new_event()) for _ in range(n_samples)]
+        for begin, end in pairs:
+            begin.record()
+            for _ in range(calls_per_sample):
+                call()
+            end.record()
+        wall = backend.clock() - wall_start
+        samples = [b.elapsed_time(e) / 1e3 / calls_per_sample for b, e in pairs]
+    else:
+        samples = []
+        for _ in range(n_samples):
+            begin = time.perf_counter()
+            for _ in range(calls_per_sample):
+                call()
+            backend.synchronize()
+            samples.append((time.perf_counter() - begin) / calls_per_sample)
+        wall = backend.clock() - wall_start
+
+    return Timing(
+        samples=tuple(samples),
+        calls_per_sample=calls_per_sample,
+        warmup_calls=warmup_calls + 5,
+        wall_per_call_s=wall / (n_samples * calls_per_sample),
+        timer="cuda-event" if backend.event_timer else "perf-counter",
+        **summarize(samples),
+    )
