@@ -1,0 +1,216 @@
+"""Fixtures for the browser tests: build the real site once, serve it, drive Chromium.
+
+Chromium is Debian's (`apt-get install chromium`) and Playwright is only the Python
+package: `playwright install` downloads a browser and is never needed here.
+Without either one the tests skip, unless ATLAS_REQUIRE_BROWSER=1 (set in CI), which
+turns a missing browser into a failure so that the tests cannot silently skip there.
+
+Environment:
+    ATLAS_CHROMIUM          Chromium executable (default /usr/bin/chromium)
+    ATLAS_REQUIRE_BROWSER   "1": fail instead of skip when the browser is missing
+    ATLAS_SITE_DIR          a site that is already built; skips the build
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+# Pages that never finish loading are failures, not hangs.
+NAVIGATION_TIMEOUT_MS = 30_000
+
+# Waits for every <img> to settle (load or error) and reads what the checks need.
+# Lazy images are switched to eager first: headless pages never scroll to them.
+_READ_PAGE_JS = """
+async () => {
+  const images = [...document.images];
+  for (const img of images) img.loading = "eager";
+  await Promise.all(images.map((img) => img.complete ? null : new Promise((done) => {
+    img.addEventListener("load", done, {once: true});
+    img.addEventListener("error", done, {once: true});
+    setTimeout(done, 10000);
+  })));
+  return {
+    images: images.map((img) => ({
+      src: img.currentSrc || img.src,
+      ok: img.complete && img.naturalWidth > 0,
+    })),
+    links: [...document.querySelectorAll("a[href]")].map((a) => a.href),
+    anchors: [...document.querySelectorAll("[id], a[name]")].map((e) => e.id || e.name),
+    tab_labels: document.querySelectorAll(".tabbed-labels > label").length,
+  };
+}
+"""
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("ATLAS_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"{reason} (ATLAS_REQUIRE_BROWSER=1 forbids skipping)", pytrace=False)
+    pytest.skip(reason)
+
+
+def _run(command: list[str]) -> None:
+    done = subprocess.run(
+        command, cwd=REPO, capture_output=True, text=True, timeout=900, check=False
+    )
+    if done.returncode != 0:
+        output = (done.stdout + done.stderr)[-4000:]
+        pytest.fail(f"`{' '.join(command)}` exited {done.returncode}:\n{output}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("the playwright Python package is missing: pip install playwright")
+    chromium = shutil.which(os.environ.get("ATLAS_CHROMIUM", "/usr/bin/chromium"))
+    if chromium is None:
+        _unavailable("Chromium not found: apt-get install chromium, or point ATLAS_CHROMIUM at one")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=chromium, headless=True, args=CHROMIUM_ARGS
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="session")
+def site_dir(tmp_path_factory) -> Path:
+    """The project's real site, built once with the commands CI's docs job runs."""
+    prebuilt = os.environ.get("ATLAS_SITE_DIR")
+    if prebuilt:
+        site = Path(prebuilt).resolve()
+        if not (site / "index.html").is_file():
+            pytest.fail(f"ATLAS_SITE_DIR={prebuilt} has no index.html", pytrace=False)
+        return site
+    site = tmp_path_factory.mktemp("atlas") / "site"
+    _run([sys.executable, "-m", "report", "--results", "results", "--docs", "docs"])
+    _run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site)])
+    return site
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - signature fixed by the base class
+        pass
+
+
+class _QuietServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        # The browser drops keep-alive connections at will; a broken pipe is not a
+        # site defect, and real failures show up as HTTP statuses in the tests.
+        pass
+
+
+@pytest.fixture(scope="session")
+def base_url(site_dir: Path):
+    handler = functools.partial(_QuietHandler, directory=str(site_dir))
+    server = _QuietServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/"
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+@pytest.fixture(scope="session")
+def context(browser, base_url: str):
+    """One browser context for every test. Third-party requests get an empty answer.
+
+    The machine has no network, and the site must not depend on one: web fonts or
+    scripts from a CDN would fail differently on every machine. Stubbing keeps the
+    console checks about this site. Images are checked separately and must be local.
+    """
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+    ctx.set_default_navigation_timeout(NAVIGATION_TIMEOUT_MS)
+    ctx.set_default_timeout(15_000)
+    ctx.route(lambda url: not url.startswith(base_url), lambda route: route.fulfill(body=""))
+    yield ctx
+    ctx.close()
+
+
+@dataclass(frozen=True)
+class PageVisit:
+    """What one page showed when loaded: its errors, images, links and anchors."""
+
+    url: str
+    errors: tuple[str, ...]
+    images: tuple[tuple[str, bool], ...]  # (src, loaded)
+    links: tuple[str, ...]  # absolute hrefs, as the browser resolved them
+    anchors: frozenset[str]  # ids and names, the targets of #fragments
+    tab_labels: int
+
+
+def page_urls(site: Path, base_url: str) -> list[str]:
+    """Every HTML page of the built site, as the URL a reader would use."""
+    urls = []
+    for html in sorted(site.rglob("*.html")):
+        relative = html.relative_to(site).as_posix()
+        if relative == "index.html":
+            relative = ""
+        elif relative.endswith("/index.html"):
+            relative = relative.removesuffix("index.html")
+        urls.append(base_url + relative)
+    return urls
+
+
+@pytest.fixture(scope="session")
+def crawl(context, site_dir: Path, base_url: str) -> dict[str, PageVisit]:
+    """Load every page once in one tab and record what the checks need."""
+    page = context.new_page()
+    errors: list[str] = []
+
+    def on_console(message):
+        if message.type == "error":
+            errors.append(f"console: {message.text} ({message.location.get('url', '')})")
+
+    def on_response(response):
+        if response.url.startswith(base_url) and response.status >= 400:
+            errors.append(f"HTTP {response.status}: {response.url}")
+
+    def on_request_failed(request):
+        if request.url.startswith(base_url):
+            errors.append(f"request failed ({request.failure}): {request.url}")
+
+    page.on("console", on_console)
+    page.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
+    page.on("response", on_response)
+    page.on("requestfailed", on_request_failed)
+
+    visits = {}
+    for url in page_urls(site_dir, base_url):
+        errors.clear()
+        # networkidle: late requests (the search index, scripts loaded by scripts)
+        # have to finish inside the visit so that their errors are counted.
+        page.goto(url, wait_until="networkidle")
+        seen = page.evaluate(_READ_PAGE_JS)
+        visits[url] = PageVisit(
+            url=url,
+            errors=tuple(errors),
+            images=tuple((image["src"], image["ok"]) for image in seen["images"]),
+            links=tuple(seen["links"]),
+            anchors=frozenset(seen["anchors"]),
+            tab_labels=seen["tab_labels"],
+        )
+    page.close()
+    return visits

@@ -1,0 +1,105 @@
+"""The built site works in a real browser: pages, images, links, search and tabs."""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+# Talk to the local server directly, whatever proxy the environment names.
+_LOCAL = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def _status(url: str) -> int:
+    try:
+        with _LOCAL.open(url, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def _page_key(url: str) -> str:
+    """The crawl's key for a link target: no fragment, no trailing index.html."""
+    url = urllib.parse.urldefrag(url).url
+    return url.removesuffix("index.html")
+
+
+def test_crawl_found_the_home_page_and_more(crawl, base_url):
+    assert base_url in crawl, f"no index.html at the site root; pages: {sorted(crawl)}"
+    assert len(crawl) > 1, "the site has a single page; the crawl found nothing else"
+
+
+def test_every_page_loads_without_console_errors(crawl):
+    failures = {url: visit.errors for url, visit in crawl.items() if visit.errors}
+    assert not failures, "pages with console errors, uncaught exceptions or failed loads:\n" + (
+        "\n".join(f"{url}\n    " + "\n    ".join(errors) for url, errors in failures.items())
+    )
+
+
+def test_every_image_on_every_page_loads(crawl, base_url):
+    broken = [
+        f"{url}: {src}" + ("" if src.startswith(base_url) else " (not served by the site)")
+        for url, visit in crawl.items()
+        for src, loaded in visit.images
+        if not loaded
+    ]
+    assert not broken, "images that did not load (naturalWidth 0):\n" + "\n".join(broken)
+
+
+def test_every_internal_link_resolves(crawl, base_url):
+    links = {
+        (page, link)
+        for page, visit in crawl.items()
+        for link in visit.links
+        if link.startswith(base_url)
+    }
+    statuses = {target: _status(target) for target in {_page_key(link) for _, link in links}}
+    failures = [
+        f"{page} -> {link} (HTTP {statuses[_page_key(link)]})"
+        for page, link in sorted(links)
+        if statuses[_page_key(link)] != 200
+    ]
+    for page, link in sorted(links):
+        fragment = urllib.parse.unquote(urllib.parse.urldefrag(link).fragment)
+        target = crawl.get(_page_key(link))
+        if fragment and target is not None and fragment not in target.anchors:
+            failures.append(f"{page} -> {link} (no element with id {fragment!r})")
+    assert not failures, "internal links that do not resolve:\n" + "\n".join(failures)
+
+
+def test_site_search_finds_reduce_overhead(context, base_url):
+    page = context.new_page()
+    page.goto(base_url)
+    query = page.locator("input.md-search__input")
+    query.click()
+    query.press_sequentially("reduce-overhead", delay=20)
+    results = page.locator(".md-search-result__item")
+    results.first.wait_for(state="visible")
+    assert "overhead" in results.first.inner_text().lower(), results.first.inner_text()
+    page.close()
+
+
+def test_second_content_tab_shows_its_own_content(context, crawl):
+    tabbed = [url for url, visit in crawl.items() if visit.tab_labels >= 2]
+    assert tabbed, (
+        "no page has a content tab with two labels "
+        "(pymdownx.tabbed with alternate_style: true renders .tabbed-labels)"
+    )
+    page = context.new_page()
+    page.goto(tabbed[0])
+    tab_set = page.locator(".tabbed-set:has(> .tabbed-labels > label:nth-child(2))").first
+    labels = tab_set.locator(":scope > .tabbed-labels > label")
+    blocks = tab_set.locator(":scope > .tabbed-content > .tabbed-block")
+    shown_before = blocks.nth(0).inner_text()
+    assert blocks.nth(0).is_visible() and not blocks.nth(1).is_visible()
+
+    labels.nth(1).click()
+
+    blocks.nth(1).wait_for(state="visible")
+    assert not blocks.nth(0).is_visible()
+    assert blocks.nth(1).inner_text() != shown_before
+    page.close()
