@@ -110,7 +110,7 @@ def site_dir(tmp_path_factory) -> Path:
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - signature fixed by the base class
+    def log_message(self, format, *args):
         pass
 
 
