@@ -16,10 +16,12 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import re
 import shutil
 import subprocess
 import sys
 import threading
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,7 +111,20 @@ def site_dir(tmp_path_factory) -> Path:
     return site
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+class _SiteHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves the site under the path of its site_url, where the host serves it.
+
+    mkdocs writes 404.html with absolute links under that path, so a site meant for
+    https://example.org/atlas/ only works when it is served at /atlas/.
+    """
+
+    site_prefix = "/"
+
+    def translate_path(self, path):
+        if not path.startswith(self.site_prefix):
+            return str(Path(self.directory) / "__outside_the_site__")
+        return super().translate_path("/" + path[len(self.site_prefix) :])
+
     def log_message(self, format, *args):
         pass
 
@@ -121,13 +136,23 @@ class _QuietServer(http.server.ThreadingHTTPServer):
         pass
 
 
+def _site_prefix(site: Path) -> str:
+    """The path part of site_url, read from the home page's canonical link."""
+    canonical = re.search(
+        r'<link rel="canonical" href="([^"]+)"', (site / "index.html").read_text("utf-8")
+    )
+    path = urllib.parse.urlsplit(canonical.group(1)).path if canonical else "/"
+    return path if path.endswith("/") else path + "/"
+
+
 @pytest.fixture(scope="session")
 def base_url(site_dir: Path):
-    handler = functools.partial(_QuietHandler, directory=str(site_dir))
+    handler_class = type("Handler", (_SiteHandler,), {"site_prefix": _site_prefix(site_dir)})
+    handler = functools.partial(handler_class, directory=str(site_dir))
     server = _QuietServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/"
+    yield f"http://127.0.0.1:{server.server_port}{handler_class.site_prefix}"
     server.shutdown()
     server.server_close()
     thread.join()

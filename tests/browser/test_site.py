@@ -75,6 +75,7 @@ def test_site_search_finds_reduce_overhead(context, base_url):
     page = context.new_page()
     page.goto(base_url)
     query = page.locator("input.md-search__input")
+    assert query.count() == 1, "no search box: enable the mkdocs `search` plugin"
     query.click()
     query.press_sequentially("reduce-overhead", delay=20)
     results = page.locator(".md-search-result__item")
