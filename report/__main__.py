@@ -1,0 +1,34 @@
+"""python -m report --results results --docs docs"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from report.build import build
+from report.load import ResultsError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m report",
+        description="Render results/**/*.jsonl into Markdown pages and SVG charts under docs/.")
+    parser.add_argument("--results", type=Path, default=Path("results"),
+                        help="folder searched recursively for *.jsonl (default: results)")
+    parser.add_argument("--docs", type=Path, default=Path("docs"),
+                        help="MkDocs docs_dir to write into (default: docs)")
+    args = parser.parse_args(argv)
+    try:
+        site = build(args.results, args.docs)
+    except ResultsError as error:
+        # One line naming file:line is the whole message; a traceback would bury it.
+        print(error, file=sys.stderr)
+        return 1
+    print(f"report: {len(site.written)} files under {args.docs} from "
+          f"{site.data.record_count} records")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

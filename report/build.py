@@ -1,0 +1,30 @@
+"""results/ -> docs/: load, select, render every page, drop pages that went stale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from report.dataset import Dataset
+from report.load import load_results
+from report.pages import (
+    all_results,
+    break_even,
+    concepts,
+    launch_overhead,
+    methodology,
+    overview,
+    stability,
+    workloads,
+)
+from report.site import Site
+
+PAGES = (overview, workloads, break_even, launch_overhead, stability, all_results,
+         methodology, concepts)
+
+
+def build(results_dir: Path, docs_dir: Path) -> Site:
+    site = Site(Dataset(load_results(results_dir)), docs_dir)
+    for page in PAGES:
+        page.render(site)
+    site.remove_stale()
+    return site

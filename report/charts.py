@@ -1,0 +1,213 @@
+"""Matplotlib SVG charts, byte-identical from the same data.
+
+Determinism: a fixed `svg.hashsalt` (clip-path ids), no Date metadata, text kept as
+<text> (no glyph ids, smaller files), and callers pass data already sorted. Figures
+are built with `matplotlib.figure.Figure`, not pyplot, so no global figure state
+leaks between charts and nothing needs closing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+from matplotlib.colors import TwoSlopeNorm
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+from report.vocabulary import MODES
+
+STYLE = {
+    "svg.hashsalt": "torch-compile-atlas",
+    "svg.fonttype": "none",
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "legend.frameon": False,
+    "legend.fontsize": 8,
+}
+
+_PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860",
+            "#da8bc3", "#8c8c8c", "#ccb974", "#64b5cd")
+NOT_MEASURED_COLOR = "#e8e8e8"
+STATUS_COLOR = "#f3d9a4"
+
+
+def mode_color(mode: str) -> str:
+    index = MODES.index(mode) if mode in MODES else len(MODES) + sum(map(ord, mode))
+    return _PALETTE[index % len(_PALETTE)]
+
+
+def time_unit(values_s: list[float]) -> tuple[str, float]:
+    """The unit that keeps the largest value readable: (label, seconds per unit)."""
+    largest = max(values_s, default=0.0)
+    for label, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if largest >= scale:
+            return label, scale
+    return "ns", 1e-9
+
+
+@dataclass(frozen=True)
+class Point:
+    x: float
+    y: float
+    low: float | None = None  # error bar ends, in the units of y
+    high: float | None = None
+
+
+def _figure(width: float, height: float) -> Figure:
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+def _save(fig: Figure, path: Path, title: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format="svg", metadata={"Date": None, "Title": title.replace("\n", " · ")})
+
+
+def _plain_log_ticks(axis) -> None:
+    """Ticks at 1, 2, 5 x 10^k written as plain numbers (0.5, 20), not as powers of ten."""
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _legend_below(fig: Figure, ax, count: int) -> None:
+    # Below the plot, so long series names never squeeze the axes.
+    handles, labels = ax.get_legend_handles_labels()
+    longest = max((len(label) for label in labels), default=1)
+    columns = max(1, min(count, 90 // (longest + 6)))  # ~90 characters fit across
+    fig.legend(handles, labels, loc="outside lower center", ncols=columns)
+
+
+def line_chart(path: Path, *, title: str, xlabel: str, ylabel: str,
+               series: dict[str, list[Point]], colors: dict[str, str],
+               xbase: int = 2, ylog: bool = True, reference_y: float | None = None) -> None:
+    """One line per series over a log x axis; error bars where points carry them."""
+    with matplotlib.rc_context(STYLE):
+        fig = _figure(6.4, 4.0)
+        ax = fig.add_subplot()
+        for name, points in series.items():
+            xs = [p.x for p in points]
+            ys = [p.y for p in points]
+            errors = None
+            if any(p.low is not None for p in points):
+                errors = [[p.y - (p.low if p.low is not None else p.y) for p in points],
+                          [(p.high if p.high is not None else p.y) - p.y for p in points]]
+            ax.errorbar(xs, ys, yerr=errors, label=name, color=colors[name], marker="o",
+                        markersize=3.5, linewidth=1.4, capsize=2.5)
+        if reference_y is not None:
+            ax.axhline(reference_y, color="#555555", linewidth=0.8, linestyle="--")
+        ax.set_xscale("log", base=xbase)
+        xticks = sorted({p.x for points in series.values() for p in points})
+        ax.set_xticks(xticks, [f"{x:g}" for x in xticks])
+        ax.minorticks_off()
+        if ylog:
+            ax.set_yscale("log")
+            _plain_log_ticks(ax.yaxis)
+        fig.suptitle(title)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        _legend_below(fig, ax, len(series))
+        _save(fig, path, title)
+
+
+def bar_chart(path: Path, *, title: str, xlabel: str, bars: list[tuple[str, Point]],
+              colors: dict[str, str]) -> None:
+    """Horizontal bars, one per label (top to bottom in the given order), with error bars."""
+    with matplotlib.rc_context(STYLE):
+        fig = _figure(6.4, 1.2 + 0.32 * len(bars))
+        ax = fig.add_subplot()
+        labels = [label for label, _ in bars]
+        values = [p.y for _, p in bars]
+        errors = [[p.y - (p.low if p.low is not None else p.y) for _, p in bars],
+                  [(p.high if p.high is not None else p.y) - p.y for _, p in bars]]
+        positions = list(range(len(bars)))
+        ax.barh(positions, values, xerr=errors, color=[colors[label] for label in labels],
+                capsize=2.5, height=0.6)
+        ax.set_yticks(positions, labels)
+        ax.invert_yaxis()
+        ax.grid(axis="y", visible=False)
+        fig.suptitle(title)
+        ax.set_xlabel(xlabel)
+        _save(fig, path, title)
+
+
+def scatter_chart(path: Path, *, title: str, xlabel: str, ylabel: str,
+                  series: dict[str, list[Point]], colors: dict[str, str],
+                  bands: tuple[float, float] | None = None) -> None:
+    """Points per series over a log x axis; optional shaded y bands (overhead anatomy)."""
+    with matplotlib.rc_context(STYLE):
+        fig = _figure(6.4, 4.2)
+        ax = fig.add_subplot()
+        if bands:
+            ax.axhspan(0, bands[0], color="#c44e52", alpha=0.07, linewidth=0)
+            ax.axhspan(bands[1], 1.0, color="#55a868", alpha=0.07, linewidth=0)
+        for name, points in series.items():
+            ax.scatter([p.x for p in points], [p.y for p in points], label=name,
+                       color=colors[name], s=14)
+        ax.set_xscale("log")
+        _plain_log_ticks(ax.xaxis)
+        ax.set_ylim(0, 1.0)
+        fig.suptitle(title)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        _legend_below(fig, ax, len(series))
+        _save(fig, path, title)
+
+
+@dataclass(frozen=True)
+class HeatCell:
+    speedup: float | None = None  # drawn in colour
+    label: str = "n/m"  # shown instead when speedup is None: a status or "n/m"
+    measured: bool = False  # a record exists (a failed status), so no hatching
+
+
+def heatmap(path: Path, *, title: str, rows: list[str], columns: list[str],
+            cells: dict[tuple[str, str], HeatCell], colorbar_label: str) -> None:
+    """Speedup on a log2 colour scale centred on 1; not-measured cells hatched and grey."""
+    limit = 3.0  # colours saturate at 8x faster or slower
+    norm = TwoSlopeNorm(vmin=-limit, vcenter=0.0, vmax=limit)
+    cmap = matplotlib.colormaps["RdBu"]
+    with matplotlib.rc_context(STYLE | {"axes.grid": False}):
+        fig = _figure(1.9 + 1.05 * len(columns), 1.3 + 0.3 * len(rows))
+        ax = fig.add_subplot()
+        for i, row in enumerate(rows):
+            for j, column in enumerate(columns):
+                cell = cells.get((row, column), HeatCell())
+                if cell.speedup is not None:
+                    level = max(-limit, min(limit, math.log2(cell.speedup)))
+                    color = cmap(norm(level))
+                    text = f"{cell.speedup:.2f}×"
+                    dark = abs(level) > 0.6 * limit
+                    ax.add_patch(Rectangle((j, i), 1, 1, facecolor=color, edgecolor="white"))
+                    ax.text(j + 0.5, i + 0.5, text, ha="center", va="center", fontsize=7.5,
+                            color="white" if dark else "black")
+                else:
+                    face = STATUS_COLOR if cell.measured else NOT_MEASURED_COLOR
+                    ax.add_patch(Rectangle((j, i), 1, 1, facecolor=face, edgecolor="white",
+                                           hatch=None if cell.measured else "///"))
+                    ax.text(j + 0.5, i + 0.5, cell.label, ha="center", va="center",
+                            fontsize=7, color="#333333")
+        ax.set_xlim(0, len(columns))
+        ax.set_ylim(len(rows), 0)
+        ax.set_xticks([j + 0.5 for j in range(len(columns))], columns, rotation=30,
+                      ha="right")
+        ax.set_yticks([i + 0.5 for i in range(len(rows))], rows)
+        ax.tick_params(length=0)
+        for spine in ax.spines.values():
+            spine.set_visible(False)
+        mappable = matplotlib.cm.ScalarMappable(norm=norm, cmap=cmap)
+        bar = fig.colorbar(mappable, ax=ax, shrink=0.8, pad=0.02)
+        ticks = list(range(-int(limit), int(limit) + 1))
+        bar.set_ticks(ticks, labels=[f"{2.0 ** t:g}×" for t in ticks])
+        bar.set_label(colorbar_label)
+        fig.suptitle(title)
+        ax.set_xlabel("mode")
+        ax.set_ylabel("workload (batch)")
+        _save(fig, path, title)

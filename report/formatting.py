@@ -1,0 +1,124 @@
+"""Jinja filters that turn numbers into table text.
+
+Every filter renders a missing value (None) as "not measured", so a template can
+never print a blank or a zero for something that was not measured. Units are in
+each cell ("12.3 µs") so that the sortable-table script can compare cells with
+different units.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+NOT_MEASURED = "not measured"
+
+
+def _missing(value: Any) -> bool:
+    return value is None
+
+
+def sig(value: float, digits: int = 3) -> str:
+    """`digits` significant figures without switching to scientific notation."""
+    if value == 0:
+        return "0"
+    if abs(value) < 1e-3:  # relative errors and the like: 1.23e-07 reads better
+        return f"{value:.{digits - 1}e}"
+    decimals = max(digits - 1 - int(math.floor(math.log10(abs(value)))), 0)
+    return f"{value:,.{decimals}f}"
+
+
+def seconds(value: float | None) -> str:
+    if _missing(value):
+        return NOT_MEASURED
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if abs(value) >= scale:
+            return f"{sig(value / scale)} {unit}"
+    return f"{sig(value / 1e-9)} ns"
+
+
+def times(value: float | None) -> str:
+    """A speedup: 1.23×."""
+    return NOT_MEASURED if _missing(value) else f"{value:.2f}×"
+
+
+def percent(value: float | None) -> str:
+    return NOT_MEASURED if _missing(value) else f"{100 * value:.1f}%"
+
+
+def binary_bytes(value: int | None) -> str:
+    if _missing(value):
+        return NOT_MEASURED
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if value >= scale:
+            return f"{sig(value / scale)} {unit}"
+    return f"{value} B"
+
+
+def number(value: float | None) -> str:
+    """Counts that may be averages per call: 12, 12.5, 1,234."""
+    if _missing(value):
+        return NOT_MEASURED
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return sig(value)
+
+
+def calls(value: float | None) -> str:
+    if _missing(value):
+        return NOT_MEASURED
+    return "never" if math.isinf(value) else f"{int(value):,}"
+
+
+def scientific(value: float | None) -> str:
+    return NOT_MEASURED if _missing(value) else f"{value:.2e}"
+
+
+def batch(value: int | None) -> str:
+    """Non-batched workloads have no batch size: an em dash, never 'not measured'."""
+    return "—" if value is None else str(value)
+
+
+def yes_no(value: bool | None) -> str:
+    return NOT_MEASURED if _missing(value) else ("pass" if value else "fail")
+
+
+def cell(value: Any) -> str:
+    """Free text (a reason, a probe summary) made safe for one Markdown table cell."""
+    if _missing(value):
+        return NOT_MEASURED
+    text = " ".join(str(value).split())
+    for raw, safe in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|"),
+                      ("*", "\\*"), ("_", "\\_"), ("`", "\\`"), ("[", "\\["), ("]", "\\]")):
+        text = text.replace(raw, safe)
+    return text
+
+
+def value_text(value: Any) -> str:
+    """A probe value: any JSON value, objects as `key: value; ...` in key order."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)):
+        return sig(value) if value else "0"
+    if isinstance(value, dict):
+        return "; ".join(f"{cell(k)}: {value_text(v)}" for k, v in sorted(value.items()))
+    if isinstance(value, list):
+        return ", ".join(value_text(v) for v in value)
+    return cell(value)
+
+
+FILTERS = {
+    "seconds": seconds,
+    "times": times,
+    "percent": percent,
+    "bytes": binary_bytes,
+    "number": number,
+    "calls": calls,
+    "sci": scientific,
+    "batch": batch,
+    "passfail": yes_no,
+    "cell": cell,
+    "value": value_text,
+}

@@ -1,0 +1,83 @@
+"""Writes the generated part of docs/: pages from templates and charts beside them.
+
+Generated paths are listed in GENERATED so a rebuild can remove pages whose
+workload disappeared from the results, and touch nothing else in docs/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from report import metrics
+from report.dataset import Dataset
+from report.formatting import FILTERS
+
+TEMPLATES = Path(__file__).parent / "templates"
+GENERATED_FILES = ("index.md", "methodology.md")
+GENERATED_DIRS = ("workloads", "analysis", "concepts", "charts")
+WORKLOAD_NAV = "workloads/.nav.json"  # read by report/mkdocs_nav.py; dotfiles are not published
+
+
+def template_environment() -> jinja2.Environment:
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        undefined=jinja2.StrictUndefined,  # a typo in a template fails the build
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,  # Markdown, not HTML; free text goes through the `cell` filter
+    )
+    environment.filters.update(FILTERS)
+    environment.globals["thresholds"] = {
+        "unstable": metrics.UNSTABLE_IQR_RATIO,
+        "launch_bound": metrics.LAUNCH_BOUND,
+        "device_bound": metrics.DEVICE_BOUND,
+    }
+    return environment
+
+
+class Site:
+    def __init__(self, data: Dataset, docs_dir: Path):
+        self.data = data
+        self.docs = Path(docs_dir)
+        self.templates = template_environment()
+        self.written: set[Path] = set()
+
+    def chart_path(self, page: str, name: str) -> tuple[Path, str]:
+        """Where a chart is written, and the link to it from `page` (a docs-relative path)."""
+        target = self.docs / "charts" / f"{name}.svg"
+        self.written.add(target)
+        link = os.path.relpath(target, (self.docs / page).parent).replace(os.sep, "/")
+        return target, link
+
+    def page(self, path: str, template: str, **context: Any) -> None:
+        text = self.templates.get_template(template).render(data=self.data, page_path=path,
+                                                            **context)
+        self.write(path, text)
+
+    def write(self, path: str, text: str) -> None:
+        target = self.docs / path
+        self.written.add(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # Unchanged files keep their mtime, so `mkdocs serve` does not rebuild for nothing.
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")
+
+    def write_workload_nav(self, sections: list[dict[str, Any]]) -> None:
+        self.write(WORKLOAD_NAV, json.dumps(sections, indent=1, sort_keys=True) + "\n")
+
+    def remove_stale(self) -> None:
+        for name in GENERATED_DIRS:
+            folder = self.docs / name
+            if not folder.is_dir():
+                continue
+            for path in sorted(folder.rglob("*"), reverse=True):
+                if path.is_file() and path not in self.written:
+                    path.unlink()
+                elif path.is_dir() and not any(path.iterdir()):
+                    path.rmdir()
