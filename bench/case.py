@@ -8,11 +8,14 @@ is still written out.
 
 from __future__ import annotations
 
-import json
+import time
+
+IMPORT_STARTED = time.perf_counter()
+
+import json  # noqa: E402
 import os
 import resource
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -57,13 +60,29 @@ def _warm_first_call(mode, built, backend) -> float:
     return backend.clock() - start
 
 
+class Stages:
+    """Names the stage in progress (for error reasons) and keeps each stage's duration."""
+
+    def __init__(self, result: dict) -> None:
+        self.result, self.current, self.began = result, None, time.perf_counter()
+        result["stage_s"] = {}
+
+    def enter(self, name: str) -> None:
+        now = time.perf_counter()
+        if self.current is not None:
+            self.result["stage_s"][self.current] = now - self.began
+        self.current, self.began = name, now
+        self.result["stage"] = name
+
+
 def run(spec: dict, result: dict) -> None:
     backend, mode = BACKENDS[spec["backend"]], MODES[spec["mode"]]
     workload = WORKLOADS[spec["workload"]]
+    stages = Stages(result)
     log = CompilerLog.install()
     torch.manual_seed(0)
 
-    result["stage"] = "build"
+    stages.enter("build")
     built = workload.build(torch.device(backend.device), spec["batch_size"], spec["shapes"] == "tiny")
     _refuse_zero_inputs(built.inputs)
     result["workload_info"] = {
@@ -73,13 +92,13 @@ def run(spec: dict, result: dict) -> None:
     }
     reference = built.fn(*built.inputs).clone()
 
-    result["stage"] = "prepare"
+    stages.enter("prepare")
     call_fn = mode.prepare(built.fn, built.inputs)
 
     def call():
         return call_fn(*built.inputs)
 
-    result["stage"] = "first calls"
+    stages.enter("first calls")
     first_calls = []
     for _ in range(FIRST_CALLS):
         start = backend.clock()
@@ -88,25 +107,25 @@ def run(spec: dict, result: dict) -> None:
     result["compile"] = {"cold_first_call_s": first_calls[0], "warm_first_call_s": None,
                          "cold_first_calls_s": first_calls}
 
-    result["stage"] = "correctness"
+    stages.enter("correctness")
     rel_error = _rel_error(call().clone(), reference)
     result["correctness"] = {"reference": "eager", "rel_error": rel_error,
                              "tolerance": workload.tolerance,
                              "passed": bool(rel_error <= workload.tolerance)}
 
-    result["stage"] = "timing"
+    stages.enter("timing")
     backend.reset_peak_memory()
     timing = measure(call, backend, budget_s=spec["budget_s"])
     result["timing"] = timing.__dict__ | {"samples": list(timing.samples)}
     result["memory"] = {"peak_device_bytes": backend.peak_memory(), "peak_rss_bytes": None}
 
-    result["stage"] = "profiler"
+    stages.enter("profiler")
     result["activity"] = activity(call, backend, PROFILED_CALLS, timing.wall_per_call_s).__dict__
 
     if mode.compiled:
         result["dynamo"] = dynamo_counters(log).__dict__
 
-    result["stage"] = "probes"
+    stages.enter("probes")
     found = {}
     if backend.name == "cuda" and mode.name in CUDA_GRAPH_MODES and workload.family in (
             "launch-overhead", "matmul"):
@@ -121,8 +140,9 @@ def run(spec: dict, result: dict) -> None:
         result["probes"] = found
 
     if mode.compiled:
-        result["stage"] = "warm compile"
+        stages.enter("warm compile")
         result["compile"]["warm_first_call_s"] = _warm_first_call(mode, built, backend)
+    stages.enter("done")
     del result["stage"]
 
 
@@ -142,6 +162,7 @@ def main(argv: list[str]) -> int:
     result.setdefault("memory", {"peak_device_bytes": None})
     result["memory"]["peak_rss_bytes"] = peak_kib if sys.platform == "darwin" else peak_kib * 1024
     result["duration_s"] = time.perf_counter() - started
+    result["stage_s"] = result.get("stage_s", {}) | {"import": started - IMPORT_STARTED}
     partial = result_path.with_suffix(".partial")
     partial.write_text(json.dumps(result))
     os.replace(partial, result_path)

@@ -77,9 +77,11 @@ class CompilerLog(logging.Handler):
 
     @classmethod
     def install(cls) -> CompilerLog:
-        torch._logging.set_logs(recompiles=True, perf_hints=True)
+        torch._logging.set_logs(recompiles=True, perf_hints=True, cudagraphs=True)
         handler = cls()
-        logging.getLogger("torch").addHandler(handler)
+        # torch's own loggers stop propagation below "torch", so listen where they log.
+        for name in ("torch._dynamo", "torch._inductor"):
+            logging.getLogger(name).addHandler(handler)
         return handler
 
 

@@ -20,7 +20,7 @@ from bench.records import CaseKey, Environment, Record, append_record, read_reco
 from bench.workloads import WORKLOADS
 
 REPO = Path(__file__).resolve().parent.parent
-TIMING_BUDGET_S = {"quick": 0.3, "full": 1.0}
+TIMING_BUDGET_S = {"quick": 0.3, "full": 0.6}
 STDERR_TAIL_LINES = 15
 
 
@@ -112,6 +112,8 @@ def run_in_subprocess(key: CaseKey, config: RunConfig) -> dict:
 def to_record(key: CaseKey, result: dict, env: Environment, profile: str, started_at: str,
               duration_s: float) -> Record:
     extra = dict(result.get("extra", {}))
+    if result.get("stage_s"):
+        extra["stage_s"] = result["stage_s"]
     if result.get("probes"):
         extra["probes"] = result["probes"]
     return record_from_dict({
