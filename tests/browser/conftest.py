@@ -39,6 +39,7 @@ CHROMIUM_ARGS = [
 ]
 # Pages that never finish loading are failures, not hangs.
 NAVIGATION_TIMEOUT_MS = 30_000
+CRAWL_TABS = 4
 
 # Waits for every <img> to settle (load or error) and reads what the checks need.
 # Lazy images are switched to eager first: headless pages never scroll to them.
@@ -199,43 +200,64 @@ def page_urls(site: Path, base_url: str) -> list[str]:
     return urls
 
 
-@pytest.fixture(scope="session")
-def crawl(context, site_dir: Path, base_url: str) -> dict[str, PageVisit]:
-    """Load every page once in one tab and record what the checks need."""
-    page = context.new_page()
-    errors: list[str] = []
+class _Tab:
+    """A browser tab that records the errors of the page it shows."""
 
-    def on_console(message):
+    def __init__(self, page, base_url: str):
+        self.page = page
+        self.errors: list[str] = []
+        page.on("console", self._on_console)
+        page.on("pageerror", lambda error: self.errors.append(f"uncaught: {error}"))
+        page.on("response", lambda response: self._on_response(response, base_url))
+        page.on("requestfailed", lambda request: self._on_request_failed(request, base_url))
+
+    def _on_console(self, message) -> None:
         if message.type == "error":
-            errors.append(f"console: {message.text} ({message.location.get('url', '')})")
+            self.errors.append(f"console: {message.text} ({message.location.get('url', '')})")
 
-    def on_response(response):
+    def _on_response(self, response, base_url: str) -> None:
         if response.url.startswith(base_url) and response.status >= 400:
-            errors.append(f"HTTP {response.status}: {response.url}")
+            self.errors.append(f"HTTP {response.status}: {response.url}")
 
-    def on_request_failed(request):
+    def _on_request_failed(self, request, base_url: str) -> None:
         if request.url.startswith(base_url):
-            errors.append(f"request failed ({request.failure}): {request.url}")
+            self.errors.append(f"request failed ({request.failure}): {request.url}")
 
-    page.on("console", on_console)
-    page.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
-    page.on("response", on_response)
-    page.on("requestfailed", on_request_failed)
+    def start(self, url: str) -> None:
+        self.errors.clear()
+        self.page.goto(url, wait_until="commit")
 
-    visits = {}
-    for url in page_urls(site_dir, base_url):
-        errors.clear()
+    def finish(self, url: str) -> PageVisit:
         # networkidle: late requests (the search index, scripts loaded by scripts)
         # have to finish inside the visit so that their errors are counted.
-        page.goto(url, wait_until="networkidle")
-        seen = page.evaluate(_READ_PAGE_JS)
-        visits[url] = PageVisit(
+        self.page.wait_for_load_state("networkidle")
+        seen = self.page.evaluate(_READ_PAGE_JS)
+        return PageVisit(
             url=url,
-            errors=tuple(errors),
+            errors=tuple(self.errors),
             images=tuple((image["src"], image["ok"]) for image in seen["images"]),
             links=tuple(seen["links"]),
             anchors=frozenset(seen["anchors"]),
             tab_labels=seen["tab_labels"],
         )
-    page.close()
+
+
+@pytest.fixture(scope="session")
+def crawl(context, site_dir: Path, base_url: str) -> dict[str, PageVisit]:
+    """Load every page once and record what the checks need.
+
+    A few tabs load pages side by side, so that their waits for the network to go
+    quiet overlap instead of adding up.
+    """
+    tabs = [_Tab(context.new_page(), base_url) for _ in range(CRAWL_TABS)]
+    urls = page_urls(site_dir, base_url)
+    visits = {}
+    for first in range(0, len(urls), len(tabs)):
+        batch = list(zip(tabs, urls[first : first + len(tabs)], strict=False))
+        for tab, url in batch:
+            tab.start(url)
+        for tab, url in batch:
+            visits[url] = tab.finish(url)
+    for tab in tabs:
+        tab.page.close()
     return visits
