@@ -99,7 +99,7 @@ def browser():
 
 @pytest.fixture(scope="session")
 def site_dir(tmp_path_factory) -> Path:
-    """The project's real site, built once with the commands CI's docs job runs."""
+    """The project's real site, built once with the project's own build commands."""
     prebuilt = os.environ.get("ATLAS_SITE_DIR")
     if prebuilt:
         site = Path(prebuilt).resolve()
