@@ -175,7 +175,7 @@ def heatmap(path: Path, *, title: str, rows: list[str], columns: list[str],
     norm = TwoSlopeNorm(vmin=-limit, vcenter=0.0, vmax=limit)
     cmap = matplotlib.colormaps["RdBu"]
     with matplotlib.rc_context(STYLE | {"axes.grid": False}):
-        fig = _figure(1.9 + 1.05 * len(columns), 1.3 + 0.3 * len(rows))
+        fig = _figure(1.9 + 1.05 * len(columns), 2.3 + 0.3 * len(rows))
         ax = fig.add_subplot()
         for i, row in enumerate(rows):
             for j, column in enumerate(columns):

@@ -100,7 +100,9 @@ def value_text(value: Any) -> str:
         return "—"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, (int, float)):
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
         return sig(value) if value else "0"
     if isinstance(value, dict):
         return "; ".join(f"{cell(k)}: {value_text(v)}" for k, v in sorted(value.items()))

@@ -11,7 +11,7 @@ from report.dataset import Dataset, Environment
 from report.pages.common import by_backend, eager_of
 from report.pages.launch_overhead import headline_per_kernel
 from report.site import Site
-from report.vocabulary import BASELINE_MODE, TRIVIAL_CALL
+from report.vocabulary import BASELINE_MODE, TRIVIAL_CALL, natural_key
 
 PAGES = (
     ("concepts/three-costs.md", "concepts/three-costs.md.j2"),
@@ -120,6 +120,8 @@ def env_facts(data: Dataset, env: Environment) -> dict | None:
 
 def render(site: Site) -> None:
     facts = by_backend(site.data, lambda env: env_facts(site.data, env))
+    torch_versions = sorted({v for env in site.data.environments.values()
+                             for v in dict(env.fields)["torch"]}, key=natural_key)
     for path, template in PAGES:
         site.page(path, template, facts=facts, baseline=BASELINE_MODE, compiled=COMPILED,
-                  graphed=GRAPHED, trivial=TRIVIAL_CALL)
+                  graphed=GRAPHED, trivial=TRIVIAL_CALL, torch_versions=torch_versions)

@@ -1,0 +1,165 @@
+"""Rendered pages: gaps read "not measured", failures keep their reasons, numbers
+match the records, and the same results always give the same bytes."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import pytest
+from fixtures import RESULTS
+from fixtures import make_results as fx
+
+from report.build import build
+from report.site import GENERATED_DIRS, GENERATED_FILES
+
+ENV_A, ENV_B, ENV_CPU = fx.ENV_A.env_id(), fx.ENV_B.env_id(), fx.ENV_CPU.env_id()
+
+
+@pytest.fixture(scope="module")
+def docs(tmp_path_factory):
+    out = tmp_path_factory.mktemp("docs")
+    build(RESULTS, out)
+    return out
+
+
+def read(docs, page: str) -> str:
+    return (docs / page).read_text(encoding="utf-8")
+
+
+def env_block(text: str, env_id: str) -> str:
+    """The part of a tab that belongs to one environment, up to the next block or tab."""
+    start = text.index(f"(environment `{env_id}`)")
+    end = re.search(r"\n    \*\*|\n=== |\n## ", text[start:])
+    return text[start:start + end.start()] if end else text[start:]
+
+
+def row(text: str, *cells: str) -> str:
+    """The one table row whose first cells are `cells`."""
+    prefix = "| " + " | ".join(cells) + " |"
+    found = [line.strip() for line in text.splitlines() if line.strip().startswith(prefix)]
+    assert len(found) == 1, (prefix, found)
+    return found[0]
+
+
+def test_backend_without_environment_reads_not_measured(docs):
+    index = read(docs, "index.md")
+    mps_tab = index[index.index('=== "mps"'):]
+    assert "Not measured: there are no results from a mps machine yet." in mps_tab
+
+
+def test_mode_missing_in_one_environment_reads_not_measured(docs):
+    page = read(docs, "workloads/matmul-128.md")
+    latency = page[page.index("## Latency"):page.index("## Compile time")]
+    assert row(env_block(latency, ENV_B), "max-autotune", "—").startswith(
+        "| max-autotune | — | not measured | not measured |")
+    assert "| max-autotune | — | ok |" in env_block(latency, ENV_A)
+
+
+def test_failed_and_unsupported_cases_show_status_and_reason(docs):
+    matmul = read(docs, "workloads/matmul-128.md")
+    failed = matmul[matmul.index("## Failed, unsupported"):]
+    assert "| max-autotune-no-cudagraphs | — | **error** | InductorError: RuntimeError: \\| pipes" \
+        in failed
+    assert "cuda-graph needs backend cuda, not cpu" in env_block(failed, ENV_CPU)
+    vit = read(docs, "workloads/vit16x6x384.md")
+    assert "| max-autotune | 4 | **oom** | CUDA out of memory." in vit
+    overview = env_block(read(docs, "index.md"), ENV_A)
+    assert "timeout" in row(overview, "[launch-chain-100](workloads/launch-chain-100.md)")
+
+
+def test_overview_speedup_is_eager_median_over_mode_median(docs):
+    expected = (fx.latency(fx.ENV_A, "trivial-call", "eager", None)
+                / fx.latency(fx.ENV_A, "trivial-call", "default", None))
+    cells = row(env_block(read(docs, "index.md"), ENV_A),
+                "[trivial-call](workloads/trivial-call.md)").split(" | ")
+    assert cells[4] == f"{expected:.2f}×"
+
+
+def test_break_even_reads_never_where_the_mode_is_slower(docs):
+    page = env_block(read(docs, "analysis/break-even.md"), ENV_A)
+    slower = row(page, "[vit16x6x384](../workloads/vit16x6x384.md)", "4", "reduce-overhead")
+    assert slower.endswith("| never |")
+    faster = row(page, "[vit16x6x384](../workloads/vit16x6x384.md)", "1", "reduce-overhead")
+    calls = faster.split(" | ")[7]
+    assert calls.replace(",", "").isdigit()
+
+
+def test_repeated_tags_and_unstable_cases_are_on_the_stability_page(docs):
+    page = read(docs, "analysis/stability.md")
+    repeated = env_block(page, ENV_A)
+    assert "median (rerun-1)" in repeated and "median (rerun-2)" in repeated
+    assert row(repeated, "[matmul-128](../workloads/matmul-128.md)", "—", "eager")
+    unstable = page[page.index("## Unstable cases"):]
+    assert row(env_block(unstable, ENV_A), "[trivial-call](../workloads/trivial-call.md)", "—",
+               "eager", "main")
+
+
+def test_probes_render_generically_by_name(tmp_path):
+    record = fx.ok_record(fx.ENV_A, "matmul-128", "eager", None, probes={
+        "brand-new-probe": {"summary": "something new was found", "value": 3}})
+    fx.write(tmp_path / "results" / "r.jsonl", [record])
+    build(tmp_path / "results", tmp_path / "docs")
+    page = read(tmp_path / "docs", "methodology.md")
+    assert "| `brand-new-probe` | something new was found | 3 |" in page
+
+
+def test_workload_nav_lists_every_workload_by_family(docs):
+    nav = json.loads(read(docs, "workloads/.nav.json"))
+    assert [group["family"] for group in nav] == ["launch-overhead", "matmul", "vit"]
+    pages = [path for group in nav for _, path in group["pages"]]
+    assert pages == [f"workloads/{w}.md" for w in
+                     ("launch-chain-10", "launch-chain-100", "trivial-call", "matmul-128",
+                      "vit16x6x384")]
+    assert all((docs / p).is_file() for p in pages)
+
+
+def test_every_chart_has_alt_text_and_exists(docs):
+    for page in docs.rglob("*.md"):
+        for alt, link in re.findall(r"!\[([^\]]*)\]\(([^)]+)\)", page.read_text("utf-8")):
+            assert len(alt) > 40, (page, link)
+            assert (page.parent / link).resolve().is_file(), (page, link)
+
+
+def test_rendering_twice_gives_identical_bytes(docs, tmp_path):
+    again = tmp_path / "again"
+    build(RESULTS, again)
+    files = sorted(p.relative_to(docs) for p in docs.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
+    assert any(f.suffix == ".svg" for f in files)
+    for name in files:
+        assert (docs / name).read_bytes() == (again / name).read_bytes(), name
+
+
+def test_empty_results_render_every_page_as_not_measured(tmp_path):
+    build(tmp_path / "missing", tmp_path / "docs")
+    out = tmp_path / "docs"
+    for name in GENERATED_FILES:
+        assert (out / name).is_file()
+    pages = sorted(p.relative_to(out).as_posix() for p in out.rglob("*.md"))
+    assert "workloads/index.md" in pages and "analysis/launch-overhead.md" in pages
+    assert len([p for p in pages if p.startswith("concepts/")]) == 6
+    assert not list(out.rglob("*.svg"))
+    assert "No workload has been measured yet" in read(out, "workloads/index.md")
+    for page in out.rglob("*.md"):
+        text = page.read_text("utf-8")
+        # No measured quantity can appear without records.
+        assert not re.search(r"\d (ns|µs|ms|s|MiB|GiB)\b|\d\.\d\d×", text), page
+    index = read(out, "index.md")
+    assert index.count("Not measured: there are no results from a") == 3
+
+
+def test_stale_generated_pages_are_removed_and_static_files_kept(tmp_path):
+    out = tmp_path / "docs"
+    shutil.copytree(RESULTS, tmp_path / "all")
+    build(tmp_path / "all", out)
+    (out / "javascripts").mkdir()
+    (out / "javascripts" / "keep.js").write_text("// hand-written\n")
+    fx.write(tmp_path / "few" / "r.jsonl", [fx.ok_record(fx.ENV_A, "matmul-128", "eager", None)])
+    build(tmp_path / "few", out)
+    assert (out / "workloads" / "matmul-128.md").is_file()
+    assert not (out / "workloads" / "vit16x6x384.md").exists()
+    assert not list((out / "charts").rglob(f"*{ENV_B}*"))
+    assert (out / "javascripts" / "keep.js").is_file()
+    assert set(GENERATED_DIRS) >= {p.name for p in out.iterdir() if p.is_dir()} - {"javascripts"}
