@@ -123,7 +123,8 @@ def parse_line(line: str, source: str) -> Result:
         raise ValueError(f"status {top['status']!r} is not one of {', '.join(STATUSES)}")
     key, env = sections["key"], sections["env"]
     if env["backend"] != key["backend"]:
-        raise ValueError(f"env.backend {env['backend']!r} differs from key.backend {key['backend']!r}")
+        raise ValueError(
+            f"env.backend {env['backend']!r} differs from key.backend {key['backend']!r}")
     return Result(
         source=source,
         backend=key["backend"],
@@ -157,7 +158,7 @@ def _fields(data: dict[str, Any], fields: dict[str, Field], prefix: str) -> dict
     for name, spec in fields.items():
         if name not in data:
             if spec.required:
-                raise ValueError(f"missing required field {prefix}{name!r}")
+                raise ValueError(f"missing required field '{prefix}{name}'")
             out[name] = spec.default
             continue
         out[name] = _checked(data[name], spec, f"{prefix}{name}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 
@@ -46,26 +45,30 @@ def test_malformed_json_names_file_and_line(tmp_path):
     assert "\n" not in str(caught.value)
 
 
+def error_of(results_dir) -> str:
+    with pytest.raises(ResultsError) as caught:
+        load_results(results_dir)
+    return str(caught.value)
+
+
 def test_missing_required_field_names_file_line_and_field(tmp_path):
     data = good_line()
     del data["timing"]["median_s"]
     path = write_lines(tmp_path / "x.jsonl", json.dumps(data))
-    with pytest.raises(ResultsError, match=rf"^{re.escape(str(path))}:1: missing required field timing\.'median_s'"):
-        load_results(tmp_path)
+    assert error_of(tmp_path) == f"{path}:1: missing required field 'timing.median_s'"
 
 
 def test_wrong_type_is_rejected(tmp_path):
     data = good_line()
     data["key"]["batch_size"] = "one"
     path = write_lines(tmp_path / "x.jsonl", json.dumps(data))
-    with pytest.raises(ResultsError, match=rf"^{re.escape(str(path))}:1: field 'key.batch_size' must be an integer"):
-        load_results(tmp_path)
+    assert error_of(tmp_path).startswith(f"{path}:1: field 'key.batch_size' must be an integer")
 
 
 def test_schema_version_mismatch_is_refused(tmp_path):
     path = write_lines(tmp_path / "x.jsonl", json.dumps(good_line(schema_version=2)))
-    with pytest.raises(ResultsError, match=rf"^{re.escape(str(path))}:1: schema_version 2 is not supported"):
-        load_results(tmp_path)
+    assert error_of(tmp_path) == (
+        f"{path}:1: schema_version 2 is not supported (this reader knows 1)")
 
 
 def test_unknown_status_is_refused(tmp_path):

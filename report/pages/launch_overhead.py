@@ -52,11 +52,11 @@ def per_kernel_view(site: Site, data: Dataset, env: Environment) -> dict | None:
 
 
 def floor_view(site: Site, data: Dataset, env: Environment) -> dict | None:
-    results = [data.get(env.env_id, TRIVIAL_CALL, mode, None) for mode in data.modes]
-    rows = [{"mode": mode, "result": r} for mode, r in zip(data.modes, results) if r]
-    if not rows:
+    results = [r for mode in data.modes if (r := data.get(env.env_id, TRIVIAL_CALL, mode, None))]
+    if not results:
         return None
-    timed = [r for r in results if r and r.ok and r.timing]
+    rows = [{"mode": r.mode, "result": r} for r in results]
+    timed = [r for r in results if r.ok and r.timing]
     chart = None
     if timed:
         unit, scale = charts.time_unit([r.timing["q3_s"] for r in timed])

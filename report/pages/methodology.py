@@ -40,9 +40,15 @@ def compile_summary(data: Dataset, env: Environment) -> dict | None:
     return {"rows": rows} if rows else None
 
 
-def probe_rows(results: list[Result], name: str | None = None) -> list[dict]:
+def probe_rows(data: Dataset, results: list[Result], name: str | None = None) -> list[dict]:
+    """Probe findings in page order: environment label, then workload, mode, batch."""
+    rank = {w: i for i, w in enumerate(data.workloads)}
+    modes = {m: i for i, m in enumerate(data.modes)}
+    ordered_results = sorted(results, key=lambda r: (
+        data.environments[r.env_id].label, rank[r.workload], modes[r.mode],
+        r.batch_size or 0))
     return [{"result": r, "probe": probe, **found}
-            for r in results for probe, found in r.probes.items()
+            for r in ordered_results for probe, found in r.probes.items()
             if name is None or probe == name]
 
 
@@ -51,7 +57,7 @@ def render(site: Site) -> None:
     compiled = [r for r in data.main if r.ok and r.dynamo]
 
     def probes(env: Environment):
-        rows = probe_rows(data.results(env_id=env.env_id))
+        rows = probe_rows(data, data.results(env_id=env.env_id))
         return {"rows": rows} if rows else None
 
     site.page(
@@ -60,10 +66,10 @@ def render(site: Site) -> None:
         statuses=dict(sorted(Counter(r.status for r in data.main).items())),
         compile_times=by_backend(data, lambda env: compile_summary(data, env)),
         probes=by_backend(data, probes),
-        held=probe_rows(data.main, "held-output-overwrite"),
-        mark_step=probe_rows(data.main, "cudagraph-mark-step-begin"),
-        tf32=probe_rows(data.main, "tf32-matmul"),
-        recompile_probe=probe_rows(data.main, "recompile-on-new-shape"),
+        held=probe_rows(data, data.main, "held-output-overwrite"),
+        mark_step=probe_rows(data, data.main, "cudagraph-mark-step-begin"),
+        tf32=probe_rows(data, data.main, "tf32-matmul"),
+        recompile_probe=probe_rows(data, data.main, "recompile-on-new-shape"),
         recompiled=[r for r in compiled if r.dynamo["recompiles"] or r.dynamo["graph_breaks"]],
         skipped_graphs=[r for r in compiled if r.dynamo["cudagraph_skips"]],
         compiled_count=len(compiled),
