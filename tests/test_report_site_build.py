@@ -6,6 +6,7 @@ belongs to another part of the project and is tested there."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -85,3 +86,16 @@ def test_site_builds_strictly_from_no_results(tmp_path):
     done = build_site(tmp_path, tmp_path / "no-results")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "not measured" in (tmp_path / "site/index.html").read_text("utf-8").lower()
+
+
+def test_output_does_not_depend_on_the_hash_seed(tmp_path):
+    """Separate processes with different string hashing (set order) give the same bytes."""
+    outputs = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"docs-{seed}"
+        subprocess.run(
+            [sys.executable, "-m", "report", "--results", str(RESULTS), "--docs", str(out)],
+            cwd=ROOT, capture_output=True, text=True, timeout=300, check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed})
+        outputs.append({p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()})
+    assert outputs[0] == outputs[1]
