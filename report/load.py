@@ -78,14 +78,15 @@ def load_results(results_dir: Path) -> list[Result]:
 
 def read_file(path: Path) -> list[Result]:
     results = []
-    with open(path, encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
+    # Bytes, decoded line by line, so that even bad UTF-8 is reported with its line.
+    with open(path, "rb") as lines:
+        for number, raw in enumerate(lines, start=1):
             source = f"{path}:{number}"
             try:
-                results.append(parse_line(line, source))
-            except ValueError as error:
+                line = raw.decode("utf-8")
+                if line.strip():
+                    results.append(parse_line(line, source))
+            except (ValueError, TypeError) as error:  # UnicodeDecodeError is a ValueError
                 raise ResultsError(f"{source}: {error}") from None
     return results
 

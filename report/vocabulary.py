@@ -19,7 +19,6 @@ MODES = (
     "cuda-graph",
 )
 BASELINE_MODE = "eager"
-COMPILED_MODES_WITH_CUDAGRAPHS = ("reduce-overhead", "max-autotune")
 
 # Families from simplest to most model-like, the order a reader builds intuition in.
 FAMILIES = (

@@ -104,3 +104,9 @@ def test_cli_prints_one_line_and_exits_nonzero_on_a_bad_line(tmp_path):
     assert done.returncode != 0
     assert done.stderr.strip().splitlines() == [f"{path}:2: expected a JSON object, got list"]
     assert "Traceback" not in done.stderr
+
+
+def test_invalid_utf8_names_its_line(tmp_path):
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(json.dumps(good_line()).encode() + b"\n\xff\xfe\n")
+    assert error_of(tmp_path).startswith(f"{path}:2: 'utf-8' codec can't decode")
