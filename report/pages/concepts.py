@@ -11,7 +11,7 @@ from report.dataset import Dataset, Environment
 from report.pages.common import by_backend, eager_of
 from report.pages.launch_overhead import headline_per_kernel
 from report.site import Site
-from report.vocabulary import BASELINE_MODE, TRIVIAL_CALL, natural_key
+from report.vocabulary import TRIVIAL_CALL, natural_key
 
 PAGES = (
     ("concepts/three-costs.md", "concepts/three-costs.md.j2"),
@@ -123,5 +123,5 @@ def render(site: Site) -> None:
     torch_versions = sorted({v for env in site.data.environments.values()
                              for v in dict(env.fields)["torch"]}, key=natural_key)
     for path, template in PAGES:
-        site.page(path, template, facts=facts, baseline=BASELINE_MODE, compiled=COMPILED,
+        site.page(path, template, facts=facts, compiled=COMPILED,
                   graphed=GRAPHED, trivial=TRIVIAL_CALL, torch_versions=torch_versions)

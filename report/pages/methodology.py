@@ -10,7 +10,6 @@ from report.dataset import Dataset, Environment
 from report.load import Result
 from report.pages.common import by_backend
 from report.site import Site
-from report.vocabulary import BASELINE_MODE
 
 
 def ranges(data: Dataset) -> dict:
@@ -73,5 +72,4 @@ def render(site: Site) -> None:
         recompiled=[r for r in compiled if r.dynamo["recompiles"] or r.dynamo["graph_breaks"]],
         skipped_graphs=[r for r in compiled if r.dynamo["cudagraph_skips"]],
         compiled_count=len(compiled),
-        baseline=BASELINE_MODE,
     )
