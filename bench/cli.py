@@ -92,8 +92,9 @@ def main(argv: list[str] | None = None) -> int:
             timeout_s=args.timeout, budget_s=args.budget or TIMING_BUDGET_S[args.profile],
             results_dir=args.results_dir, max_minutes=args.max_minutes,
         )
-        workloads = args.workload or [w.name for w in WORKLOADS.values() if w.sizes(args.profile)]
         for backend in args.backend or here:
+            workloads = args.workload or [w.name for w in WORKLOADS.values()
+                                          if w.sizes(args.profile, backend)]
             cases = plan(backend, workloads, args.mode or list(MODES), args.profile,
                          set(args.batch_size or []), args.shapes, args.tag)
             run(cases, collect(backend, args.machine), config)

@@ -40,7 +40,7 @@ def plan(backend: str, workloads: Iterable[str], modes: Iterable[str], profile: 
          batch_sizes: set[int] | None, shapes: str, tag: str) -> list[CaseKey]:
     cases = []
     for name in workloads:
-        for batch in WORKLOADS[name].sizes(profile):
+        for batch in WORKLOADS[name].sizes(profile, backend):
             if batch_sizes and batch not in batch_sizes:
                 continue
             cases.extend(CaseKey(backend, name, mode, batch, shapes, tag) for mode in modes)

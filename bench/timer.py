@@ -13,13 +13,20 @@ from bench.stats import summarize
 
 def measure(call: Callable[[], object], backend: Backend, budget_s: float,
             min_samples: int = 10, max_samples: int = 400,
-            target_sample_s: float = 2e-4) -> Timing:
+            target_sample_s: float = 2e-4, known_call_s: float | None = None) -> Timing:
     # The caller has already run `call` at least once, so compilation and cudagraph
     # recording are out of the way; here we only estimate, warm, and time.
-    start = backend.clock()
-    for _ in range(5):
-        call()
-    estimate = max((backend.clock() - start) / 5, 1e-7)
+    estimate_calls = 0
+    if known_call_s is not None and known_call_s > 0.05:
+        estimate = known_call_s  # slow calls: a caller's single timing is precise enough
+    else:
+        estimate_calls = 5
+        start = backend.clock()
+        for _ in range(estimate_calls):
+            call()
+        estimate = max((backend.clock() - start) / estimate_calls, 1e-7)
+    if estimate > budget_s:
+        min_samples = 5  # seconds-long calls: fewer samples keep a case within minutes
 
     # A sample groups enough back-to-back calls to be well above timer resolution,
     # yet stays one call when calls are long so slow cases still get many samples.
@@ -57,7 +64,7 @@ def measure(call: Callable[[], object], backend: Backend, budget_s: float,
     return Timing(
         samples=tuple(samples),
         calls_per_sample=calls_per_sample,
-        warmup_calls=warmup_calls + 5,
+        warmup_calls=warmup_calls + estimate_calls,
         wall_per_call_s=wall / (n_samples * calls_per_sample),
         timer="cuda-event" if backend.event_timer else "perf-counter",
         **summarize(samples),

@@ -25,11 +25,15 @@ class Workload:
     build: Callable[[torch.device, int | None, bool], Built]  # (device, batch size, tiny)
     batch_sizes: tuple[int | None, ...] = (None,)
     quick_batch_sizes: tuple[int | None, ...] = ()  # empty: not in the quick profile
+    # A narrower full sweep where a backend is too slow for all of batch_sizes.
+    batch_sizes_on: dict[str, tuple[int | None, ...]] = field(default_factory=dict)
     dtype: torch.dtype = torch.float32
     tolerance: float = 1e-3  # relative L2 error against eager
 
-    def sizes(self, profile: str) -> tuple[int | None, ...]:
-        return self.quick_batch_sizes if profile == "quick" else self.batch_sizes
+    def sizes(self, profile: str, backend: str) -> tuple[int | None, ...]:
+        if profile == "quick":
+            return self.quick_batch_sizes
+        return self.batch_sizes_on.get(backend, self.batch_sizes)
 
 
 def random(shape: Sequence[int], device: torch.device, dtype: torch.dtype = torch.float32,

@@ -18,4 +18,4 @@ def build(device: torch.device, batch_size: int | None, tiny: bool) -> Built:
 
 
 ENTROPY = Workload("entropy", "entropy", "softmax -> log -> multiply -> sum over rows of 4096x4096",
-                   build, quick_batch_sizes=(None,))
+                   build)

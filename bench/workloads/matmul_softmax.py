@@ -17,4 +17,4 @@ def build(device: torch.device, batch_size: int | None, tiny: bool) -> Built:
 
 
 MATMUL_SOFTMAX = Workload("matmul-softmax", "matmul-softmax", "softmax(x @ y, dim=1) on 100x100",
-                          build, quick_batch_sizes=(None,))
+                          build)

@@ -69,6 +69,8 @@ def _builder(patch: int, depth: int, width: int):
 
 
 SWEEP = (1, 2, 4, 8, 16, 32, 64)
+# A 2-core CPU needs seconds per call at batch 32; the dense sweep is for accelerators.
+CPU_SWEEP = (1, 8, 32)
 
 
 def _vit(patch: int, depth: int, width: int, quick: tuple = ()) -> Workload:
@@ -76,6 +78,7 @@ def _vit(patch: int, depth: int, width: int, quick: tuple = ()) -> Workload:
                     f"ViT inference, {patch}x{patch} patches, {depth} blocks, width {width}, "
                     f"{max(1, width // HEAD_DIM)} heads, 224x224 images, 1000 classes",
                     _builder(patch, depth, width), batch_sizes=SWEEP, quick_batch_sizes=quick,
+                    batch_sizes_on={"cpu": CPU_SWEEP},
                     tolerance=2e-3)
 
 
