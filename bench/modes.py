@@ -56,7 +56,7 @@ def _cuda_graph(fn: Callable, inputs: Sequence[torch.Tensor]) -> Callable:
         static_output = fn(*static_inputs)
 
     def replay(*args: torch.Tensor):
-        for static, arg in zip(static_inputs, args):
+        for static, arg in zip(static_inputs, args, strict=True):
             static.copy_(arg)
         graph.replay()
         return static_output
