@@ -47,6 +47,7 @@ def bench(session: nox.Session) -> None:
 def docs(session: nox.Session) -> None:
     """Render results/ into docs/ and build site/; `nox -s docs -- serve` serves it live."""
     install(session, "docs", torch=torch_release(session))  # the notebook executes torch
+    session.env["NO_MKDOCS_2_WARNING"] = "1"
     session.run("python", "-m", "report", "--results", "results", "--docs", "docs")
     if session.posargs[:1] == ["serve"]:
         session.run("mkdocs", "serve", *session.posargs[1:])
