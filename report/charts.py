@@ -71,8 +71,12 @@ def _save(fig: Figure, path: Path, title: str) -> None:
 
 
 def _plain_log_ticks(axis) -> None:
-    """Ticks at 1, 2, 5 x 10^k written as plain numbers (0.5, 20), not as powers of ten."""
-    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    """Ticks at 1, 2, 5 x 10^k written as plain numbers (0.5, 20), not as powers of ten;
+    denser when the data spans less than a factor of four, so every axis has labels."""
+    low, high = sorted(axis.get_data_interval())
+    narrow = low > 0 and high / low < 4
+    subs = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0) if narrow else (1.0, 2.0, 5.0)
+    axis.set_major_locator(LogLocator(base=10, subs=subs))
     axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     axis.set_minor_formatter(NullFormatter())
 

@@ -10,6 +10,9 @@ from report.load import Result
 
 NEVER = math.inf  # break-even when the mode is not faster than eager
 UNSTABLE_IQR_RATIO = 0.10  # IQR/median above this marks a case unstable
+# Gains below this are not called wins; the stability page shows how far repeated
+# measurements of one case move.
+MEANINGFUL_GAIN = 0.05
 # Busy-fraction bands for the overhead anatomy: below LAUNCH_BOUND the device idles
 # most of each call waiting for the host; above DEVICE_BOUND the host keeps up.
 LAUNCH_BOUND = 0.5

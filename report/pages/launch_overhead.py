@@ -116,7 +116,8 @@ def crossover_view(site: Site, data: Dataset, env: Environment, workload: str) -
     for i, (mode, base) in enumerate(CROSSOVER_PAIRS):
         measured = [(row["batch"], row["ratios"][i]) for row in rows
                     if row["ratios"][i] is not None]
-        first_not_faster = next((b for b, ratio in measured if ratio <= 1.0), None)
+        first_not_faster = next((b for b, ratio in measured
+                                 if ratio < 1.0 + metrics.MEANINGFUL_GAIN), None)
         stops.append({"mode": mode, "base": base, "measured": bool(measured),
                       "batch": first_not_faster})
     names = [f"{mode} vs {base}" for mode, base in CROSSOVER_PAIRS]
@@ -150,7 +151,8 @@ def render(site: Site) -> None:
         anatomy=by_backend(data, lambda env: anatomy_view(site, data, env)),
         crossover=by_backend(data, crossovers),
         chain_names=[w for w, _ in chains(data)], trivial=TRIVIAL_CALL,
-        pairs=CROSSOVER_PAIRS, graph_mode=GRAPH_MODE, batched=batched,
+        pairs=CROSSOVER_PAIRS, graph_mode=GRAPH_MODE,
+        meaningful_gain=metrics.MEANINGFUL_GAIN, batched=batched,
     )
 
 
