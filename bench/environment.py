@@ -51,8 +51,12 @@ def _git_commit() -> tuple[str | None, bool | None]:
     commit = os.environ.get("ATLAS_GIT_COMMIT") or _run("git", "rev-parse", "HEAD")
     if commit is None:
         return None, None
-    status = _run("git", "status", "--porcelain", "--untracked-files=no")
-    return commit, (bool(status) if status is not None else None)
+    try:
+        status = subprocess.run(("git", "status", "--porcelain", "--untracked-files=no"),
+                                capture_output=True, text=True, timeout=20, cwd=REPO)
+    except (OSError, subprocess.SubprocessError):
+        return commit, None
+    return commit, (bool(status.stdout.strip()) if status.returncode == 0 else None)
 
 
 def collect(backend: str, machine: str | None) -> Environment:

@@ -205,11 +205,17 @@ def _tuples(value: Any) -> Any:
 
 
 def record_from_dict(data: dict[str, Any]) -> Record:
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object, got {type(data).__name__}")
     data = upgrade(data)
     kwargs = dict(data)
     for name, cls in _NESTED.items():
-        if kwargs.get(name) is not None:
-            kwargs[name] = cls(**{k: _tuples(v) for k, v in kwargs[name].items()})
+        value = kwargs.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            raise ValueError(f"{name}: expected an object, got {type(value).__name__}")
+        kwargs[name] = cls(**{k: _tuples(v) for k, v in value.items()})
     return Record(**kwargs)
 
 

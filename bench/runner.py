@@ -39,11 +39,12 @@ class RunConfig:
 def plan(backend: str, workloads: Iterable[str], modes: Iterable[str], profile: str,
          batch_sizes: set[int] | None, shapes: str, tag: str) -> list[CaseKey]:
     cases = []
-    for name in workloads:
+    for name in dict.fromkeys(workloads):  # a name given twice is still one case
         for batch in WORKLOADS[name].sizes(profile, backend):
             if batch_sizes and batch not in batch_sizes:
                 continue
-            cases.extend(CaseKey(backend, name, mode, batch, shapes, tag) for mode in modes)
+            cases.extend(CaseKey(backend, name, mode, batch, shapes, tag)
+                         for mode in dict.fromkeys(modes))
     return cases
 
 
@@ -72,6 +73,14 @@ def _tail(path: Path) -> list[str]:
         return []
 
 
+def _kill_group(child: subprocess.Popen) -> None:
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    child.wait()
+
+
 def run_in_subprocess(key: CaseKey, config: RunConfig) -> dict:
     """The child's result dict, or a status that says how the child failed."""
     with tempfile.TemporaryDirectory(prefix="atlas-case-") as scratch:
@@ -94,10 +103,14 @@ def run_in_subprocess(key: CaseKey, config: RunConfig) -> dict:
             try:
                 code = child.wait(timeout=config.timeout_s)
             except subprocess.TimeoutExpired:
-                os.killpg(child.pid, signal.SIGKILL)
-                child.wait()
+                _kill_group(child)
                 return {"status": "timeout", "reason": f"no result within {config.timeout_s:g} s",
                         "extra": {"log_tail": _tail(log_path)}}
+            except BaseException:
+                # Its own session shields the case from the terminal's Ctrl-C; stop it here
+                # so it cannot go on disturbing whatever is timed next.
+                _kill_group(child)
+                raise
         if result_path.exists():
             result = json.loads(result_path.read_text())
             if result["status"] != "ok":

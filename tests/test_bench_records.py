@@ -6,6 +6,7 @@ import contextlib
 import json
 import multiprocessing
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -179,3 +180,10 @@ def test_run_killed_mid_run_leaves_only_complete_lines(tmp_path):
     found = list(read_records(path))
     assert 1 <= len(found) < 4
     assert line_count(path) == len(found)
+
+
+@pytest.mark.parametrize("line", ["[1, 2]", '{"schema_version": 1, "key": [1]}'])
+def test_json_that_is_not_a_record_object_names_file_and_line(tmp_path, line):
+    path = write_lines(tmp_path / "r.jsonl", good_line(), line)
+    with pytest.raises(MalformedRecord, match=rf"^{re.escape(str(path))}:2: "):
+        list(read_records(path))
