@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -74,10 +75,8 @@ def _tail(path: Path) -> list[str]:
 
 
 def _kill_group(child: subprocess.Popen) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):  # it may have exited meanwhile
         os.killpg(child.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     child.wait()
 
 
