@@ -23,7 +23,7 @@ import torch
 from bench import probes
 from bench.backends import BACKENDS
 from bench.modes import MODES
-from bench.observe import CompilerLog, activity, dynamo_counters
+from bench.observe import CompilerLog, activity, dynamo_counters, output_error
 from bench.timer import measure
 from bench.workloads import WORKLOADS
 
@@ -41,12 +41,6 @@ def _refuse_zero_inputs(inputs) -> None:
     for x in inputs:
         if x.count_nonzero().item() == 0:
             raise ValueError("refusing to time on an all-zero input")
-
-
-def _rel_error(out: torch.Tensor, ref: torch.Tensor) -> float:
-    diff = (out.double() - ref.double()).norm().item()
-    norm = ref.double().norm().item()
-    return diff / norm if norm > 0 else diff
 
 
 def _warm_first_call(mode, built, backend) -> float:
@@ -108,7 +102,7 @@ def run(spec: dict, result: dict) -> None:
                          "cold_first_calls_s": first_calls}
 
     stages.enter("correctness")
-    rel_error = _rel_error(call().clone(), reference)
+    rel_error = output_error(call().clone(), reference)
     result["correctness"] = {"reference": "eager", "rel_error": rel_error,
                              "tolerance": workload.tolerance,
                              "passed": bool(rel_error <= workload.tolerance)}

@@ -9,8 +9,15 @@ import torch
 
 from bench.backends import Backend
 from bench.records import Activity, DynamoCounters
+from bench.stats import relative_error
 
 LAUNCH_MARKERS = ("LaunchKernel", "GraphLaunch", "LaunchCooperativeKernel")
+
+
+def output_error(out: torch.Tensor, ref: torch.Tensor) -> float:
+    """||out - ref|| / ||ref||, computed in float64."""
+    diff = (out.double() - ref.double()).norm().item()
+    return relative_error(diff, ref.double().norm().item())
 
 
 def _union_length(intervals: list[tuple[float, float]]) -> float:

@@ -8,13 +8,9 @@ from collections.abc import Callable, Sequence
 import torch
 
 from bench.backends import Backend
+from bench.observe import output_error
 from bench.timer import measure
 from bench.workloads import Built
-
-
-def _rel_error(out: torch.Tensor, ref: torch.Tensor) -> float:
-    diff = (out.double() - ref.double()).norm().item()
-    return diff / max(ref.double().norm().item(), 1e-300)
 
 
 def held_output_overwrite(call_fn: Callable, inputs: Sequence[torch.Tensor]) -> dict:
@@ -64,7 +60,7 @@ def tf32_matmul(built: Built, backend: Backend) -> dict:
             torch.backends.cuda.matmul.allow_tf32 = allow
             out = built.fn(*built.inputs)
             timing = measure(lambda: built.fn(*built.inputs), backend, budget_s=0.3)
-            results[label] = (_rel_error(out, reference), timing.median_s)
+            results[label] = (output_error(out, reference), timing.median_s)
     finally:
         torch.backends.cuda.matmul.allow_tf32 = previous
     (err_off, t_off), (err_on, t_on) = results["off"], results["on"]
