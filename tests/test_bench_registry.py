@@ -7,7 +7,6 @@ import pkgutil
 
 import pytest
 import torch
-from bench_helpers import ROOT  # noqa: F401  (puts the repository on sys.path)
 
 import bench.workloads
 from bench.backends import BACKENDS

@@ -5,7 +5,6 @@ from __future__ import annotations
 import statistics
 
 import pytest
-from bench_helpers import ROOT  # noqa: F401  (puts the repository on sys.path)
 
 from bench.stats import quartiles, relative_error, summarize
 

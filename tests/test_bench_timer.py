@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 import pytest
-from bench_helpers import ROOT  # noqa: F401  (puts the repository on sys.path)
 
 from bench.backends import CPU
 from bench.stats import summarize

@@ -1,8 +1,6 @@
 """Helpers for the bench/ tests: records built from the contract, and `python -m bench` runs.
 
-Importing this package puts the repository root on sys.path, because plain `pytest`
-(unlike `python -m pytest`) does not, and the tests import `bench`. Nothing here
-imports torch, so worker processes that only append records start quickly.
+Nothing here imports torch, so worker processes that only append records start quickly.
 """
 
 from __future__ import annotations
@@ -11,14 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-# A directory holding only a sitecustomize.py that injects faults into case processes.
-FAULTS_DIR = Path(__file__).resolve().parent / "faults"
-
-from bench.records import (  # noqa: E402
+from bench.records import (
     Activity,
     CaseKey,
     CompileTimes,
@@ -31,7 +22,11 @@ from bench.records import (  # noqa: E402
     WorkloadInfo,
     read_records,
 )
-from bench.stats import summarize  # noqa: E402
+from bench.stats import summarize
+
+ROOT = Path(__file__).resolve().parents[2]
+# A directory holding only a sitecustomize.py that injects faults into case processes.
+FAULTS_DIR = Path(__file__).resolve().parent / "faults"
 
 ENV = Environment(
     machine="test-box", backend="cpu", os="Linux-6.8", python="3.11.7", torch="2.13.0+cpu",
