@@ -80,8 +80,16 @@ def _kill_group(child: subprocess.Popen) -> None:
     child.wait()
 
 
-def run_in_subprocess(key: CaseKey, config: RunConfig) -> dict:
-    """The child's result dict, or a status that says how the child failed."""
+class OutOfTime(Exception):
+    """The run's --max-minutes ran out while a case was still running."""
+
+
+def run_in_subprocess(key: CaseKey, config: RunConfig, deadline: float = float("inf")) -> dict:
+    """The child's result dict, or a status that says how the child failed.
+
+    A case cut off by the run's deadline rather than its own timeout raises OutOfTime: it did
+    not fail, so it gets no record and the next run measures it.
+    """
     with tempfile.TemporaryDirectory(prefix="atlas-case-") as scratch:
         scratch_dir = Path(scratch)
         spec_path, result_path, log_path = (scratch_dir / n for n in ("spec.json", "result.json",
@@ -99,10 +107,14 @@ def run_in_subprocess(key: CaseKey, config: RunConfig) -> dict:
                 cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True,  # so a timeout can kill its compile workers too
             )
+            cut_by_deadline = deadline - time.monotonic() < config.timeout_s
             try:
-                code = child.wait(timeout=config.timeout_s)
+                code = child.wait(timeout=max(0.0, min(config.timeout_s,
+                                                       deadline - time.monotonic())))
             except subprocess.TimeoutExpired:
                 _kill_group(child)
+                if cut_by_deadline:
+                    raise OutOfTime from None
                 return {"status": "timeout", "reason": f"no result within {config.timeout_s:g} s",
                         "extra": {"log_tail": _tail(log_path)}}
             except BaseException:
@@ -147,6 +159,11 @@ def _clock(seconds: float) -> str:
     return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}"
 
 
+def _print_stop(elapsed: float, left: int, out) -> None:
+    print(f"stopping after {_clock(elapsed)}: {left} case(s) left; run again to resume",
+          file=out, flush=True)
+
+
 def describe(record: Record) -> str:
     if record.status != "ok":
         return f"{record.status}: {record.reason}"
@@ -165,19 +182,24 @@ def run(cases: list[CaseKey], env: Environment, config: RunConfig, out=sys.stdou
     print(f"{env.backend}: {len(todo)} case(s) to measure, {len(cases) - len(todo)} already in "
           f"{path} (--force re-measures)", file=out, flush=True)
     began = time.monotonic()
+    deadline = began + config.max_minutes * 60 if config.max_minutes else float("inf")
     for number, key in enumerate(todo, start=1):
         elapsed = time.monotonic() - began
-        if config.max_minutes is not None and elapsed > config.max_minutes * 60:
-            print(f"stopping after {_clock(elapsed)}: {len(todo) - number + 1} case(s) left; "
-                  "run again to resume", file=out, flush=True)
+        if time.monotonic() >= deadline:
+            _print_stop(elapsed, len(todo) - number + 1, out)
             break
         batch = "-" if key.batch_size is None else key.batch_size
         print(f"[{number}/{len(todo)} {_clock(elapsed)}] {key.backend} {key.workload} {key.mode} "
               f"bs={batch} ...", file=out, flush=True)
         started_at, start = _now(), time.monotonic()
         reason = MODES[key.mode].unsupported_reason(key.backend)
-        result = ({"status": "unsupported", "reason": reason} if reason
-                  else run_in_subprocess(key, config))
+        try:
+            result = ({"status": "unsupported", "reason": reason} if reason
+                      else run_in_subprocess(key, config, deadline))
+        except OutOfTime:
+            print("    stopped unfinished at --max-minutes; not recorded", file=out, flush=True)
+            _print_stop(time.monotonic() - began, len(todo) - number + 1, out)
+            break
         record = to_record(key, result, env, config.profile, started_at, time.monotonic() - start)
         append_record(path, record)
         print(f"    {describe(record)}", file=out, flush=True)

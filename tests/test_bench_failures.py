@@ -16,7 +16,7 @@ from bench_helpers import FAULTS_DIR, ROOT, is_gone, records
 
 from bench.environment import collect
 from bench.records import CaseKey
-from bench.runner import RunConfig, run, run_in_subprocess
+from bench.runner import OutOfTime, RunConfig, run, run_in_subprocess
 
 OK_WORKLOAD = "elementwise-chain"
 
@@ -126,3 +126,21 @@ def test_case_without_a_result_in_time_is_a_timeout(tmp_path):
     result = run_in_subprocess(key("trivial-call"), config(tmp_path, timeout_s=0.05))
     assert result["status"] == "timeout"
     assert result["reason"] == "no result within 0.05 s"
+
+
+def test_case_cut_off_by_the_run_deadline_raises_instead_of_timing_out(tmp_path):
+    with pytest.raises(OutOfTime):
+        run_in_subprocess(key("trivial-call"), config(tmp_path, timeout_s=300),
+                          deadline=time.monotonic() + 0.05)
+
+
+def test_run_deadline_leaves_the_unfinished_case_unrecorded_and_resumable(tmp_path):
+    results = tmp_path / "results"
+    cfg = RunConfig(profile="quick", shapes="tiny", tag="main", force=False, timeout_s=300,
+                    budget_s=0.02, results_dir=results, max_minutes=0.001)
+    out = io.StringIO()
+    path = run([key("trivial-call"), key(OK_WORKLOAD)], collect("cpu", "deadline-test"), cfg,
+               out=out)
+    assert not path.exists() or records(path) == []
+    assert "stopped unfinished at --max-minutes; not recorded" in out.getvalue()
+    assert "2 case(s) left; run again to resume" in out.getvalue()
