@@ -180,6 +180,11 @@ class Dataset:
     def get(self, env_id: str, workload: str, mode: str, batch: int | None) -> Result | None:
         return self._by_case.get((env_id, workload, mode, batch))
 
+    def repeats(self, env_id: str, workload: str, mode: str, batch: int | None) -> list[Result]:
+        """The same case measured again on purpose, under tags other than `main`."""
+        return [r for r in self.latest if r.tag != MAIN_TAG and r.env_id == env_id
+                and (r.workload, r.mode, r.batch_size) == (workload, mode, batch)]
+
     def results(self, *, env_id: str | None = None, workload: str | None = None,
                 mode: str | None = None, tag: str | None = MAIN_TAG) -> list[Result]:
         source = self.latest if tag is None else [r for r in self.latest if r.tag == tag]

@@ -10,6 +10,7 @@ from report.load import Result
 
 NEVER = math.inf  # break-even when the mode is not faster than eager
 UNSTABLE_IQR_RATIO = 0.10  # IQR/median above this marks a case unstable
+MOVED_BETWEEN_RUNS = 0.10  # a repeated case whose medians differ by more than this moved
 # Gains below this are not called wins; the stability page shows how far repeated
 # measurements of one case move.
 MEANINGFUL_GAIN = 0.05

@@ -35,6 +35,7 @@ def template_environment() -> jinja2.Environment:
     environment.filters.update(FILTERS)
     environment.globals["thresholds"] = {
         "unstable": metrics.UNSTABLE_IQR_RATIO,
+        "moved": metrics.MOVED_BETWEEN_RUNS,
         "launch_bound": metrics.LAUNCH_BOUND,
         "device_bound": metrics.DEVICE_BOUND,
     }

@@ -165,3 +165,47 @@ def test_stale_generated_pages_are_removed_and_static_files_kept(tmp_path):
     assert not list((out / "charts").rglob(f"*{ENV_B}*"))
     assert (out / "javascripts" / "keep.js").is_file()
     assert {p.name for p in out.iterdir() if p.is_dir()} <= set(GENERATED_DIRS) | {"javascripts"}
+
+
+def test_stability_summary_counts_cases_that_moved_between_runs(docs):
+    # The fixture's repeats differ by 1.06 / 0.97 - 1 = 9.3%, under the 10% line.
+    repeated = env_block(read(docs, "analysis/stability.md"), ENV_A)
+    assert "0 of the 2 cases measured more than once moved by more than\n    10.0%" in repeated
+    assert "**" not in row(repeated, "[matmul-128](../workloads/matmul-128.md)", "—", "eager")
+
+
+@pytest.fixture(scope="module")
+def repeated_floor(tmp_path_factory):
+    """trivial-call measured twice: eager moves 2%, default 50%."""
+    root = tmp_path_factory.mktemp("repeated-floor")
+    records = [fx.ok_record(fx.ENV_A, "trivial-call", mode, None) for mode in ("eager", "default")]
+    records += [fx.ok_record(fx.ENV_A, "trivial-call", mode, None, tag="rerun-1", scale=scale,
+                             started="2026-11-21T09:00:00+00:00")
+                for mode, scale in (("eager", 1.02), ("default", 1.5))]
+    fx.write(root / "results" / "r.jsonl", records)
+    build(root / "results", root / "docs")
+    return root / "docs"
+
+
+def test_stability_summary_bolds_and_names_the_largest_move(repeated_floor):
+    page = env_block(read(repeated_floor, "analysis/stability.md"), ENV_A)
+    assert "1 of the 2 cases measured more than once moved by more than" in page
+    assert "the largest 50.0%\n    (trivial-call, default)." in page
+    assert row(page, "[trivial-call](../workloads/trivial-call.md)", "—", "default").endswith(
+        "| **50.0%** |")
+    assert row(page, "[trivial-call](../workloads/trivial-call.md)", "—", "eager").endswith(
+        "| 2.0% |")
+
+
+def test_floor_table_shows_the_other_runs_of_each_mode(repeated_floor):
+    page = read(repeated_floor, "analysis/launch-overhead.md")
+    floor = env_block(page[page.index("## The per-call floor"):], ENV_A)
+    rerun = fx.latency(fx.ENV_A, "trivial-call", "default", None) * 1.5
+    cells = row(floor, "default").split(" | ")
+    assert cells[4] == f"{rerun * 1e6:.2f} µs (rerun-1)"  # three significant digits
+
+
+def test_floor_table_has_no_other_runs_column_without_repeats(docs):
+    page = read(docs, "analysis/launch-overhead.md")
+    floor = page[page.index("## The per-call floor"):page.index("## Overhead anatomy")]
+    assert "other runs" not in floor

@@ -55,7 +55,8 @@ def floor_view(site: Site, data: Dataset, env: Environment) -> dict | None:
     results = [r for mode in data.modes if (r := data.get(env.env_id, TRIVIAL_CALL, mode, None))]
     if not results:
         return None
-    rows = [{"mode": r.mode, "result": r} for r in results]
+    rows = [{"mode": r.mode, "result": r,
+             "repeats": data.repeats(env.env_id, TRIVIAL_CALL, r.mode, None)} for r in results]
     timed = [r for r in results if r.ok and r.timing]
     chart = None
     if timed:
@@ -71,7 +72,7 @@ def floor_view(site: Site, data: Dataset, env: Environment) -> dict | None:
         chart = {"link": link, "alt": f"Bar chart of the median latency of a trivial call in "
                  f"each mode on {env.label}; lowest: {lowest.mode}, "
                  f"{formatting.seconds(lowest.median_s)}."}
-    return {"rows": rows, "chart": chart}
+    return {"rows": rows, "chart": chart, "repeated": any(row["repeats"] for row in rows)}
 
 
 def anatomy_view(site: Site, data: Dataset, env: Environment) -> dict | None:

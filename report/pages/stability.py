@@ -24,7 +24,7 @@ def render(site: Site) -> None:
                 continue
             medians = [r.median_s for r in by_tag.values() if r.median_s is not None]
             rows.append({"workload": workload, "mode": mode, "batch": batch, "by_tag": by_tag,
-                         "spread": metrics.relative_spread(medians)})
+                         "spread": metrics.relative_spread(medians), "moved": False})
         if not rows:
             return None
         rank = {name: i for i, name in enumerate(data.workloads)}
@@ -32,7 +32,13 @@ def render(site: Site) -> None:
         rows.sort(key=lambda row: (rank[row["workload"]], modes[row["mode"]],
                                    batch_key(row["batch"])))
         tags = [t for t in data.tags if any(t in row["by_tag"] for row in rows)]
-        return {"rows": rows, "tags": tags}
+        compared = [row for row in rows if row["spread"] is not None]
+        for row in compared:
+            row["moved"] = row["spread"] > metrics.MOVED_BETWEEN_RUNS
+        largest = max(compared, key=lambda row: row["spread"], default=None)
+        return {"rows": rows, "tags": tags, "compared": len(compared),
+                "moved": sum(row["moved"] for row in compared), "largest": largest,
+                "median_spread": metrics.middle([row["spread"] for row in compared])}
 
     def unstable(env: Environment):
         rows = [r for r in data.results(env_id=env.env_id, tag=None) if metrics.is_unstable(r)]
