@@ -9,7 +9,9 @@ from report.load import load_results
 from report.pages import (
     all_results,
     break_even,
+    claims,
     concepts,
+    guide,
     launch_overhead,
     methodology,
     overview,
@@ -18,7 +20,7 @@ from report.pages import (
 )
 from report.site import Site
 
-PAGES = (overview, workloads, break_even, launch_overhead, stability, all_results,
+PAGES = (overview, workloads, claims, guide, break_even, launch_overhead, stability, all_results,
          methodology, concepts)
 
 

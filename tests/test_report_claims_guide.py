@@ -1,0 +1,102 @@
+"""The claims page judges each claim from the records; the guide names the fastest mode
+of each case, its margin, and ties that one run cannot settle."""
+
+from __future__ import annotations
+
+import pytest
+from fixtures import make_results as fx
+from test_report_pages import env_block, read, row
+
+from report.build import build
+from report.claims import CLAIMS, Claim, Comparison, verdict
+
+ENV_A = fx.ENV_A.env_id()
+VIT = "[vit16x6x384](../workloads/vit16x6x384.md)"
+TRIVIAL = "[trivial-call](../workloads/trivial-call.md)"
+
+
+@pytest.fixture(scope="module")
+def docs(tmp_path_factory):
+    """ViT eager and reduce-overhead at batch 1, 2, 4 (graphs stop helping at 4), and a
+    trivial call whose default mode is 1% faster than eager: well inside the noise."""
+    root = tmp_path_factory.mktemp("claims")
+    records = [fx.ok_record(fx.ENV_A, "vit16x6x384", mode, batch)
+               for batch in (1, 2, 4) for mode in ("eager", "reduce-overhead")]
+    records += [fx.ok_record(fx.ENV_A, "trivial-call", "eager", None),
+                fx.ok_record(fx.ENV_A, "trivial-call", "default", None, scale=0.99 / 0.8)]
+    fx.write(root / "results" / "r.jsonl", records)
+    build(root / "results", root / "docs")
+    return root / "docs"
+
+
+def section(page: str, slug: str) -> str:
+    start = page.index(f"{{ #{slug} }}")
+    end = page.find("\n## ", start)
+    return page[start:end if end != -1 else None]
+
+
+def test_claim_that_holds_for_some_batches_holds_in_part(docs):
+    claim = section(read(docs, "analysis/claims.md"), "vit-advanced-modes")
+    block = env_block(claim, ENV_A)
+    assert "Verdict: **holds in part**, 2 of 3 measured comparisons agree with the claim." in block
+    assert row(block, VIT, "1", "reduce-overhead").endswith("| 2.86× | yes |")
+    # batch 4: eager / (eager * 1.05) — graphs no longer help, so the claim fails there.
+    assert row(block, VIT, "4", "reduce-overhead").endswith("| 0.95× | **no** |")
+    assert row(block, VIT, "1", "max-autotune").endswith("| not measured | not measured |")
+    assert "The claim predicts a speedup of at least 1.30×." in claim
+
+
+def test_claim_contradicted_by_every_comparison_does_not_hold(docs):
+    block = env_block(section(read(docs, "analysis/claims.md"), "small-ops-slower"), ENV_A)
+    assert "Verdict: **does not hold**, 0 of 1 measured comparisons agree with the claim." in block
+    assert row(block, TRIVIAL, "—", "default").endswith("| 1.01× | **no** |")
+
+
+def test_claim_without_records_is_not_measured_everywhere(docs):
+    page = read(docs, "analysis/claims.md")
+    summary = page[page.index("## Summary"):]
+    assert row(summary, "[" + next(c.said for c in CLAIMS if c.slug == "graphs-cut-launch-cost")
+               + "](#graphs-cut-launch-cost)").endswith("| not measured |")
+    claim = section(page, "graphs-cut-launch-cost")
+    assert "Tested on no measured workload:" in claim
+    assert "Not measured: there are no results for this claim from a cuda machine yet." in claim
+
+
+def test_verdict_ignores_comparisons_without_both_timings():
+    def comparison(agrees):
+        return Comparison("w", None, "m", None, None, None, agrees)
+    assert verdict([comparison(True), comparison(None)]) == "holds"
+    assert verdict([comparison(False), comparison(None)]) == "does not hold"
+    assert verdict([comparison(True), comparison(False)]) == "holds in part"
+    assert verdict([comparison(None)]) == "not measured"
+    assert verdict([]) == "not measured"
+
+
+def test_claim_predicts_from_its_own_threshold():
+    faster = Claim("x", "x", at_least=1.3)
+    slower = Claim("y", "y", below=1.0)
+    assert faster.predicts(1.3) and not faster.predicts(1.29)
+    assert slower.predicts(0.99) and not slower.predicts(1.0)
+
+
+def test_guide_names_the_fastest_mode_and_its_margin(docs):
+    block = env_block(read(docs, "analysis/guide.md").split("## The fastest mode")[1], ENV_A)
+    assert row(block, VIT, "1").startswith(
+        f"| {VIT} | 1 | launch-bound | reduce-overhead | 2.86× | eager (1.00×) | 185.7% |")
+    assert row(block, VIT, "4").startswith(
+        f"| {VIT} | 4 | launch-bound | eager | 1.00× | reduce-overhead (0.95×) | 5.0% (tie) |")
+    assert row(block, VIT, "4").endswith("| none | none |")
+
+
+def test_guide_marks_overlapping_iqrs_as_a_tie(docs):
+    block = env_block(read(docs, "analysis/guide.md").split("## The fastest mode")[1], ENV_A)
+    assert "| default | 1.01× | eager (1.00×) | 1.0% (tie) |" in row(block, TRIVIAL, "—")
+    assert "(tie)" not in row(block, VIT, "1")
+
+
+def test_guide_summary_counts_wins_per_class(docs):
+    page = read(docs, "analysis/guide.md")
+    summary = env_block(page[page.index("## By how busy"):page.index("## The fastest mode")],
+                        ENV_A)
+    assert row(summary, "launch-bound", "4").startswith(
+        "| launch-bound | 4 | reduce-overhead (2), default (1), eager (1) | 1.00× (4) |")
