@@ -3,11 +3,11 @@ which mode won most often for launch-bound, mixed and device-bound eager runs.""
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 
 from report import metrics
 from report.dataset import Dataset, Environment
-from report.pages.common import by_backend, eager_of
+from report.pages.common import by_backend, eager_of, move_summary, repeated_cases
 from report.site import Site
 from report.vocabulary import BASELINE_MODE
 
@@ -16,13 +16,8 @@ CLASSES = ("launch-bound", "mixed", "device-bound", UNPROFILED)
 
 
 def median_move(data: Dataset, env: Environment) -> float | None:
-    """The median spread between runs of the cases measured more than once."""
-    medians = defaultdict(list)
-    for r in data.results(env_id=env.env_id, tag=None):
-        if r.median_s is not None:
-            medians[(r.workload, r.mode, r.batch_size)].append(r.median_s)
-    return metrics.middle([s for values in medians.values()
-                           if (s := metrics.relative_spread(values)) is not None])
+    moves = move_summary(repeated_cases(data, env))
+    return moves["median_spread"] if moves else None
 
 
 def case_row(data: Dataset, env: Environment, workload: str, batch: int | None) -> dict | None:

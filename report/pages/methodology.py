@@ -8,7 +8,7 @@ from collections import Counter
 from report import metrics
 from report.dataset import Dataset, Environment
 from report.load import Result
-from report.pages.common import by_backend
+from report.pages.common import by_backend, move_summary, repeated_cases
 from report.site import Site
 
 
@@ -64,6 +64,8 @@ def render(site: Site) -> None:
         ranges=ranges(data),
         statuses=dict(sorted(Counter(r.status for r in data.main).items())),
         compile_times=by_backend(data, lambda env: compile_summary(data, env)),
+        moves=by_backend(data, lambda env: (
+            {"summary": s} if (s := move_summary(repeated_cases(data, env))) else None)),
         probes=by_backend(data, probes),
         held=probe_rows(data, data.main, "held-output-overwrite"),
         mark_step=probe_rows(data, data.main, "cudagraph-mark-step-begin"),
