@@ -30,8 +30,11 @@ def measure(call: Callable[[], object], backend: Backend, budget_s: float,
 
     # A sample groups enough back-to-back calls to be well above timer resolution,
     # yet stays one call when calls are long so slow cases still get many samples.
-    calls_per_sample = max(1, math.ceil(target_sample_s / estimate))
-    samples_wanted = int(budget_s / (estimate * calls_per_sample))
+    # Short calls also group enough that max_samples span the whole budget: the host's
+    # speed drifts over tenths of a second, and a short window catches one moment of it.
+    calls_per_sample = max(1, math.ceil(target_sample_s / estimate),
+                           math.ceil(budget_s / (max_samples * estimate)))
+    samples_wanted = round(budget_s / (estimate * calls_per_sample))
     n_samples = min(max_samples, max(min_samples, samples_wanted))
 
     # Warm up for about a tenth of the budget: clocks ramp and caches fill.

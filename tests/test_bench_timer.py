@@ -95,3 +95,12 @@ def test_a_slow_known_call_time_replaces_the_estimate_calls():
     assert timing.warmup_calls == 1
     assert call.calls == 1 + timing.count
     assert timing.count == 5
+
+
+def test_capped_samples_of_a_short_call_still_span_the_budget():
+    # 100 µs calls, 20 samples at most: the samples must still cover ~0.2 s, not 20 calls.
+    call = Counted(1e-4)
+    timing = measure(call, CPU, budget_s=0.2, max_samples=20, target_sample_s=1e-4)
+    assert timing.count == 20
+    timed_s = timing.count * timing.calls_per_sample * timing.wall_per_call_s
+    assert 0.15 < timed_s < 0.6
