@@ -120,7 +120,8 @@ def crossover_view(site: Site, data: Dataset, env: Environment, workload: str) -
         first_not_faster = next((b for b, ratio in measured
                                  if ratio < 1.0 + metrics.MEANINGFUL_GAIN), None)
         stops.append({"mode": mode, "base": base, "measured": bool(measured),
-                      "batch": first_not_faster})
+                      "batch": first_not_faster, "batches": [b for b, _ in measured],
+                      "of": len(rows)})
     names = [f"{mode} vs {base}" for mode, base in CROSSOVER_PAIRS]
     series = {name: [charts.Point(row["batch"], row["ratios"][i]) for row in rows
                      if row["ratios"][i] is not None] for i, name in enumerate(names)}
