@@ -100,3 +100,16 @@ def test_guide_summary_counts_wins_per_class(docs):
                         ENV_A)
     assert row(summary, "launch-bound", "4").startswith(
         "| launch-bound | 4 | reduce-overhead (2), default (1), eager (1) | 1.00× (4) |")
+
+
+def test_home_page_shows_each_claims_verdict_linked_to_its_evidence(docs):
+    index = read(docs, "index.md")
+    glance = index[index.index("## Claims at a glance"):index.index("## Speedup over eager")]
+    said = next(c.said for c in CLAIMS if c.slug == "vit-advanced-modes")
+    assert row(glance, f"[{said}](analysis/claims.md#vit-advanced-modes)").endswith(
+        "| holds in part |")
+
+
+def test_home_page_without_records_judges_no_claim(tmp_path):
+    build(tmp_path / "missing", tmp_path / "docs")
+    assert "no claim has been judged" in read(tmp_path / "docs", "index.md")

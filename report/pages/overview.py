@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from report import charts, metrics
 from report.dataset import Dataset, Environment
+from report.pages import claims
 from report.pages.common import by_backend, eager_of, workload_label
 from report.site import Site
 
@@ -56,4 +57,5 @@ def render(site: Site) -> None:
 
     batched = [w for w in data.workloads if data.batches(w) != [None]]
     site.page(PAGE, "index.md.j2", backends=by_backend(data, build),
+              verdicts=claims.verdict_table(data, claims.sections(data)),
               representative={w: data.representative_batch(w) for w in batched})
