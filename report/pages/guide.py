@@ -9,7 +9,6 @@ from report import metrics
 from report.dataset import Dataset, Environment
 from report.pages.common import by_backend, eager_of, move_summary, repeated_cases
 from report.site import Site
-from report.vocabulary import BASELINE_MODE
 
 UNPROFILED = "not profiled"  # backends without a GPU busy fraction (CPU)
 CLASSES = ("launch-bound", "mixed", "device-bound", UNPROFILED)
@@ -37,9 +36,8 @@ def case_row(data: Dataset, env: Environment, workload: str, batch: int | None) 
         "runner_up_speedup": metrics.speedup(eager, runner_up), "margin": margin,
         # Overlapping interquartile ranges: within one run the two cannot be told apart.
         "tie": best.timing["q3_s"] >= runner_up.timing["q1_s"],
-        "cold": cold if best.mode != BASELINE_MODE else None,
-        "break_even": (metrics.break_even_calls(cold, eager, best)
-                       if best.mode != BASELINE_MODE else None),
+        # Where eager itself is fastest the page prints "none" for both.
+        "cold": cold, "break_even": metrics.break_even_calls(cold, eager, best),
         "class": metrics.boundedness(busy) or UNPROFILED,
     }
 
