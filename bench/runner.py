@@ -183,9 +183,14 @@ def run(cases: list[CaseKey], env: Environment, config: RunConfig, out=sys.stdou
           f"{path} (--force re-measures)", file=out, flush=True)
     began = time.monotonic()
     deadline = began + config.max_minutes * 60 if config.max_minutes else float("inf")
+    longest_s = 0.0
     for number, key in enumerate(todo, start=1):
         elapsed = time.monotonic() - began
-        if time.monotonic() >= deadline:
+        left_s = deadline - time.monotonic()
+        if left_s < longest_s:
+            # A case started now would most likely be cut off, and its device time wasted.
+            print(f"not starting another case: {max(left_s, 0):.0f} s left, and the longest case "
+                  f"so far took {longest_s:.0f} s", file=out, flush=True)
             _print_stop(elapsed, len(todo) - number + 1, out)
             break
         batch = "-" if key.batch_size is None else key.batch_size
@@ -200,7 +205,9 @@ def run(cases: list[CaseKey], env: Environment, config: RunConfig, out=sys.stdou
             print("    stopped unfinished at --max-minutes; not recorded", file=out, flush=True)
             _print_stop(time.monotonic() - began, len(todo) - number + 1, out)
             break
-        record = to_record(key, result, env, config.profile, started_at, time.monotonic() - start)
+        duration_s = time.monotonic() - start
+        longest_s = max(longest_s, duration_s)
+        record = to_record(key, result, env, config.profile, started_at, duration_s)
         append_record(path, record)
         print(f"    {describe(record)}", file=out, flush=True)
     return path

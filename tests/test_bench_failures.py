@@ -144,3 +144,24 @@ def test_run_deadline_leaves_the_unfinished_case_unrecorded_and_resumable(tmp_pa
     assert not path.exists() or records(path) == []
     assert "stopped unfinished at --max-minutes; not recorded" in out.getvalue()
     assert "2 case(s) left; run again to resume" in out.getvalue()
+
+
+def test_run_does_not_start_a_case_that_the_longest_so_far_says_will_not_finish(tmp_path):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    hang_s = 6.0
+    cfg = RunConfig(profile="quick", shapes="tiny", tag="main", force=False, timeout_s=hang_s,
+                    budget_s=0.02, results_dir=tmp_path / "results",
+                    max_minutes=1.6 * hang_s / 60)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTHONPATH", os.pathsep.join([str(FAULTS_DIR), str(ROOT)]))
+        patch.setenv("ATLAS_TEST_FAULTS", "launch-chain-10=hang")
+        patch.setenv("ATLAS_TEST_FAULT_DIR", str(scratch))
+        out = io.StringIO()
+        # The hang times out after hang_s, leaving about 0.6 * hang_s: less than it took.
+        path = run([key("launch-chain-10"), key(OK_WORKLOAD)], collect("cpu", "deadline-test"),
+                   cfg, out=out)
+    assert [r.status for r in records(path)] == ["timeout"]
+    assert "not starting another case" in out.getvalue()
+    assert "stopped unfinished" not in out.getvalue()
+    assert "1 case(s) left; run again to resume" in out.getvalue()
