@@ -1,0 +1,72 @@
+"""Which PyTorch release CI should measure next: the newest on PyPI that results/ lacks.
+
+    python -m report.releases [--results results] [--backend cpu] [--pypi-json FILE]
+
+prints that release, or nothing when the results already cover the newest one, so the
+scheduled workflow (.github/workflows/torch-release.yml) measures each release once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from report.load import ResultsError, load_results
+
+PYPI_TORCH = "https://pypi.org/pypi/torch/json"
+# Final releases only: "2.13.0", never "2.14.0rc1" or "2.14.0.dev20261101".
+_FINAL = re.compile(r"\d+(\.\d+)*")
+
+
+def final_releases(pypi: dict[str, Any]) -> list[str]:
+    """PyPI's final torch releases that still have an installable file, oldest first."""
+    releases = [
+        version for version, files in pypi.get("releases", {}).items()
+        if _FINAL.fullmatch(version) and any(not f.get("yanked", False) for f in files)
+    ]
+    return sorted(releases, key=lambda v: tuple(int(part) for part in v.split(".")))
+
+
+def measured_releases(results_dir: Path, backend: str) -> set[str]:
+    """Torch releases with at least one record from `backend`, without local tags (+cpu)."""
+    return {r.env["torch"].split("+")[0] for r in load_results(results_dir)
+            if r.backend == backend}
+
+
+def next_release(pypi: dict[str, Any], measured: set[str]) -> str | None:
+    releases = final_releases(pypi)
+    newest = releases[-1] if releases else None
+    return newest if newest not in measured else None
+
+
+def _fetch_pypi() -> dict[str, Any]:
+    with urllib.request.urlopen(PYPI_TORCH, timeout=60) as response:
+        return json.load(response)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m report.releases", description=__doc__.split(
+        "\n")[0])
+    parser.add_argument("--results", type=Path, default=Path("results"))
+    parser.add_argument("--backend", default="cpu", help="whose records count (default: cpu)")
+    parser.add_argument("--pypi-json", type=Path,
+                        help=f"read PyPI's answer from a file instead of {PYPI_TORCH}")
+    args = parser.parse_args(argv)
+    try:
+        pypi = json.loads(args.pypi_json.read_text()) if args.pypi_json else _fetch_pypi()
+        release = next_release(pypi, measured_releases(args.results, args.backend))
+    except (OSError, ValueError, ResultsError) as error:  # ResultsError names file:line
+        print(f"report.releases: {error}", file=sys.stderr)
+        return 1
+    if release:
+        print(release)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
