@@ -4,11 +4,15 @@ of each case, its margin, and ties that one run cannot settle."""
 from __future__ import annotations
 
 import pytest
+from fixtures import ROOT
 from fixtures import make_results as fx
 from test_report_pages import env_block, read, row
 
 from report.build import build
 from report.claims import CLAIMS, Claim, Comparison, verdict
+from report.dataset import Dataset
+from report.load import load_results
+from report.vocabulary import MODES
 
 ENV_A = fx.ENV_A.env_id()
 VIT = "[vit16x6x384](../workloads/vit16x6x384.md)"
@@ -113,3 +117,13 @@ def test_home_page_shows_each_claims_verdict_linked_to_its_evidence(docs):
 def test_home_page_without_records_judges_no_claim(tmp_path):
     build(tmp_path / "missing", tmp_path / "docs")
     assert "no claim has been judged" in read(tmp_path / "docs", "index.md")
+
+
+@pytest.mark.parametrize("claim", CLAIMS, ids=lambda claim: claim.slug)
+def test_every_claim_names_modes_and_cases_the_committed_records_have(claim):
+    """A misspelt name would leave a claim "not measured" everywhere without any error."""
+    data = Dataset(load_results(ROOT / "results"))
+    assert {claim.baseline, *claim.modes} <= set(MODES)
+    assert set(claim.workloads) <= set(data.workloads)
+    assert set(claim.families) <= {data.family(w) for w in data.workloads}
+    assert (claim.at_least is None) != (claim.below is None)
