@@ -50,8 +50,8 @@ def _fetch_pypi() -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m report.releases", description=__doc__.split(
-        "\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m report.releases",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=Path, default=Path("results"))
     parser.add_argument("--backend", default="cpu", help="whose records count (default: cpu)")
     parser.add_argument("--pypi-json", type=Path,
