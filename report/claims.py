@@ -80,6 +80,8 @@ class Comparison:
     result: Result | None
     speedup: float | None
     agrees: bool | None  # None: not both measured
+    # A repeated measurement of either side (another tag) gives the other answer.
+    flips_on_rerun: bool = False
 
 
 def claim_workloads(claim: Claim, data: Dataset) -> list[str]:
@@ -100,9 +102,24 @@ def compare(claim: Claim, data: Dataset, env: Environment) -> list[Comparison]:
                 if result is None and baseline is None:
                     continue
                 speedup = metrics.speedup(baseline, result)
-                rows.append(Comparison(workload, batch, mode, baseline, result, speedup,
-                                       None if speedup is None else claim.predicts(speedup)))
+                agrees = None if speedup is None else claim.predicts(speedup)
+                rows.append(Comparison(workload, batch, mode, baseline, result, speedup, agrees,
+                                       agrees is not None and agrees != all_runs_agree(
+                                           claim, data, env, workload, mode, batch)))
     return rows
+
+
+def all_runs_agree(claim: Claim, data: Dataset, env: Environment, workload: str, mode: str,
+                   batch: int | None) -> bool | None:
+    """The claim's answer if every pairing of the two sides' runs gives the same one, else
+    None: a rerun of either case is as much a draw as the `main` record."""
+    def runs(of_mode: str) -> list[Result]:
+        main = data.get(env.env_id, workload, of_mode, batch)
+        return [r for r in (main, *data.repeats(env.env_id, workload, of_mode, batch)) if r]
+
+    answers = {claim.predicts(s) for b in runs(claim.baseline) for r in runs(mode)
+               if (s := metrics.speedup(b, r)) is not None}
+    return answers.pop() if len(answers) == 1 else None
 
 
 def verdict(rows: list[Comparison]) -> str:

@@ -127,3 +127,22 @@ def test_every_claim_names_modes_and_cases_the_committed_records_have(claim):
     assert set(claim.workloads) <= set(data.workloads)
     assert set(claim.families) <= {data.family(w) for w in data.workloads}
     assert (claim.at_least is None) != (claim.below is None)
+
+
+def test_comparison_that_a_rerun_contradicts_is_marked_unsettled(tmp_path):
+    """Batch 1's rerun of reduce-overhead is 2.5 times slower, enough to fall below the
+    claim's 1.30x; batch 2's rerun moves 1% and changes nothing."""
+    records = [fx.ok_record(fx.ENV_A, "vit16x6x384", mode, batch)
+               for batch in (1, 2) for mode in ("eager", "reduce-overhead")]
+    records += [fx.ok_record(fx.ENV_A, "vit16x6x384", "reduce-overhead", 1, tag="rerun-1",
+                             scale=2.5),
+                fx.ok_record(fx.ENV_A, "vit16x6x384", "reduce-overhead", 2, tag="rerun-1",
+                             scale=1.01)]
+    fx.write(tmp_path / "results" / "r.jsonl", records)
+    build(tmp_path / "results", tmp_path / "docs")
+    block = env_block(section(read(tmp_path / "docs", "analysis/claims.md"),
+                              "vit-advanced-modes"), ENV_A)
+    assert "Unsettled: 1 of the 2 flip on rerun" in " ".join(block.split())
+    # The verdict and speedup still come from the `main` records.
+    assert row(block, VIT, "1", "reduce-overhead").endswith("| 2.86× | yes (flips on rerun) |")
+    assert row(block, VIT, "2", "reduce-overhead").endswith("| yes |")

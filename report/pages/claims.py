@@ -18,7 +18,8 @@ def sections(data: Dataset) -> list[dict]:
                 return None
             judged = [row for row in rows if row.agrees is not None]
             return {"rows": rows, "verdict": claims.verdict(rows), "judged": len(judged),
-                    "agree": sum(row.agrees for row in judged)}
+                    "agree": sum(row.agrees for row in judged),
+                    "flips": sum(row.flips_on_rerun for row in judged)}
 
         found.append({"claim": claim, "workloads": claims.claim_workloads(claim, data),
                       "backends": by_backend(data, build)})
