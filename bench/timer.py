@@ -10,6 +10,10 @@ from bench.backends import Backend
 from bench.records import Timing
 from bench.stats import summarize
 
+# Above this a single host-timed call is precise enough, and min_samples of them would
+# stretch a case to minutes.
+SLOW_CALL_S = 0.05
+
 
 def measure(call: Callable[[], object], backend: Backend, budget_s: float,
             min_samples: int = 10, max_samples: int = 400,
@@ -17,7 +21,7 @@ def measure(call: Callable[[], object], backend: Backend, budget_s: float,
     # The caller has already run `call` at least once, so compilation and cudagraph
     # recording are out of the way; here we only estimate, warm, and time.
     estimate_calls = 0
-    if known_call_s is not None and known_call_s > 0.05:
+    if known_call_s is not None and known_call_s > SLOW_CALL_S:
         estimate = known_call_s  # slow calls: a caller's single timing is precise enough
     else:
         estimate_calls = 5
@@ -25,8 +29,8 @@ def measure(call: Callable[[], object], backend: Backend, budget_s: float,
         for _ in range(estimate_calls):
             call()
         estimate = max((backend.clock() - start) / estimate_calls, 1e-7)
-    if estimate > budget_s:
-        min_samples = 5  # seconds-long calls: fewer samples keep a case within minutes
+    if estimate > max(budget_s, SLOW_CALL_S):
+        min_samples = 5
 
     # A sample groups enough back-to-back calls to be well above timer resolution,
     # yet stays one call when calls are long so slow cases still get many samples.
