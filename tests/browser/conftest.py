@@ -220,7 +220,9 @@ class _Tab:
             self.errors.append(f"HTTP {response.status}: {response.url}")
 
     def _on_request_failed(self, request, base_url: str) -> None:
-        if request.url.startswith(base_url):
+        # ERR_ABORTED is the browser cancelling a fetch itself (a favicon load, when
+        # tabs load side by side); a file the site lacks shows up as an HTTP 404 above.
+        if request.url.startswith(base_url) and request.failure != "net::ERR_ABORTED":
             self.errors.append(f"request failed ({request.failure}): {request.url}")
 
     def start(self, url: str) -> None:
