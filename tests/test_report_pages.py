@@ -174,6 +174,9 @@ def test_stability_summary_counts_cases_that_moved_between_runs(docs):
     repeated = env_block(read(docs, "analysis/stability.md"), ENV_A)
     assert "0 of the 2 cases measured more than once moved by more than\n    10.0%" in repeated
     assert "**" not in row(repeated, "[matmul-128](../workloads/matmul-128.md)", "—", "eager")
+    # Every fixture record's IQR is 5% of its median; a 9.3% move is not twice that.
+    summary = " ".join(repeated.split())
+    assert "the same records' IQR was a median 5.0% of their median." in summary
 
 
 @pytest.fixture(scope="module")
@@ -193,6 +196,9 @@ def test_stability_summary_bolds_and_names_the_largest_move(repeated_floor):
     page = env_block(read(repeated_floor, "analysis/stability.md"), ENV_A)
     assert "1 of the 2 cases measured more than once moved by more than" in page
     assert "the largest 50.0%\n    (trivial-call, default)." in page
+    # Median move (2% and 50%) 26%, against a 5% IQR inside each run.
+    assert ("IQR was a median 5.0% of their median, so the spread inside one run understates"
+            " how far a median moves between runs.") in " ".join(page.split())
     assert row(page, "[trivial-call](../workloads/trivial-call.md)", "—", "default").endswith(
         "| **50.0%** |")
     assert row(page, "[trivial-call](../workloads/trivial-call.md)", "—", "eager").endswith(

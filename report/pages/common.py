@@ -60,10 +60,14 @@ def repeated_cases(data: Dataset, env: Environment) -> list[dict[str, Any]]:
 
 
 def move_summary(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """How many repeated cases moved between runs, the median move and the largest."""
+    """How many repeated cases moved between runs, the median move and the largest, and
+    the median IQR / median of the same records within their own run."""
     compared = [row for row in rows if row["spread"] is not None]
     if not compared:
         return None
+    in_run = [ratio for row in compared for r in row["by_tag"].values()
+              if (ratio := metrics.iqr_ratio(r)) is not None]
     return {"compared": len(compared), "moved": sum(row["moved"] for row in compared),
             "median_spread": metrics.middle([row["spread"] for row in compared]),
+            "median_in_run_iqr": metrics.middle(in_run) if in_run else None,
             "largest": max(compared, key=lambda row: row["spread"])}
