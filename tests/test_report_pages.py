@@ -205,6 +205,14 @@ def test_stability_summary_bolds_and_names_the_largest_move(repeated_floor):
         "| 2.0% |")
 
 
+def test_stability_page_summarises_the_moves_of_each_mode(repeated_floor):
+    page = env_block(read(repeated_floor, "analysis/stability.md"), ENV_A)
+    by_mode = page[page.index("| mode | cases | median move | largest move |"):]
+    assert row(by_mode, "eager") == "| eager | 1 | 2.0% | 2.0% |"
+    assert row(by_mode, "default") == "| default | 1 | 50.0% | 50.0% |"
+    assert "| reduce-overhead |" not in by_mode.split("\n\n")[0]  # never repeated
+
+
 def test_floor_table_shows_the_other_runs_of_each_mode(repeated_floor):
     page = read(repeated_floor, "analysis/launch-overhead.md")
     floor = env_block(page[page.index("## The per-call floor"):], ENV_A)

@@ -8,6 +8,18 @@ from report.pages.common import by_backend, move_summary, repeated_cases
 from report.site import Site
 
 
+def moves_by_mode(rows: list[dict], modes: list[str]) -> list[dict]:
+    """Median and largest move per mode: whether a mode's timings repeat at all."""
+    found = []
+    for mode in modes:
+        spreads = [row["spread"] for row in rows
+                   if row["mode"] == mode and row["spread"] is not None]
+        if spreads:
+            found.append({"mode": mode, "cases": len(spreads),
+                          "median": metrics.middle(spreads), "largest": max(spreads)})
+    return found
+
+
 def render(site: Site) -> None:
     data = site.data
 
@@ -16,7 +28,8 @@ def render(site: Site) -> None:
         if not rows:
             return None
         tags = [t for t in data.tags if any(t in row["by_tag"] for row in rows)]
-        return {"rows": rows, "tags": tags, "summary": move_summary(rows)}
+        return {"rows": rows, "tags": tags, "summary": move_summary(rows),
+                "by_mode": moves_by_mode(rows, data.modes)}
 
     def unstable(env: Environment):
         rows = [r for r in data.results(env_id=env.env_id, tag=None) if metrics.is_unstable(r)]
