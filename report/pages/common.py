@@ -67,7 +67,11 @@ def move_summary(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
         return None
     in_run = [ratio for row in compared for r in row["by_tag"].values()
               if (ratio := metrics.iqr_ratio(r)) is not None]
+    median_spread = metrics.middle([row["spread"] for row in compared])
+    median_in_run = metrics.middle(in_run) if in_run else None
     return {"compared": len(compared), "moved": sum(row["moved"] for row in compared),
-            "median_spread": metrics.middle([row["spread"] for row in compared]),
-            "median_in_run_iqr": metrics.middle(in_run) if in_run else None,
+            "median_spread": median_spread, "median_in_run_iqr": median_in_run,
+            # Moves well beyond the in-run IQR: that IQR is no error bar across runs.
+            "in_run_understates": median_in_run is not None
+            and median_spread > 2 * median_in_run,
             "largest": max(compared, key=lambda row: row["spread"])}
