@@ -103,4 +103,6 @@ def test_capped_samples_of_a_short_call_still_span_the_budget():
     timing = measure(call, CPU, budget_s=0.2, max_samples=20, target_sample_s=1e-4)
     assert timing.count == 20
     timed_s = timing.count * timing.calls_per_sample * timing.wall_per_call_s
-    assert 0.15 < timed_s < 0.6
+    # 20 single calls would span 2 ms. The sleeps' estimate runs long on a busy host,
+    # which groups fewer calls, so the lower bound leaves room below 0.2 s.
+    assert 0.1 < timed_s < 0.6
