@@ -1,6 +1,9 @@
 """Execution modes as data plus one small adapter each.
 
 A mode turns an eager callable and its example inputs into the callable that is timed.
+Each mode's traits are stated here and nowhere else: records carry a copy, so the report
+never restates which modes compile or replay CUDA graphs. This module imports torch only
+inside the adapters, so the record layer can read the traits without it.
 """
 
 from __future__ import annotations
@@ -8,40 +11,55 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import torch
+from bench.records import ModeTraits
 
-Prepare = Callable[[Callable, Sequence[torch.Tensor]], Callable]
+Prepare = Callable[[Callable, Sequence], Callable]
 
 
 @dataclass(frozen=True)
 class Mode:
     name: str
-    description: str
+    traits: ModeTraits
     prepare: Prepare
-    compiled: bool  # goes through torch.compile, so has compile times and Dynamo counters
     needs: frozenset[str] = frozenset()  # backends it can run on; empty means all
+
+    @property
+    def description(self) -> str:
+        return self.traits.description
+
+    @property
+    def compiled(self) -> bool:
+        return self.traits.compiled
 
     def unsupported_reason(self, backend: str) -> str | None:
         if self.needs and backend not in self.needs:
             return f"{self.name} needs backend {'/'.join(sorted(self.needs))}, not {backend}"
         return None
 
+    def applies_to(self, varying_shapes: bool) -> bool:
+        """Dynamic-shape compilation is only worth measuring where shapes vary."""
+        return varying_shapes or not self.traits.dynamic
 
-def _eager(fn: Callable, inputs: Sequence[torch.Tensor]) -> Callable:
+
+def _eager(fn: Callable, inputs: Sequence) -> Callable:
     return fn
 
 
-def _compiled(mode: str | None) -> Prepare:
-    def prepare(fn: Callable, inputs: Sequence[torch.Tensor]) -> Callable:
-        return torch.compile(fn, mode=mode)
+def _compiled(mode: str | None, dynamic: bool | None = None) -> Prepare:
+    def prepare(fn: Callable, inputs: Sequence) -> Callable:
+        import torch
+
+        return torch.compile(fn, mode=mode, dynamic=dynamic)
 
     return prepare
 
 
-def _cuda_graph(fn: Callable, inputs: Sequence[torch.Tensor]) -> Callable:
+def _cuda_graph(fn: Callable, inputs: Sequence) -> Callable:
     """Capture the eager function once; each call copies its inputs into the static
     buffers and replays. The returned tensor is the static output, overwritten by
     the next replay, exactly as a hand-written graph loop behaves."""
+    import torch
+
     static_inputs = [x.clone() for x in inputs]
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
@@ -55,7 +73,7 @@ def _cuda_graph(fn: Callable, inputs: Sequence[torch.Tensor]) -> Callable:
     with torch.cuda.graph(graph):
         static_output = fn(*static_inputs)
 
-    def replay(*args: torch.Tensor):
+    def replay(*args):
         for static, arg in zip(static_inputs, args, strict=True):
             static.copy_(arg)
         graph.replay()
@@ -64,20 +82,33 @@ def _cuda_graph(fn: Callable, inputs: Sequence[torch.Tensor]) -> Callable:
     return replay
 
 
+def _mode(name: str, prepare: Prepare, description: str, *, compiled: bool = True,
+          cuda_graphs: bool = False, autotune: bool = False, dynamic: bool = False,
+          needs: frozenset[str] = frozenset()) -> Mode:
+    return Mode(name, ModeTraits(compiled=compiled, cuda_graphs=cuda_graphs, autotune=autotune,
+                                 dynamic=dynamic, description=description), prepare, needs)
+
+
 MODES: dict[str, Mode] = {
     m.name: m
     for m in (
-        Mode("eager", "PyTorch eager execution, one kernel launch per op", _eager, False),
-        Mode("default", "torch.compile() with default options: Inductor fusion, no CUDA graphs",
-             _compiled(None), True),
-        Mode("reduce-overhead", "torch.compile(mode='reduce-overhead'): Inductor plus CUDA graph "
-             "trees on CUDA", _compiled("reduce-overhead"), True),
-        Mode("max-autotune-no-cudagraphs", "torch.compile(mode='max-autotune-no-cudagraphs'): "
-             "autotuned GEMM/conv templates, no CUDA graphs", _compiled("max-autotune-no-cudagraphs"),
-             True),
-        Mode("max-autotune", "torch.compile(mode='max-autotune'): autotuned templates plus CUDA "
-             "graphs on CUDA", _compiled("max-autotune"), True),
-        Mode("cuda-graph", "manual torch.cuda.CUDAGraph capture of the eager function with static "
-             "input buffers", _cuda_graph, False, frozenset({"cuda"})),
+        _mode("eager", _eager, "PyTorch eager execution, one kernel launch per op", compiled=False),
+        _mode("default", _compiled(None),
+              "torch.compile() with default options: Inductor fusion, no CUDA graphs"),
+        _mode("reduce-overhead", _compiled("reduce-overhead"),
+              "torch.compile(mode='reduce-overhead'): Inductor plus CUDA graph trees on CUDA",
+              cuda_graphs=True),
+        _mode("max-autotune-no-cudagraphs", _compiled("max-autotune-no-cudagraphs"),
+              "torch.compile(mode='max-autotune-no-cudagraphs'): autotuned GEMM/conv templates, "
+              "no CUDA graphs", autotune=True),
+        _mode("max-autotune", _compiled("max-autotune"),
+              "torch.compile(mode='max-autotune'): autotuned templates plus CUDA graphs on CUDA",
+              cuda_graphs=True, autotune=True),
+        _mode("cuda-graph", _cuda_graph,
+              "manual torch.cuda.CUDAGraph capture of the eager function with static input buffers",
+              compiled=False, cuda_graphs=True, needs=frozenset({"cuda"})),
+        _mode("default-dynamic", _compiled(None, dynamic=True),
+              "torch.compile(dynamic=True): one graph with symbolic shapes from the first call",
+              dynamic=True),
     )
 }

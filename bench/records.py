@@ -1,36 +1,69 @@
 """Result records: immutable, versioned, one JSON object per line.
 
 The results files are the only boundary between `bench/` (which needs torch) and
-`report/` (which must not import it), so this module uses the standard library
-alone and its field names are the contract both sides keep.
+`report/` (which must not import it). This module is the one definition of a record
+for both sides: the dataclasses are the schema, `record_from_dict` validates a line
+against them (types, finiteness, timings that cannot happen), and `upgrade` brings
+older versions up to date in memory. It uses the standard library alone.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import errno
 import fcntl
+import hashlib
 import json
+import math
 import os
+import sys
+import types
+import typing
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
-STATUSES = ("ok", "error", "timeout", "oom", "unsupported", "skipped")
+STATUSES = ("ok", "error", "timeout", "oom", "unsupported")
 
 
 @dataclass(frozen=True)
 class CaseKey:
-    """What was measured. Two records with equal keys and env_id are the same case."""
+    """What was measured. Records with equal keys and env_id are processes of one case."""
 
     backend: str
     workload: str
     mode: str
-    batch_size: int | None
+    batch_size: int | None  # the workload's size axis: a batch, or a matrix size for sweeps
     shapes: str = "seed"  # "tiny" shrinks every shape, for tests and smoke runs
-    tag: str = "main"  # lets the same case be measured again on purpose (run-to-run spread)
+    tag: str = "main"  # lets the same case be measured again on purpose, apart from its repeats
+
+
+@dataclass(frozen=True)
+class Process:
+    """Which of a case's independent processes this record is, and what ran beside it."""
+
+    repeat: int  # 0-based; repeats of one case run interleaved with other cases
+    repeats: int  # how many processes the run planned for each case
+    run_id: str | None  # one id per `python -m bench` invocation
+    gpu: int | None  # the device index the case was pinned to
+    workers: int  # cases the run measured at the same time (one per GPU)
+    parent_import_s: float | None  # the run's one-time cost of importing torch and Inductor
+    cache: str  # "cold": empty compile caches; "warm": the first repeat's caches
+
+
+@dataclass(frozen=True)
+class ModeTraits:
+    """Copied from bench/modes.py into every record, so the report never lists modes."""
+
+    compiled: bool  # goes through torch.compile: compile times and Dynamo counters
+    cuda_graphs: bool  # replays CUDA graphs where the backend has them
+    autotune: bool  # searches kernel configurations while compiling
+    dynamic: bool  # compiles with dynamic shapes from the first call
+    description: str
 
 
 @dataclass(frozen=True)
@@ -55,9 +88,9 @@ class Timing:
 class CompileTimes:
     """First-call latency, which is where compilation happens.
 
-    cold: fresh, empty Inductor/Triton cache directories.
+    cold: the process's first call, with the compile caches `Process.cache` names.
     warm: the same process after torch._dynamo.reset() and clearing Inductor's
-    in-memory caches, so only the on-disk caches written by the cold run help.
+    in-memory caches, so only the on-disk caches written by the first call help.
     """
 
     cold_first_call_s: float | None
@@ -95,7 +128,7 @@ class DynamoCounters:
 
 @dataclass(frozen=True)
 class Correctness:
-    reference: str  # what the output was compared with, e.g. "eager"
+    reference: str  # "float64": the same case in double precision; v1 records say "eager"
     rel_error: float  # ||out - ref|| / ||ref|| in float64
     tolerance: float
     passed: bool
@@ -110,6 +143,26 @@ class WorkloadInfo:
     flops: int | None
     bytes_moved: int | None  # fewest bytes: every input and weight read once, every output written once
     parameters: int
+    training: bool = False  # a forward, backward and optimizer step per call
+    axis: str = "batch"  # what CaseKey.batch_size means: "batch", or "n" for a matrix size
+    batch_cycle: tuple[int, ...] = ()  # batch sizes taken in turn by successive calls, if any
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """A pitfall experiment run inside a case: evidence for the methodology page."""
+
+    name: str
+    summary: str
+    outcome: str | None  # a categorical answer, such as "overwritten"
+    figures: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class WarmupCurve:
+    """Latency of each call right after the first (compiling) one, synchronized per call."""
+
+    latencies_s: tuple[float, ...]
 
 
 @dataclass(frozen=True)
@@ -147,10 +200,13 @@ class Environment:
         return {name: getattr(self, name) for name in self.IDENTITY_FIELDS}
 
     def env_id(self) -> str:
-        import hashlib
-
         canonical = json.dumps(self.identity(), sort_keys=True)
         return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+
+# The sections a case process measures; the runner copies them from its result as they are.
+MEASURED_SECTIONS = ("workload_info", "timing", "compile", "memory", "activity", "dynamo",
+                     "correctness", "probes", "warmup", "stages_s", "log_tail")
 
 
 @dataclass(frozen=True)
@@ -161,8 +217,10 @@ class Record:
     profile: str
     env: Environment
     env_id: str
-    started_at: str  # ISO 8601, UTC
+    started_at: str  # ISO 8601 with a UTC offset
     duration_s: float
+    process: Process
+    mode_traits: ModeTraits
     workload_info: WorkloadInfo | None = None
     timing: Timing | None = None
     compile: CompileTimes | None = None
@@ -170,12 +228,14 @@ class Record:
     activity: Activity | None = None
     dynamo: DynamoCounters | None = None
     correctness: Correctness | None = None
+    probes: tuple[ProbeResult, ...] = ()
+    warmup: WarmupCurve | None = None
+    stages_s: dict[str, float] = field(default_factory=dict)
+    log_tail: tuple[str, ...] = ()
     schema_version: int = SCHEMA_VERSION
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.status not in STATUSES:
-            raise ValueError(f"status {self.status!r} is not one of {', '.join(STATUSES)}")
+        _check_record(self)
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), sort_keys=True, allow_nan=False)
@@ -185,64 +245,224 @@ class MalformedRecord(ValueError):
     """A results line that cannot be read; the message names the file and line."""
 
 
-_NESTED = {
-    "key": CaseKey,
-    "env": Environment,
-    "workload_info": WorkloadInfo,
-    "timing": Timing,
-    "compile": CompileTimes,
-    "memory": Memory,
-    "activity": Activity,
-    "dynamo": DynamoCounters,
-    "correctness": Correctness,
-}
+class RecordWriteError(OSError):
+    """A record could not be written whole; nothing of it was left in the file."""
 
 
-def _tuples(value: Any) -> Any:
-    if isinstance(value, list):
-        return tuple(_tuples(item) for item in value)
-    return value
+# ---- validation -------------------------------------------------------------------------
+
+def _check_record(record: Record) -> None:
+    if record.schema_version != SCHEMA_VERSION:
+        raise ValueError(f"schema_version {record.schema_version} is not {SCHEMA_VERSION}")
+    if record.status not in STATUSES:
+        raise ValueError(f"status {record.status!r} is not one of {', '.join(STATUSES)}")
+    if record.env.backend != record.key.backend:
+        raise ValueError(f"env.backend {record.env.backend!r} differs from key.backend "
+                         f"{record.key.backend!r}")
+    if record.env_id != record.env.env_id():
+        raise ValueError(f"env_id {record.env_id!r} does not match the environment "
+                         f"({record.env.env_id()})")
+    try:
+        stamp = datetime.fromisoformat(record.started_at)
+    except ValueError:
+        raise ValueError(f"started_at {record.started_at!r} is not an ISO 8601 time") from None
+    if stamp.tzinfo is None:
+        raise ValueError(f"started_at {record.started_at!r} has no UTC offset")
+    if record.duration_s < 0:
+        raise ValueError(f"duration_s {record.duration_s} is negative")
+    if not 0 <= record.process.repeat < record.process.repeats:
+        raise ValueError(f"process.repeat {record.process.repeat} is outside 0..repeats-1 "
+                         f"({record.process.repeats})")
+    if record.status == "ok":
+        if record.timing is None:
+            raise ValueError("an ok record has no timing")
+        _check_timing(record.timing)
+    if record.warmup and any(x <= 0 for x in record.warmup.latencies_s):
+        raise ValueError("warmup.latencies_s holds a latency of 0 or below")
 
 
-def record_from_dict(data: dict[str, Any]) -> Record:
+def _check_timing(timing: Timing) -> None:
+    if not timing.samples or any(s <= 0 for s in timing.samples):
+        raise ValueError("timing.samples is empty or holds a value of 0 or below")
+    if timing.count != len(timing.samples):
+        raise ValueError(f"timing.count {timing.count} != {len(timing.samples)} samples")
+    if timing.median_s <= 0 or timing.min_s <= 0 or timing.wall_per_call_s <= 0:
+        raise ValueError("timing holds a median, min or wall time of 0 or below")
+    if not timing.min_s <= timing.q1_s <= timing.median_s <= timing.q3_s:
+        raise ValueError(f"timing is impossible: need min <= q1 <= median <= q3, got "
+                         f"{timing.min_s:g}, {timing.q1_s:g}, {timing.median_s:g}, {timing.q3_s:g}")
+    if timing.calls_per_sample < 1:
+        raise ValueError(f"timing.calls_per_sample {timing.calls_per_sample} is below 1")
+
+
+def _describe(hint: Any) -> str:
+    return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
+
+
+def _convert(value: Any, hint: Any, where: str) -> Any:
+    """`value` from JSON as the annotated type `hint`, or ValueError naming `where`."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        options = typing.get_args(hint)
+        if value is None and type(None) in options:
+            return None
+        errors = []
+        for option in options:
+            if option is type(None):
+                continue
+            try:
+                return _convert(value, option, where)
+            except ValueError as error:
+                errors.append(error)
+        raise errors[0]
+    if dataclasses.is_dataclass(hint):
+        if not isinstance(value, dict):
+            raise ValueError(f"{where}: expected an object, got {type(value).__name__}")
+        return _build(hint, value, where)
+    if origin is tuple:
+        if not isinstance(value, list | tuple):
+            raise ValueError(f"{where}: expected a list, got {type(value).__name__}")
+        item_hint = typing.get_args(hint)[0]
+        return tuple(_convert(item, item_hint, f"{where}[{i}]") for i, item in enumerate(value))
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ValueError(f"{where}: expected an object, got {type(value).__name__}")
+        key_hint, item_hint = typing.get_args(hint)
+        return {_convert(k, key_hint, where): _convert(v, item_hint, f"{where}.{k}")
+                for k, v in value.items()}
+    if hint is Any:
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"{where}: expected a number, got {value!r}")
+        if not math.isfinite(value):
+            raise ValueError(f"{where}: {value!r} is not a finite number")
+        return float(value)
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{where}: expected an integer, got {value!r}")
+        return value
+    if hint in (str, bool):
+        if not isinstance(value, hint):
+            raise ValueError(f"{where}: expected {hint.__name__}, got {value!r}")
+        return value
+    raise TypeError(f"{where}: no converter for {_describe(hint)}")
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _build(cls: type, data: dict[str, Any], where: str) -> Any:
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = {f.name: typing.get_type_hints(cls)[f.name]
+                               for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(hints))
+    if unknown:
+        raise ValueError(f"{where or 'record'}: unknown field(s) {', '.join(unknown)}")
+    required = [f.name for f in dataclasses.fields(cls)
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    missing = [name for name in required if name not in data]
+    if missing:
+        raise ValueError(f"{where or 'record'}: missing field(s) {', '.join(missing)}")
+    prefix = f"{where}." if where else ""
+    return cls(**{name: _convert(value, hints[name], prefix + name) for name, value in data.items()})
+
+
+def record_from_dict(data: Any) -> Record:
+    """A validated Record from a parsed JSON line of any supported schema version."""
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object, got {type(data).__name__}")
-    data = upgrade(data)
-    kwargs = dict(data)
-    for name, cls in _NESTED.items():
-        value = kwargs.get(name)
-        if value is None:
-            continue
-        if not isinstance(value, dict):
-            raise ValueError(f"{name}: expected an object, got {type(value).__name__}")
-        kwargs[name] = cls(**{k: _tuples(v) for k, v in value.items()})
-    return Record(**kwargs)
+    return _build(Record, upgrade(data), "")
 
 
-def upgrade(data: dict[str, Any]) -> dict[str, Any]:
-    """Bring an older record up to SCHEMA_VERSION. Version 1 is the first."""
-    version = data.get("schema_version")
-    if version != SCHEMA_VERSION:
-        raise ValueError(f"schema_version {version!r} is not supported (this reader knows 1)")
+# ---- upgrades ---------------------------------------------------------------------------
+
+def _v1_probe(name: str, found: dict[str, Any]) -> dict[str, Any]:
+    value = found.get("value")
+    if isinstance(value, dict):
+        return {"name": name, "summary": found["summary"], "outcome": None, "figures": value}
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return {"name": name, "summary": found["summary"], "outcome": None,
+                "figures": {"value": value}}
+    return {"name": name, "summary": found["summary"], "outcome": value, "figures": {}}
+
+
+def _upgrade_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 kept stage times, probes and log tails in a free-form `extra`, compared
+    outputs with eager, and ran each case in one process with an empty cache."""
+    from bench.modes import MODES  # torch-free at import; the traits are stated there alone
+
+    data = dict(data)
+    extra = data.pop("extra", None) or {}
+    data["schema_version"] = 2
+    data["stages_s"] = extra.get("stage_s", {})
+    data["log_tail"] = extra.get("log_tail", [])
+    data["probes"] = [_v1_probe(name, found) for name, found in extra.get("probes", {}).items()]
+    data["process"] = {"repeat": 0, "repeats": 1, "run_id": None, "gpu": None, "workers": 1,
+                       "parent_import_s": None, "cache": "cold"}
+    mode = MODES.get(data.get("key", {}).get("mode"))
+    if mode is None:
+        raise ValueError(f"key.mode {data.get('key', {}).get('mode')!r} is not a known mode")
+    data["mode_traits"] = dataclasses.asdict(mode.traits)
     return data
 
 
-def read_records(path: Path) -> Iterator[Record]:
-    with open(path, encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield record_from_dict(json.loads(line))
-            except (ValueError, TypeError) as error:
-                raise MalformedRecord(f"{path}:{number}: malformed record: {error}") from None
+UPGRADES = {1: _upgrade_1_to_2}
+
+
+def upgrade(data: dict[str, Any]) -> dict[str, Any]:
+    """Bring a record of an older schema version up to SCHEMA_VERSION, in memory only."""
+    version = data.get("schema_version")
+    while version in UPGRADES:
+        data = UPGRADES[version](data)
+        version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        known = ", ".join(str(v) for v in [*UPGRADES, SCHEMA_VERSION])
+        raise ValueError(f"schema_version {version!r} is not supported (this reader knows {known})")
+    return data
+
+
+# ---- files ------------------------------------------------------------------------------
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_line(raw: bytes) -> Record:
+    text = raw.decode("utf-8")  # UnicodeDecodeError is a ValueError
+    return record_from_dict(json.loads(text, parse_constant=_reject_constant))
+
+
+def read_records(path: Path, warn=None) -> Iterator[Record]:
+    """Every record in `path`. A malformed line raises MalformedRecord naming `path:line`,
+    except a last line without its newline: that is a write torn by a crash or a full
+    disk, which the next append cuts off, so it is skipped with a warning."""
+    data = Path(path).read_bytes()
+    lines = data.split(b"\n")
+    torn = lines.pop()  # b"" when the file ends with a newline
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            yield parse_line(raw)
+        except (ValueError, TypeError) as error:
+            raise MalformedRecord(f"{path}:{number}: malformed record: {error}") from None
+    if torn.strip():
+        (warn or _warn)(f"{path}:{len(lines) + 1}: skipping an unfinished last line "
+                        f"({len(torn)} bytes, no newline); the next append removes it")
+
+
+def _warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
 
 
 def append_record(path: Path, record: Record) -> None:
-    """Append one line under an exclusive lock, so concurrent runs never interleave.
+    """Append one whole line under an exclusive lock, or nothing at all.
 
-    The whole line goes out in a single write() on an O_APPEND descriptor and is
-    fsync'ed, so a run killed at any moment leaves only complete lines behind.
+    A torn tail left by an earlier crash is cut off first. If the disk fills mid-line
+    the partial line is removed again and RecordWriteError says so: a record is never
+    reported as saved unless every byte of it reached the file and was fsync'ed.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     line = (record.to_json() + "\n").encode()
@@ -250,18 +470,29 @@ def append_record(path: Path, record: Record) -> None:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         _drop_torn_tail(fd)
-        os.write(fd, line)
-        os.fsync(fd)
+        start = os.fstat(fd).st_size
+        written = 0
+        try:
+            while written < len(line):
+                count = os.write(fd, line[written:])
+                if count == 0:
+                    raise OSError(errno.ENOSPC, "no space left on device")
+                written += count
+            os.fsync(fd)
+        except OSError as error:
+            os.ftruncate(fd, start)
+            raise RecordWriteError(
+                error.errno, f"{path}: could not save the record of {record.key.workload} "
+                f"{record.key.mode} ({written} of {len(line)} bytes written): "
+                f"{error.strerror or error}") from None
     finally:
         os.close(fd)
 
 
 def _drop_torn_tail(fd: int) -> None:
-    """A writer killed by power loss can leave a line without its newline; cut it off."""
+    """A writer killed mid-line leaves a line without its newline; cut it off."""
     size = os.fstat(fd).st_size
-    if size == 0:
-        return
-    if os.pread(fd, 1, size - 1) == b"\n":
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
         return
     content = os.pread(fd, size, 0)
     os.ftruncate(fd, content.rfind(b"\n") + 1)
