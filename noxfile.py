@@ -1,6 +1,7 @@
 """Sessions: `nox -s bench docs` measures this machine and builds the site; `nox -s tests`."""
 
 import os
+from pathlib import Path
 
 import nox
 
@@ -10,6 +11,8 @@ nox.options.default_venv_backend = "venv"
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 # The torch release the suite is pinned to; ATLAS_TORCH or `-- --torch X` picks another.
 TORCH_PIN = "2.13.0"
+# Exact versions for every dependency group but torch (`nox -s lock` rewrites it).
+CONSTRAINTS = Path(__file__).parent / "constraints.txt"
 
 
 def torch_release(session: nox.Session) -> str:
@@ -29,10 +32,12 @@ def torch_release(session: nox.Session) -> str:
 
 
 def install(session: nox.Session, *groups: str, torch: str | None = None) -> None:
+    # ATLAS_TORCH_INDEX picks torch's index, e.g. https://download.pytorch.org/whl/cpu on a CPU runner.
+    index = os.environ.get("ATLAS_TORCH_INDEX")
     if torch:
-        session.install(f"torch=={torch}")
+        session.install(f"torch=={torch}", *(["--index-url", index] if index else []))
     if groups:
-        session.install(*nox.project.dependency_groups(PYPROJECT, *groups))
+        session.install("-c", str(CONSTRAINTS), *nox.project.dependency_groups(PYPROJECT, *groups))
 
 
 @nox.session
@@ -47,12 +52,26 @@ def bench(session: nox.Session) -> None:
 def docs(session: nox.Session) -> None:
     """Render results/ into docs/ and build site/; `nox -s docs -- serve` serves it live."""
     install(session, "docs", torch=torch_release(session))  # the notebook executes torch
+    build_site(session, *session.posargs)
+
+
+def build_site(session: nox.Session, *args: str) -> None:
     session.env["NO_MKDOCS_2_WARNING"] = "1"
     session.run("python", "-m", "report", "--results", "results", "--docs", "docs")
-    if session.posargs[:1] == ["serve"]:
-        session.run("mkdocs", "serve", *session.posargs[1:])
+    if args[:1] == ("serve",):
+        session.run("mkdocs", "serve", *args[1:])
     else:
-        session.run("mkdocs", "build", "--strict", *session.posargs)
+        session.run("mkdocs", "build", "--strict", *args)
+
+
+@nox.session
+def release(session: nox.Session) -> None:
+    """CI for a new torch release: `bench`, then `docs` with that release, in one environment
+    so torch is installed once (options after `--` go to `python -m bench`)."""
+    release = torch_release(session)
+    install(session, "docs", torch=release)
+    session.run("python", "-m", "bench", *session.posargs, env={"ATLAS_TORCH_PIN": release})
+    build_site(session)
 
 
 @nox.session
@@ -64,5 +83,16 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
+    """Ruff over the code; zizmor over .github/ (offline), failing on a finding of medium or above."""
     install(session, "lint")
     session.run("ruff", "check", "bench", "report", "tests", "noxfile.py", *session.posargs)
+    session.run("zizmor", "--offline", "--min-severity", "medium", ".github")
+
+
+@nox.session
+def lock(session: nox.Session) -> None:
+    """Rewrite constraints.txt from a fresh install of every dependency group but bench (torch)."""
+    session.install(*nox.project.dependency_groups(PYPROJECT, "docs", "test", "browser", "lint"))
+    frozen = session.run("python", "-m", "pip", "freeze", silent=True)
+    header = [line for line in CONSTRAINTS.read_text().splitlines(True) if line.startswith("#")]
+    CONSTRAINTS.write_text("".join(header) + frozen)

@@ -4,12 +4,16 @@
 
 prints that release, or nothing when the results already cover the newest one, so the
 scheduled workflow (.github/workflows/torch-release.yml) measures each release once.
+--pypi-json (or ATLAS_PYPI_JSON) reads PyPI's answer from a file: the tests simulate
+the workflow offline with tests/fixtures/pypi_torch.json. Standard library only: the
+workflow runs this before it installs anything.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import urllib.request
@@ -19,8 +23,10 @@ from typing import Any
 from report.load import ResultsError, load_results
 
 PYPI_TORCH = "https://pypi.org/pypi/torch/json"
-# Final releases only: "2.13.0", never "2.14.0rc1" or "2.14.0.dev20261101".
-_FINAL = re.compile(r"\d+(\.\d+)*")
+# Final releases only: "2.13.0", never "2.14.0rc1", "2.14.0.dev20261101" or "0.4.1.post2".
+# The workflow checks the release it is given against the same pattern.
+RELEASE_PATTERN = r"[0-9]+\.[0-9]+\.[0-9]+"
+_FINAL = re.compile(RELEASE_PATTERN)
 
 
 def final_releases(pypi: dict[str, Any]) -> list[str]:
@@ -54,8 +60,9 @@ def main(argv: list[str] | None = None) -> int:
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=Path, default=Path("results"))
     parser.add_argument("--backend", default="cpu", help="whose records count (default: cpu)")
-    parser.add_argument("--pypi-json", type=Path,
-                        help=f"read PyPI's answer from a file instead of {PYPI_TORCH}")
+    parser.add_argument("--pypi-json", type=Path, default=os.environ.get("ATLAS_PYPI_JSON") or None,
+                        help=f"read PyPI's answer from a file instead of {PYPI_TORCH} "
+                             "(default: $ATLAS_PYPI_JSON when set)")
     args = parser.parse_args(argv)
     try:
         pypi = json.loads(args.pypi_json.read_text()) if args.pypi_json else _fetch_pypi()
