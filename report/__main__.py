@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from report.build import build
-from report.load import ResultsError
+from report.analysis import ResultsError
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from report.dataset import Dataset
-from report.load import load_results
+from report.analysis import Data, load
 from report.pages import (
     all_results,
     break_even,
@@ -24,8 +23,8 @@ PAGES = (overview, workloads, claims, guide, break_even, launch_overhead, stabil
          methodology, concepts)
 
 
-def build(results_dir: Path, docs_dir: Path) -> Site:
-    site = Site(Dataset(load_results(results_dir)), docs_dir)
+def build(results_dir: Path, docs_dir: Path, warn=None) -> Site:
+    site = Site(Data(load(results_dir, warn=warn)), docs_dir)
     for page in PAGES:
         page.render(site)
     site.remove_stale()

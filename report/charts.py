@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from report.vocabulary import MODES
+from report.analysis import MODE_ORDER
 
 STYLE = {
     "svg.hashsalt": "torch-compile-atlas",
@@ -40,7 +40,8 @@ STATUS_COLOR = "#f3d9a4"
 
 
 def mode_color(mode: str) -> str:
-    index = MODES.index(mode) if mode in MODES else len(MODES) + sum(map(ord, mode))
+    index = (MODE_ORDER.index(mode) if mode in MODE_ORDER
+             else len(MODE_ORDER) + sum(map(ord, mode)))
     return _PALETTE[index % len(_PALETTE)]
 
 
@@ -59,6 +60,14 @@ class Point:
     y: float
     low: float | None = None  # error bar ends, in the units of y
     high: float | None = None
+
+
+def case_point(x: float, case: dict, scale: float = 1.0, y: str = "median_s") -> Point:
+    """A case's median at `x`, with an error bar over its process medians' range where it
+    rests on two or more processes (one process has no spread to show)."""
+    if case["n_processes"] >= 2 and y == "median_s":
+        return Point(x, case["median_s"] / scale, case["lo_s"] / scale, case["hi_s"] / scale)
+    return Point(x, case[y] / scale)
 
 
 def _figure(width: float, height: float) -> Figure:
@@ -170,6 +179,7 @@ class HeatCell:
     speedup: float | None = None  # drawn in colour
     label: str = "n/m"  # shown instead when speedup is None: a status or "n/m"
     measured: bool = False  # a record exists (a failed status), so no hatching
+    detail: str = ""  # the range across processes, in small type under the speedup
 
 
 def heatmap(path: Path, *, title: str, rows: list[str], columns: list[str],
@@ -190,8 +200,12 @@ def heatmap(path: Path, *, title: str, rows: list[str], columns: list[str],
                     text = f"{cell.speedup:.2f}×"
                     dark = abs(level) > 0.6 * limit
                     ax.add_patch(Rectangle((j, i), 1, 1, facecolor=color, edgecolor="white"))
-                    ax.text(j + 0.5, i + 0.5, text, ha="center", va="center", fontsize=7.5,
-                            color="white" if dark else "black")
+                    ink = "white" if dark else "black"
+                    ax.text(j + 0.5, i + (0.4 if cell.detail else 0.5), text, ha="center",
+                            va="center", fontsize=7.5, color=ink)
+                    if cell.detail:
+                        ax.text(j + 0.5, i + 0.75, cell.detail, ha="center", va="center",
+                                fontsize=5.5, color=ink)
                 else:
                     face = STATUS_COLOR if cell.measured else NOT_MEASURED_COLOR
                     ax.add_patch(Rectangle((j, i), 1, 1, facecolor=face, edgecolor="white",

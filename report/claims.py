@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from report import metrics
-from report.dataset import Dataset, Environment
-from report.load import Result
+import pandas as pd
 
-COMPILED_MODES = ("default", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
+from report import analysis
+from report.analysis import Data, Environment, rows
+
+COMPILED = "compiled"  # in Claim.modes: every mode whose traits say it compiles (not dynamic)
 # Every family but the launch-overhead microbenchmarks, which compute nothing worth tuning.
 COMPUTE_FAMILIES = ("vit", "mlp", "conv", "elementwise", "entropy", "matmul", "matmul-softmax")
 
@@ -26,7 +27,7 @@ class Claim:
     families: tuple[str, ...] = ()  # workload families it is about (empty: use workloads)
     workloads: tuple[str, ...] = ()
     modes: tuple[str, ...] = ()
-    baseline: str = "eager"
+    baseline: str = analysis.BASELINE
     at_least: float | None = None  # it holds where speedup >= at_least ...
     below: float | None = None  # ... or where speedup < below
     largest_only: bool = False  # only the largest workload of its families
@@ -37,10 +38,11 @@ class Claim:
         return speedup < self.below
 
 
+GAIN = 1.0 + analysis.MEANINGFUL_GAIN
 CLAIMS = (
     Claim("small-ops-slower",
           "For small operations, a compiled function is slower than eager PyTorch.",
-          workloads=("trivial-call", "matmul-128", "matmul-softmax"), modes=COMPILED_MODES,
+          workloads=("trivial-call", "matmul-128", "matmul-softmax"), modes=(COMPILED,),
           below=1.0),
     Claim("graphs-cut-launch-cost",
           "Replaying kernels from a CUDA graph cuts the cost of each launch about tenfold "
@@ -52,39 +54,29 @@ CLAIMS = (
           families=("vit",), modes=("reduce-overhead", "max-autotune"), at_least=1.3),
     Claim("vit-default-minimal",
           "On ViT inference, torch.compile's default mode brings little or nothing.",
-          families=("vit",), modes=("default",), below=1.0 + metrics.MEANINGFUL_GAIN),
+          families=("vit",), modes=("default",), below=GAIN),
     Claim("reduce-overhead-beats-default",
           "reduce-overhead is faster than the default mode, because it adds CUDA graphs.",
-          families=COMPUTE_FAMILIES,
-          modes=("reduce-overhead",), baseline="default",
-          at_least=1.0 + metrics.MEANINGFUL_GAIN),
+          families=COMPUTE_FAMILIES, modes=("reduce-overhead",), baseline="default",
+          at_least=GAIN),
     Claim("autotuning-beats-default",
           # Without CUDA graphs on either side, the kernel search is all that differs.
           "max-autotune's kernel search makes a model faster than the default mode.",
           families=COMPUTE_FAMILIES, modes=("max-autotune-no-cudagraphs",), baseline="default",
-          at_least=1.0 + metrics.MEANINGFUL_GAIN),
+          at_least=GAIN),
     Claim("large-models-no-gain",
           "Large models gain nothing from torch.compile or CUDA graphs.",
           families=("vit",), largest_only=True,
-          modes=("default", "reduce-overhead", "max-autotune", "cuda-graph"),
-          below=1.0 + metrics.MEANINGFUL_GAIN),
+          modes=("default", "reduce-overhead", "max-autotune", "cuda-graph"), below=GAIN),
 )
 
 
-@dataclass(frozen=True)
-class Comparison:
-    workload: str
-    batch: int | None
-    mode: str
-    baseline: Result | None
-    result: Result | None
-    speedup: float | None
-    agrees: bool | None  # None: not both measured
-    # A repeated measurement of either side (another tag) gives the other answer.
-    flips_on_rerun: bool = False
+def claim_modes(claim: Claim, data: Data) -> list[str]:
+    compiled = [m for m, t in data.traits.items() if t["compiled"] and not t["dynamic"]]
+    return [m for name in claim.modes for m in (compiled if name == COMPILED else [name])]
 
 
-def claim_workloads(claim: Claim, data: Dataset) -> list[str]:
+def claim_workloads(claim: Claim, data: Data) -> list[str]:
     names = [w for w in data.workloads
              if w in claim.workloads or data.family(w) in claim.families]
     if claim.largest_only and names:
@@ -92,38 +84,22 @@ def claim_workloads(claim: Claim, data: Dataset) -> list[str]:
     return names
 
 
-def compare(claim: Claim, data: Dataset, env: Environment) -> list[Comparison]:
-    rows = []
-    for workload in claim_workloads(claim, data):
-        for batch in data.batches(workload):
-            baseline = data.get(env.env_id, workload, claim.baseline, batch)
-            for mode in claim.modes:
-                result = data.get(env.env_id, workload, mode, batch)
-                if result is None and baseline is None:
-                    continue
-                speedup = metrics.speedup(baseline, result)
-                agrees = None if speedup is None else claim.predicts(speedup)
-                rows.append(Comparison(
-                    workload, batch, mode, baseline, result, speedup, agrees,
-                    agrees is not None and rerun_disagrees(claim, data, env, workload, mode,
-                                                           batch, agrees)))
-    return rows
+def compare(claim: Claim, data: Data, env: Environment) -> list[dict]:
+    """Every comparison the claim implies in `env` (`analysis.compare` rows): `holds` is
+    whether it agrees with the claim, `settled` whether every pairing of processes does."""
+    cases = data.cases[(data.cases["env_id"] == env.env_id)
+                       & data.cases["workload"].isin(claim_workloads(claim, data))]
+    found = [analysis.compare(cases, mode, claim.baseline, at_least=claim.at_least,
+                              below=claim.below) for mode in claim_modes(claim, data)]
+    found = [f for f in found if not f.empty]
+    if not found:
+        return []
+    table = analysis.ordered(pd.concat(found, ignore_index=True), batch_first=True)
+    return rows(table)
 
 
-def rerun_disagrees(claim: Claim, data: Dataset, env: Environment, workload: str, mode: str,
-                    batch: int | None, agrees: bool) -> bool:
-    """Whether pairing a rerun of either side (another tag) with the other side's runs
-    gives the answer opposite to `agrees`: the rerun is as much a draw as `main`."""
-    def runs(of_mode: str) -> list[Result]:
-        main = data.get(env.env_id, workload, of_mode, batch)
-        return [r for r in (main, *data.repeats(env.env_id, workload, of_mode, batch)) if r]
-
-    return any(claim.predicts(s) != agrees for b in runs(claim.baseline) for r in runs(mode)
-               if (s := metrics.speedup(b, r)) is not None)
-
-
-def verdict(rows: list[Comparison]) -> str:
-    judged = [row.agrees for row in rows if row.agrees is not None]
+def verdict(comparisons: list[dict]) -> str:
+    judged = [row["holds"] for row in comparisons if row["holds"] is not None]
     if not judged:
         return "not measured"
     if all(judged):
@@ -131,3 +107,31 @@ def verdict(rows: list[Comparison]) -> str:
     if not any(judged):
         return "does not hold"
     return "holds in part"
+
+
+def sections(data: Data, by_backend) -> list[dict]:
+    """One section per claim: the workloads it covers and its verdict per environment."""
+    found = []
+    for claim in CLAIMS:
+        def build(env: Environment, claim=claim):
+            comparisons = compare(claim, data, env)
+            if not comparisons:
+                return None
+            judged = [row for row in comparisons if row["holds"] is not None]
+            return {"rows": comparisons, "verdict": verdict(comparisons), "judged": len(judged),
+                    "agree": sum(row["holds"] for row in judged),
+                    "unsettled": sum(not row["settled"] for row in judged)}
+
+        found.append({"claim": claim, "modes": claim_modes(claim, data),
+                      "workloads": claim_workloads(claim, data), "backends": by_backend(build)})
+    return found
+
+
+def verdict_table(data: Data, found: list[dict]) -> dict:
+    """Claims by environment label (from `sections`): the summary tables on the site."""
+    table = [{"claim": s["claim"],
+              "verdicts": {view["env"].label: view["verdict"]
+                           for backend in s["backends"] for view in backend["envs"]}}
+             for s in found]
+    labels = [env.label for backend in data.backends for env in data.envs(backend)]
+    return {"rows": table, "labels": labels}

@@ -15,7 +15,7 @@ NOT_MEASURED = "not measured"
 
 
 def _missing(value: Any) -> bool:
-    return value is None
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def sig(value: float, digits: int = 3) -> str:
@@ -28,13 +28,48 @@ def sig(value: float, digits: int = 3) -> str:
     return f"{value:,.{decimals}f}"
 
 
+def _unit(value: float) -> tuple[str, float]:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if abs(value) >= scale:
+            return unit, scale
+    return "ns", 1e-9
+
+
 def seconds(value: float | None) -> str:
     if _missing(value):
         return NOT_MEASURED
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if abs(value) >= scale:
-            return f"{sig(value / scale)} {unit}"
-    return f"{sig(value / 1e-9)} ns"
+    unit, scale = _unit(value)
+    return f"{sig(value / scale)} {unit}"
+
+
+def _spread(text: str, within: str, n: int | None, repeated: bool | None) -> str:
+    """A figure with its spread across processes: "1.23 ms (1.20–1.31, 3 proc.)". One
+    process is marked "single run" where its environment has repeated cases, and left
+    bare in an environment of single runs, which says so once above its tables."""
+    if n is not None and n >= 2:
+        return f"{text} ({within})"
+    return f"{text} (single run)" if repeated else text
+
+
+def latency(row: dict | None, side: str = "") -> str:
+    """A case's median over processes with their range; `side` "_base" reads the
+    baseline columns of a comparison."""
+    median = None if row is None else row.get(f"median_s{side}")
+    if _missing(median):
+        return NOT_MEASURED
+    unit, scale = _unit(median)
+    n = row[f"n_processes{side}"]
+    within = f"{sig(row[f'lo_s{side}'] / scale)}–{sig(row[f'hi_s{side}'] / scale)}, {n} proc."
+    return _spread(seconds(median), within, n, row.get("env_repeated"))
+
+
+def speedup(row: dict | None, column: str = "speedup") -> str:
+    """A ratio of medians with its range over every pairing of the two sides' processes."""
+    value = None if row is None else row.get(column)
+    if _missing(value):
+        return NOT_MEASURED
+    within = f"{row[column + '_lo']:.2f}–{row[column + '_hi']:.2f}"
+    return _spread(times(value), within, row.get("pairings"), row.get("env_repeated"))
 
 
 def times(value: float | None) -> str:
@@ -46,13 +81,13 @@ def percent(value: float | None) -> str:
     return NOT_MEASURED if _missing(value) else f"{100 * value:.1f}%"
 
 
-def binary_bytes(value: int | None) -> str:
+def binary_bytes(value: float | None) -> str:
     if _missing(value):
         return NOT_MEASURED
     for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if value >= scale:
             return f"{sig(value / scale)} {unit}"
-    return f"{value} B"
+    return f"{int(value)} B"
 
 
 def number(value: float | None) -> str:
@@ -113,6 +148,8 @@ def value_text(value: Any) -> str:
 
 FILTERS = {
     "seconds": seconds,
+    "latency": latency,
+    "speedup": speedup,
     "times": times,
     "percent": percent,
     "bytes": binary_bytes,

@@ -13,8 +13,10 @@ from typing import Any
 
 import jinja2
 
-from report import metrics
-from report.dataset import Dataset
+from collections.abc import Callable
+
+from report import analysis
+from report.analysis import Data, Environment
 from report.formatting import FILTERS
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -34,20 +36,33 @@ def template_environment() -> jinja2.Environment:
     )
     environment.filters.update(FILTERS)
     environment.globals["thresholds"] = {
-        "unstable": metrics.UNSTABLE_IQR_RATIO,
-        "moved": metrics.MOVED_BETWEEN_RUNS,
-        "launch_bound": metrics.LAUNCH_BOUND,
-        "device_bound": metrics.DEVICE_BOUND,
+        "unstable": analysis.UNSTABLE_IQR_RATIO,
+        "moved": analysis.MOVED,
+        "launch_bound": analysis.LAUNCH_BOUND,
+        "device_bound": analysis.DEVICE_BOUND,
+        "gain": analysis.MEANINGFUL_GAIN,
     }
     return environment
 
 
 class Site:
-    def __init__(self, data: Dataset, docs_dir: Path):
+    def __init__(self, data: Data, docs_dir: Path):
         self.data = data
         self.docs = Path(docs_dir)
         self.templates = template_environment()
         self.written: set[Path] = set()
+
+    def by_backend(self, build: Callable[[Environment], dict[str, Any] | None]
+                   ) -> list[dict[str, Any]]:
+        """[{name, envs: [{env, ...build(env)}]}] for every backend, measured or not.
+
+        `build` may return None for an environment with nothing to show on that page;
+        the environment is then left out of the tab, and a tab left empty says so.
+        """
+        return [{"name": backend,
+                 "envs": [{"env": env, **view} for env in self.data.envs(backend)
+                          if (view := build(env)) is not None]}
+                for backend in self.data.backends]
 
     def chart_path(self, page: str, name: str) -> tuple[Path, str]:
         """Where a chart is written, and the link to it from `page` (a docs-relative path)."""

@@ -1,17 +1,17 @@
-"""Every record the site is built from, failures included, one table per environment."""
+"""Every record the site is built from, failures and every process included, one table
+per environment."""
 
 from __future__ import annotations
 
-from report.dataset import Environment
-from report.pages.common import by_backend
+from report.analysis import Environment, ordered, rows
 from report.site import Site
 
 
 def render(site: Site) -> None:
-    data = site.data
+    shown = site.data.shown
 
     def build(env: Environment):
-        results = data.results(env_id=env.env_id, tag=None)
-        return {"results": results} if results else None
+        found = rows(ordered(shown[shown["env_id"] == env.env_id], "tag", "repeat"))
+        return {"results": found} if found else None
 
-    site.page("analysis/all-results.md", "all-results.md.j2", backends=by_backend(data, build))
+    site.page("analysis/all-results.md", "all-results.md.j2", backends=site.by_backend(build))

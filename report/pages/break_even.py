@@ -2,36 +2,20 @@
 
 from __future__ import annotations
 
-from report import metrics
-from report.dataset import Environment
-from report.pages.common import by_backend, eager_of
+from report.analysis import BASELINE, Environment, break_even, ordered, rows, speedups
 from report.site import Site
-from report.vocabulary import BASELINE_MODE
 
 
 def render(site: Site) -> None:
-    data = site.data
+    table = speedups(site.data.cases)
+    table = ordered(table[table["mode"] != BASELINE], batch_first=True)
+    saving = table["median_s_base"] - table["median_s"]
+    table = table.assign(saving=saving,
+                         cold_calls=break_even(table["cold_first_call_s"], saving),
+                         warm_calls=break_even(table["warm_first_call_s"], saving))
 
     def build(env: Environment):
-        rows = []
-        for workload in data.workloads:
-            for batch in data.batches(workload):
-                eager = eager_of(data, env.env_id, workload, batch)
-                for mode in data.modes:
-                    result = data.get(env.env_id, workload, mode, batch)
-                    if mode == BASELINE_MODE or result is None:
-                        continue
-                    cold = metrics.compile_time(result, "cold")
-                    warm = metrics.compile_time(result, "warm")
-                    saving = (eager.median_s - result.median_s
-                              if eager and eager.median_s is not None
-                              and result.median_s is not None else None)
-                    rows.append({
-                        "workload": workload, "batch": batch, "mode": mode, "result": result,
-                        "eager": eager, "saving": saving, "cold": cold, "warm": warm,
-                        "cold_calls": metrics.break_even_calls(cold, eager, result),
-                        "warm_calls": metrics.break_even_calls(warm, eager, result),
-                    })
-        return {"rows": rows} if rows else None
+        found = rows(table[table["env_id"] == env.env_id])
+        return {"rows": found} if found else None
 
-    site.page("analysis/break-even.md", "break-even.md.j2", backends=by_backend(data, build))
+    site.page("analysis/break-even.md", "break-even.md.j2", backends=site.by_backend(build))

@@ -6,122 +6,108 @@ templates; each template quotes the facts it needs, or says "not measured".
 
 from __future__ import annotations
 
-from report import metrics
-from report.dataset import Dataset, Environment
-from report.pages.common import by_backend, eager_of
-from report.pages.launch_overhead import headline_per_kernel
+from report import analysis
+from report.analysis import Environment, rows
 from report.site import Site
-from report.vocabulary import TRIVIAL_CALL, natural_key
 
-PAGES = (
-    ("concepts/three-costs.md", "concepts/three-costs.md.j2"),
-    ("concepts/torchdynamo.md", "concepts/torchdynamo.md.j2"),
-    ("concepts/fx-and-aotautograd.md", "concepts/fx-and-aotautograd.md.j2"),
-    ("concepts/torchinductor.md", "concepts/torchinductor.md.j2"),
-    ("concepts/cuda-graphs.md", "concepts/cuda-graphs.md.j2"),
-    ("concepts/compile-modes.md", "concepts/compile-modes.md.j2"),
-)
-COMPILED = "default"  # the mode that shows what Inductor alone does
-GRAPHED = "reduce-overhead"
+PAGES = ("three-costs", "torchdynamo", "fx-and-aotautograd", "torchinductor", "cuda-graphs",
+         "compile-modes")
+PROBES = ("held-output-overwrite", "cudagraph-mark-step-begin", "recompile-on-new-shape")
 
 
-def fusion_rows(data: Dataset, env: Environment) -> list[dict]:
-    """Per workload at its representative batch: eager against default compile."""
-    rows = []
-    for workload in data.workloads:
-        batch = data.representative_batch(workload)
-        eager = eager_of(data, env.env_id, workload, batch)
-        compiled = data.get(env.env_id, workload, COMPILED, batch)
-        graphed = data.get(env.env_id, workload, GRAPHED, batch)
-        if not (eager and eager.ok) and not (compiled and compiled.ok):
+def fusion_rows(at, compiled: str | None, graphed: str | None) -> list[dict]:
+    """Per workload at its representative batch: eager against `compiled` (Inductor alone),
+    with `graphed` (Inductor plus CUDA graphs) for its memory."""
+    def side(mode):
+        return at[at["mode"] == mode].set_index("workload")
+
+    eager, comp, graph = side(analysis.BASELINE), side(compiled), side(graphed)
+    found = []
+    for workload in dict.fromkeys(at["workload"]):
+        e = rows(eager.loc[[workload]].reset_index())[0] if workload in eager.index else None
+        c = rows(comp.loc[[workload]].reset_index())[0] if workload in comp.index else None
+        g = rows(graph.loc[[workload]].reset_index())[0] if workload in graph.index else None
+        if not (e and e["ok"]) and not (c and c["ok"]):
             continue
-        rows.append({
-            "workload": workload, "batch": batch,
-            "eager_kernels": metrics.activity(eager, "device_kernels_per_call"),
-            "compiled_kernels": metrics.activity(compiled, "device_kernels_per_call"),
-            "eager_ops": metrics.activity(eager, "cpu_ops_per_call"),
-            "compiled_ops": metrics.activity(compiled, "cpu_ops_per_call"),
-            "speedup": metrics.speedup(eager, compiled),
-            "eager_gbps": metrics.gbytes_per_s(eager),
-            "compiled_gbps": metrics.gbytes_per_s(compiled),
-            "compiled_memory": (compiled.memory or {}).get("peak_device_bytes")
-            if compiled and compiled.ok else None,
-            "graphed_memory": (graphed.memory or {}).get("peak_device_bytes")
-            if graphed and graphed.ok else None,
-        })
-    return rows
+
+        def get(row, column):
+            return row[column] if row and row["ok"] else None
+
+        found.append({
+            "workload": workload, "batch": (e or c)["batch_size"],
+            "eager_kernels": get(e, "device_kernels_per_call"),
+            "compiled_kernels": get(c, "device_kernels_per_call"),
+            "eager_ops": get(e, "cpu_ops_per_call"), "compiled_ops": get(c, "cpu_ops_per_call"),
+            "speedup": c, "eager_gbps": get(e, "gbps"), "compiled_gbps": get(c, "gbps"),
+            "compiled_memory": get(c, "peak_device_bytes"),
+            "graphed_memory": get(g, "peak_device_bytes")})
+    return found
 
 
-def best_fusion(rows: list[dict]) -> dict | None:
-    """The clearest fusion example: the largest drop in kernels per call."""
-    candidates = [r for r in rows if r["eager_kernels"] and r["compiled_kernels"]]
-    if not candidates:
-        return None
-    return max(candidates, key=lambda r: (r["eager_kernels"] / r["compiled_kernels"],
-                                          r["workload"]))
-
-
-def mode_rows(data: Dataset, env: Environment) -> list[dict]:
-    """Per mode: how often it is the fastest, its median cold compile, its call floor."""
-    fastest_counts = dict.fromkeys(data.modes, 0)
-    contested = 0
-    for workload in data.workloads:
-        batch = data.representative_batch(workload)
-        timed = [r for mode in data.modes
-                 if (r := data.get(env.env_id, workload, mode, batch)) and r.median_s]
-        if timed:
-            contested += 1
-            fastest_counts[min(timed, key=lambda r: (r.median_s, r.mode)).mode] += 1
-    rows = []
+def mode_rows(data, env_id: str, at) -> list[dict]:
+    """Per mode: how often it is the fastest at the representative batches, its median
+    cold compile, its per-call floor."""
+    best = analysis.fastest(data.cases[data.cases["env_id"] == env_id])
+    best = best.merge(at[["workload", "batch_size"]].drop_duplicates(),
+                      on=["workload", "batch_size"])
+    wins = best["mode"].value_counts()
+    cases = data.cases[data.cases["env_id"] == env_id]
+    found = []
     for mode in data.modes:
-        results = data.results(env_id=env.env_id, mode=mode)
-        if not results:
+        mine = cases[cases["mode"] == mode]
+        if mine.empty:
             continue
-        cold = [t for r in results if (t := metrics.compile_time(r, "cold")) is not None]
-        floor = data.get(env.env_id, TRIVIAL_CALL, mode, None)
-        rows.append({"mode": mode, "fastest": fastest_counts[mode], "contested": contested,
-                     "cold": metrics.middle(cold), "floor": floor,
-                     "ok": sum(1 for r in results if r.ok), "total": len(results)})
-    return rows
+        floor = mine[mine["workload"] == analysis.TRIVIAL]
+        cold = mine["cold_first_call_s"].median()
+        found.append({"mode": mode, "fastest": int(wins.get(mode, 0)), "contested": len(best),
+                      "cold": None if cold != cold else float(cold),
+                      "floor": rows(floor)[0] if len(floor) else None,
+                      "ok": int(mine["ok"].sum()), "total": len(mine)})
+    return found
 
 
-def dynamo_totals(data: Dataset, env: Environment) -> dict | None:
-    compiled = [r for r in data.results(env_id=env.env_id) if r.ok and r.dynamo]
-    if not compiled:
+def env_facts(site: Site, env: Environment, at, probes, compiled_mode, graphed) -> dict | None:
+    data = site.data
+    cases = data.cases[data.cases["env_id"] == env.env_id]
+    if cases.empty:
         return None
+    here = at[at["env_id"] == env.env_id]
+    fusion = fusion_rows(here, compiled_mode, graphed)
+    compiled = cases[cases["ok"] & cases["unique_graphs"].notna()]
+    with_kernels = [r for r in fusion if r["eager_kernels"] and r["compiled_kernels"]]
+    floor = rows(cases[cases["workload"] == analysis.TRIVIAL])
     return {
-        "cases": len(compiled),
-        "graph_breaks": sum(r.dynamo["graph_breaks"] for r in compiled),
-        "with_breaks": sum(1 for r in compiled if r.dynamo["graph_breaks"]),
-        "recompiles": sum(r.dynamo["recompiles"] for r in compiled),
-        "with_recompiles": sum(1 for r in compiled if r.dynamo["recompiles"]),
-        "single_graph": sum(1 for r in compiled if r.dynamo["unique_graphs"] == 1),
-        "cudagraph_skips": sum(1 for r in compiled if r.dynamo["cudagraph_skips"]),
-    }
-
-
-def env_facts(data: Dataset, env: Environment) -> dict | None:
-    if not data.results(env_id=env.env_id):
-        return None
-    rows = fusion_rows(data, env)
-    return {
-        "per_kernel": headline_per_kernel(data, env),
-        "floor": {mode: r for mode in data.modes
-                  if (r := data.get(env.env_id, TRIVIAL_CALL, mode, None))},
-        "fusion": rows,
-        "best_fusion": best_fusion(rows),
-        "modes": mode_rows(data, env),
-        "dynamo": dynamo_totals(data, env),
-        "probes": {name: [r for r in data.results(env_id=env.env_id) if name in r.probes]
-                   for name in ("held-output-overwrite", "cudagraph-mark-step-begin",
-                                "recompile-on-new-shape")},
+        "per_kernel": analysis.headline_per_kernel(data.cases, env.env_id),
+        "floor": {r["mode"]: r for r in floor},
+        "fusion": fusion,
+        # The clearest fusion example: the largest drop in kernels per call.
+        "best_fusion": max(with_kernels, default=None, key=lambda r: (
+            r["eager_kernels"] / r["compiled_kernels"], r["workload"])),
+        "modes": mode_rows(data, env.env_id, here),
+        "dynamo": None if compiled.empty else {
+            "cases": len(compiled), "graph_breaks": int(compiled["graph_breaks"].sum()),
+            "with_breaks": int((compiled["graph_breaks"] > 0).sum()),
+            "recompiles": int(compiled["recompiles"].sum()),
+            "with_recompiles": int((compiled["recompiles"] > 0).sum()),
+            "single_graph": int((compiled["unique_graphs"] == 1).sum())},
+        "probes": {name: rows(probes[(probes["env_id"] == env.env_id) & (probes["probe"] == name)])
+                   for name in PROBES},
     }
 
 
 def render(site: Site) -> None:
-    facts = by_backend(site.data, lambda env: env_facts(site.data, env))
-    torch_versions = sorted({v for env in site.data.environments.values()
-                             for v in dict(env.fields)["torch"]}, key=natural_key)
-    for path, template in PAGES:
-        site.page(path, template, facts=facts, compiled=COMPILED,
-                  graphed=GRAPHED, trivial=TRIVIAL_CALL, torch_versions=torch_versions)
+    data = site.data
+    at = data.representative()
+    at = at.assign(gbps=at["bytes_moved"] / at["median_s"] / 1e9)
+    probes = analysis.probes(data.shown)
+    # The mode that shows what Inductor alone does, and the one that adds CUDA graphs to it.
+    compiled = analysis.mode_with(data.cases, compiled=True)
+    graphed = analysis.mode_with(data.cases, compiled=True, cuda_graphs=True)
+    facts = site.by_backend(lambda env: env_facts(site, env, at, probes, compiled, graphed))
+    torch_versions = sorted({v for env in data.environments.values()
+                             for v in dict(env.fields)["torch"]},
+                            key=lambda v: [int(p) if p.isdigit() else p for p in v.split(".")])
+    for name in PAGES:
+        site.page(f"concepts/{name}.md", f"concepts/{name}.md.j2", facts=facts,
+                  compiled=compiled, graphed=graphed, trivial=analysis.TRIVIAL,
+                  torch_versions=torch_versions)

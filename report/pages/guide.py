@@ -3,74 +3,55 @@ which mode won most often for launch-bound, mixed and device-bound eager runs.""
 
 from __future__ import annotations
 
-from collections import Counter
-
-from report import metrics
-from report.dataset import Dataset, Environment
-from report.pages.common import by_backend, eager_of, move_summary, repeated_cases
+from report import analysis
+from report.analysis import BASELINE, Environment, rows
 from report.site import Site
 
 UNPROFILED = "not profiled"  # backends without a GPU busy fraction (CPU)
 CLASSES = ("launch-bound", "mixed", "device-bound", UNPROFILED)
 
 
-def median_move(data: Dataset, env: Environment) -> float | None:
-    moves = move_summary(repeated_cases(data, env))
-    return moves["median_spread"] if moves else None
-
-
-def case_row(data: Dataset, env: Environment, workload: str, batch: int | None) -> dict | None:
-    eager = eager_of(data, env.env_id, workload, batch)
-    timed = [r for mode in data.modes
-             if (r := data.get(env.env_id, workload, mode, batch)) and r.median_s is not None]
-    if eager is None or eager.median_s is None or len(timed) < 2:
-        return None
-    ranked = sorted(timed, key=lambda r: (r.median_s, r.mode))
-    best, runner_up = ranked[0], ranked[1]
-    margin = metrics.speedup(runner_up, best) - 1.0
-    cold = metrics.compile_time(best, "cold")
-    busy = metrics.activity(eager, "busy_fraction")
-    return {
-        "workload": workload, "batch": batch, "eager": eager, "best": best,
-        "runner_up": runner_up, "speedup": metrics.speedup(eager, best),
-        "runner_up_speedup": metrics.speedup(eager, runner_up), "margin": margin,
-        # Overlapping interquartile ranges: within one run the two cannot be told apart.
-        "tie": best.timing["q3_s"] >= runner_up.timing["q1_s"],
-        # Where eager itself is fastest the page prints "none" for both.
-        "cold": cold, "break_even": metrics.break_even_calls(cold, eager, best),
-        "class": metrics.boundedness(busy) or UNPROFILED,
-    }
-
-
-def class_summary(data: Dataset, env: Environment, rows: list[dict]) -> list[dict]:
-    summary = []
-    for name in CLASSES:
-        members = [row for row in rows if row["class"] == name]
-        if not members:
-            continue
-        wins = Counter(row["best"].mode for row in members)
-        speedups = {}
-        for mode in data.modes:
-            values = [s for row in members
-                      if (s := metrics.speedup(row["eager"], data.get(
-                          env.env_id, row["workload"], mode, row["batch"]))) is not None]
-            speedups[mode] = {"median": metrics.middle(values), "count": len(values)}
-        summary.append({"name": name, "cases": len(members),
-                        "wins": sorted(wins.items(), key=lambda kv: (-kv[1], kv[0])),
-                        "speedups": speedups})
-    return summary
-
-
 def render(site: Site) -> None:
     data = site.data
+    table = analysis.speedups(data.cases)
+    eager = table[table["mode"] == BASELINE][[*analysis.POINT, "busy_fraction", "median_s"]]
+    best = analysis.fastest(data.cases)
+    best = best[best["mode_runner_up"].notna()].merge(
+        eager, on=analysis.POINT, suffixes=("", "_eager"))
+    best = best.assign(**{"class": analysis.boundedness(best["busy_fraction_eager"])
+                          .fillna(UNPROFILED)})
+    # The fastest and the runner-up against eager, and the fastest mode's break-even.
+    sp = table.set_index([*analysis.POINT, "mode"])
+    for side, suffix in (("speedup", ""), ("runner_up_speedup", "_runner_up")):
+        keys = list(zip(*(best[c] for c in analysis.POINT), best["mode" + suffix], strict=True))
+        best[side] = [sp["speedup"].get(k) for k in keys]
+        best[side + "_row"] = [rows(sp.loc[[k]].reset_index())[0] if k in sp.index else None
+                               for k in keys]
+    best["break_even"] = analysis.break_even(best["cold_first_call_s"],
+                                             best["median_s_eager"] - best["median_s"])
+    spread = analysis.spreads(data.cases)
 
     def build(env: Environment):
-        move = median_move(data, env)
-        rows = [row for workload in data.workloads for batch in data.batches(workload)
-                if (row := case_row(data, env, workload, batch))]
-        if not rows:
+        here = best[(best["env_id"] == env.env_id) & best["speedup"].notna()]
+        if here.empty:
             return None
-        return {"rows": rows, "classes": class_summary(data, env, rows), "move": move}
+        moves = analysis.move_summary(spread[spread["env_id"] == env.env_id])
+        classes = []
+        for name in CLASSES:
+            members = here[here["class"] == name]
+            if members.empty:
+                continue
+            wins = members["mode"].value_counts()
+            of = table.merge(members[analysis.POINT], on=analysis.POINT)
+            speedups = {mode: {"median": of.loc[of["mode"] == mode, "speedup"].median(),
+                               "count": int(of.loc[of["mode"] == mode, "speedup"].notna().sum())}
+                        for mode in data.modes}
+            classes.append({"name": name, "cases": len(members),
+                            "wins": sorted(((m, int(c)) for m, c in wins.items()),
+                                           key=lambda kv: (-kv[1], kv[0])),
+                            "speedups": speedups})
+        return {"rows": rows(here), "classes": classes,
+                "move": moves["median_spread"] if moves else None}
 
-    site.page("analysis/guide.md", "guide.md.j2", backends=by_backend(data, build),
+    site.page("analysis/guide.md", "guide.md.j2", backends=site.by_backend(build),
               modes=data.modes)

@@ -3,40 +3,25 @@ and the batch size where CUDA graphs stop helping."""
 
 from __future__ import annotations
 
-from report import charts, formatting, metrics
-from report.dataset import Dataset, Environment
-from report.pages.common import by_backend
+from report import analysis, charts, formatting
+from report.analysis import Environment, rows
 from report.site import Site
-from report.vocabulary import BASELINE_MODE, TRIVIAL_CALL, chain_length
 
 PAGE = "analysis/launch-overhead.md"
-GRAPH_MODE = "cuda-graph"
-# Each pair is (mode, baseline): what a CUDA graph adds on top of the same compiled code.
-CROSSOVER_PAIRS = (("reduce-overhead", BASELINE_MODE), ("reduce-overhead", "default"),
-                   ("max-autotune", "max-autotune-no-cudagraphs"))
 
 
-def chains(data: Dataset) -> list[tuple[str, int]]:
-    found = [(w, chain_length(w)) for w in data.workloads if chain_length(w)]
-    return sorted(found, key=lambda pair: pair[1])
-
-
-def per_kernel_view(site: Site, data: Dataset, env: Environment) -> dict | None:
-    lengths = chains(data)
-    rows = []
-    for mode in data.modes:
-        cells = []
-        for workload, n in lengths:
-            result = data.get(env.env_id, workload, mode, None)
-            cells.append({"n": n, "result": result, "per_kernel": metrics.per_call(result, n),
-                          "kernels": metrics.activity(result, "device_kernels_per_call")})
-        if any(c["result"] for c in cells):
-            rows.append({"mode": mode, "cells": cells})
-    if not rows:
+def per_kernel_view(site: Site, env: Environment) -> dict | None:
+    table = analysis.per_kernel(site.data.cases)
+    found = rows(table[table["env_id"] == env.env_id])
+    if not found:
         return None
-    series = {row["mode"]: [charts.Point(c["n"], c["per_kernel"] / 1e-6)
-                            for c in row["cells"] if c["per_kernel"] is not None]
-              for row in rows}
+    lengths = sorted({r["chain"] for r in found})
+    table_rows = [{"mode": mode, "cells": [next((r for r in found if r["mode"] == mode
+                                                 and r["chain"] == n), None) for n in lengths]}
+                  for mode in site.data.modes if any(r["mode"] == mode for r in found)]
+    series = {row["mode"]: [charts.Point(c["chain"], c["per_kernel_s"] / 1e-6)
+                            for c in row["cells"] if c and c["per_kernel_s"] is not None]
+              for row in table_rows}
     series = {mode: points for mode, points in series.items() if points}
     chart = None
     if series:
@@ -47,84 +32,84 @@ def per_kernel_view(site: Site, data: Dataset, env: Environment) -> dict | None:
                           colors={m: charts.mode_color(m) for m in series}, xbase=10)
         chart = {"link": link, "alt": f"Line chart of median latency divided by N, in "
                  f"microseconds, for chains of N tiny kernels on {env.label}, one line per mode."}
-    return {"rows": rows, "lengths": [n for _, n in lengths], "chart": chart,
-            "headline": headline_per_kernel(data, env)}
+    return {"rows": table_rows, "lengths": lengths, "chart": chart,
+            "headline": analysis.headline_per_kernel(site.data.cases, env.env_id)}
 
 
-def floor_view(site: Site, data: Dataset, env: Environment) -> dict | None:
-    results = [r for mode in data.modes if (r := data.get(env.env_id, TRIVIAL_CALL, mode, None))]
-    if not results:
+def floor_view(site: Site, env: Environment) -> dict | None:
+    cases = site.data.cases
+    found = rows(cases[(cases["env_id"] == env.env_id) & (cases["workload"] == analysis.TRIVIAL)])
+    if not found:
         return None
-    rows = [{"mode": r.mode, "result": r,
-             "repeats": data.repeats(env.env_id, TRIVIAL_CALL, r.mode, None)} for r in results]
-    timed = [r for r in results if r.ok and r.timing]
+    timed = [r for r in found if r["ok"]]
     chart = None
     if timed:
-        unit, scale = charts.time_unit([r.timing["q3_s"] for r in timed])
+        unit, scale = charts.time_unit([r["hi_s"] for r in timed])
         target, link = site.chart_path(PAGE, f"launch/floor-{env.env_id}")
-        title = f"Per-call floor ({TRIVIAL_CALL})\n{env.label}"
+        title = f"Per-call floor ({analysis.TRIVIAL})\n{env.label}"
         charts.bar_chart(target, title=title, xlabel=f"median latency per call ({unit})",
-                         bars=[(r.mode, charts.Point(0, r.timing["median_s"] / scale,
-                                                     r.timing["q1_s"] / scale,
-                                                     r.timing["q3_s"] / scale)) for r in timed],
-                         colors={r.mode: charts.mode_color(r.mode) for r in timed})
-        lowest = min(timed, key=lambda r: (r.median_s, r.mode))
+                         bars=[(r["mode"], charts.case_point(0, r, scale)) for r in timed],
+                         colors={r["mode"]: charts.mode_color(r["mode"]) for r in timed})
+        lowest = min(timed, key=lambda r: (r["median_s"], r["mode"]))
         chart = {"link": link, "alt": f"Bar chart of the median latency of a trivial call in "
-                 f"each mode on {env.label}; lowest: {lowest.mode}, "
-                 f"{formatting.seconds(lowest.median_s)}."}
-    return {"rows": rows, "chart": chart, "repeated": any(row["repeats"] for row in rows)}
+                 f"each mode on {env.label}; lowest: {lowest['mode']}, "
+                 f"{formatting.seconds(lowest['median_s'])}."}
+    return {"rows": found, "chart": chart}
 
 
-def anatomy_view(site: Site, data: Dataset, env: Environment) -> dict | None:
-    cases = [r for r in data.results(env_id=env.env_id)
-             if metrics.activity(r, "busy_fraction") is not None and r.median_s]
-    if not cases:
+def anatomy_view(site: Site, env: Environment) -> dict | None:
+    cases = site.data.cases
+    here = cases[(cases["env_id"] == env.env_id) & cases["ok"] & cases["busy_fraction"].notna()]
+    if here.empty:
         return None
-    cases.sort(key=lambda r: (r.activity["busy_fraction"], r.workload, r.mode,
-                              r.batch_size or 0))
-    series: dict[str, list[charts.Point]] = {}
-    for mode in data.modes:
-        points = [charts.Point(r.median_s / 1e-3, r.activity["busy_fraction"])
-                  for r in cases if r.mode == mode]
-        if points:
-            series[mode] = points
+    here = here.assign(**{"class": analysis.boundedness(here["busy_fraction"])})
+    here = here.sort_values(["busy_fraction", "workload", "mode"], kind="stable")
+    found = rows(here)
+    series = {mode: [charts.Point(r["median_s"] / 1e-3, r["busy_fraction"])
+                     for r in found if r["mode"] == mode] for mode in site.data.modes}
+    series = {mode: points for mode, points in series.items() if points}
     target, link = site.chart_path(PAGE, f"launch/busy-{env.env_id}")
     title = f"GPU busy fraction vs latency\n{env.label}"
     charts.scatter_chart(target, title=title, xlabel="median latency per call (ms, log scale)",
                          ylabel="GPU busy fraction (kernel time / wall time)", series=series,
                          colors={m: charts.mode_color(m) for m in series},
-                         bands=(metrics.LAUNCH_BOUND, metrics.DEVICE_BOUND))
-    rows = [{"result": r, "class": metrics.boundedness(r.activity["busy_fraction"])}
-            for r in cases]
-    counts = {name: sum(1 for row in rows if row["class"] == name)
-              for name in ("launch-bound", "mixed", "device-bound")}
-    return {"rows": rows, "counts": counts, "chart": {
-        "link": link, "alt": f"Scatter plot of GPU busy fraction against median latency for "
-        f"{len(cases)} cases on {env.label}, coloured by mode; the low band marks launch-bound "
-        f"cases, the high band device-bound ones."}}
+                         bands=(analysis.LAUNCH_BOUND, analysis.DEVICE_BOUND))
+    counts = here["class"].value_counts()
+    return {"rows": found,
+            "counts": {name: int(counts.get(name, 0))
+                       for name in ("launch-bound", "mixed", "device-bound")},
+            "chart": {"link": link, "alt": f"Scatter plot of GPU busy fraction against median "
+                      f"latency for {len(found)} cases on {env.label}, coloured by mode; the low "
+                      f"band marks launch-bound cases, the high band device-bound ones."}}
 
 
-def crossover_view(site: Site, data: Dataset, env: Environment, workload: str) -> dict | None:
-    batches = [b for b in data.batches(workload) if b is not None]
-    rows = []
-    for batch in batches:
-        get = {mode: data.get(env.env_id, workload, mode, batch) for mode in data.modes}
-        ratios = [metrics.speedup(get.get(base), get.get(mode)) for mode, base in CROSSOVER_PAIRS]
-        rows.append({"batch": batch, "results": get, "ratios": ratios})
-    if not any(r is not None for row in rows for r in row["ratios"]):
+def crossover_view(site: Site, env: Environment, workload: str,
+                   pairs: list[tuple[str, str]]) -> dict | None:
+    data = site.data
+    table = analysis.crossovers(data.cases[data.cases["env_id"] == env.env_id], workload, pairs)
+    if table.empty or table["speedup"].notna().sum() == 0:
         return None
+    batches = [b for b in data.batches(workload) if b is not None]
+    names = [f"{mode} vs {base}" for mode, base in pairs]
+    found = rows(table)
+    ratio = {(r["pair"], r["batch_size"]): r for r in found}
+    cases = data.cases
+    here = rows(cases[(cases["env_id"] == env.env_id) & (cases["workload"] == workload)])
+    table_rows = [{"batch": b, "ratios": [ratio.get((name, b)) for name in names],
+                   "results": {r["mode"]: r for r in here if r["batch_size"] == b}}
+                  for b in batches]
     stops = []
-    for i, (mode, base) in enumerate(CROSSOVER_PAIRS):
-        measured = [(row["batch"], row["ratios"][i]) for row in rows
-                    if row["ratios"][i] is not None]
-        first_not_faster = next((b for b, ratio in measured
-                                 if ratio < 1.0 + metrics.MEANINGFUL_GAIN), None)
-        stops.append({"mode": mode, "base": base, "measured": bool(measured),
-                      "batch": first_not_faster, "batches": [b for b, _ in measured],
-                      "of": len(rows)})
-    names = [f"{mode} vs {base}" for mode, base in CROSSOVER_PAIRS]
-    series = {name: [charts.Point(row["batch"], row["ratios"][i]) for row in rows
-                     if row["ratios"][i] is not None] for i, name in enumerate(names)}
+    for i, (mode, base) in enumerate(pairs):
+        measured = [(row["batch"], row["ratios"][i]) for row in table_rows
+                    if row["ratios"][i] and row["ratios"][i]["speedup"] is not None]
+        first = next((b for b, r in measured if r["speedup"] < 1.0 + analysis.MEANINGFUL_GAIN),
+                     None)
+        stops.append({"mode": mode, "base": base, "measured": bool(measured), "batch": first,
+                      "batches": [b for b, _ in measured], "of": len(table_rows)})
+    series = {name: [charts.Point(b, r["speedup"], r["speedup_lo"], r["speedup_hi"])
+                     if (r["pairings"] or 0) >= 2 else charts.Point(b, r["speedup"])
+                     for b in batches if (r := ratio.get((name, b))) and r["speedup"] is not None]
+              for name in names}
     series = {name: points for name, points in series.items() if points}
     target, link = site.chart_path(PAGE, f"launch/crossover-{workload}-{env.env_id}")
     title = f"What CUDA graphs add: {workload}\n{env.label}"
@@ -133,7 +118,7 @@ def crossover_view(site: Site, data: Dataset, env: Environment, workload: str) -
                       ylabel="speedup (median ratio, log scale)", series=series,
                       colors={name: palette[i % 3] for i, name in enumerate(series)},
                       reference_y=1.0)
-    return {"workload": workload, "rows": rows, "stops": stops, "chart": {
+    return {"workload": workload, "rows": table_rows, "stops": stops, "chart": {
         "link": link, "alt": f"Line chart of speedup against batch size for {workload} on "
         f"{env.label}: " + "; ".join(series) + ". The dashed line at 1 marks no gain."}}
 
@@ -141,29 +126,19 @@ def crossover_view(site: Site, data: Dataset, env: Environment, workload: str) -
 def render(site: Site) -> None:
     data = site.data
     batched = [w for w in data.workloads if len([b for b in data.batches(w) if b]) > 1]
+    pairs = analysis.graph_pairs(data.cases)
 
     def crossovers(env: Environment):
-        views = [v for w in batched if (v := crossover_view(site, data, env, w))]
+        views = [v for w in batched if (v := crossover_view(site, env, w, pairs))]
         return {"workloads": views} if views else None
 
     site.page(
         PAGE, "launch-overhead.md.j2",
-        per_kernel=by_backend(data, lambda env: per_kernel_view(site, data, env)),
-        floor=by_backend(data, lambda env: floor_view(site, data, env)),
-        anatomy=by_backend(data, lambda env: anatomy_view(site, data, env)),
-        crossover=by_backend(data, crossovers),
-        chain_names=[w for w, _ in chains(data)], trivial=TRIVIAL_CALL,
-        pairs=CROSSOVER_PAIRS, graph_mode=GRAPH_MODE,
-        meaningful_gain=metrics.MEANINGFUL_GAIN, batched=batched,
+        per_kernel=site.by_backend(lambda env: per_kernel_view(site, env)),
+        floor=site.by_backend(lambda env: floor_view(site, env)),
+        anatomy=site.by_backend(lambda env: anatomy_view(site, env)),
+        crossover=site.by_backend(crossovers),
+        chain_names=analysis.chains(data.workloads), trivial=analysis.TRIVIAL,
+        pairs=pairs, graph_mode=analysis.mode_with(data.cases, cuda_graphs=True),
+        batched=batched,
     )
-
-
-def headline_per_kernel(data: Dataset, env: Environment) -> dict | None:
-    """The longest chain with both eager and cuda-graph timings (also quoted by concepts)."""
-    for workload, n in reversed(chains(data)):
-        eager = data.get(env.env_id, workload, BASELINE_MODE, None)
-        graph = data.get(env.env_id, workload, GRAPH_MODE, None)
-        e, g = metrics.per_call(eager, n), metrics.per_call(graph, n)
-        if e is not None and g is not None:
-            return {"n": n, "workload": workload, "eager": e, "graph": g, "ratio": e / g}
-    return None

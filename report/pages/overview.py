@@ -2,60 +2,51 @@
 
 from __future__ import annotations
 
-from report import charts, metrics
-from report.dataset import Dataset, Environment
-from report.pages import claims
-from report.pages.common import by_backend, eager_of, workload_label
+from report import charts, claims
+from report.analysis import BASELINE, Environment, rows
 from report.site import Site
 
 PAGE = "index.md"
 
 
-def speedup_grid(data: Dataset, env: Environment) -> list[dict]:
-    """Rows of workloads at their representative batch; one cell per mode."""
-    rows = []
-    for workload in data.workloads:
-        batch = data.representative_batch(workload)
-        eager = eager_of(data, env.env_id, workload, batch)
-        cells = []
-        for mode in data.modes:
-            result = data.get(env.env_id, workload, mode, batch)
-            cells.append({"mode": mode, "result": result,
-                          "speedup": metrics.speedup(eager, result)})
-        if any(cell["result"] for cell in cells):
-            rows.append({"workload": workload, "batch": batch, "eager": eager,
-                         "label": workload_label(data, workload, batch), "cells": cells})
-    return rows
-
-
-def heat_cell(cell: dict) -> charts.HeatCell:
-    result = cell["result"]
-    if result is None:
+def heat_cell(cell: dict | None) -> charts.HeatCell:
+    if cell is None:
         return charts.HeatCell()
-    if not result.ok:
-        return charts.HeatCell(label=result.status, measured=True)
+    if not cell["ok"]:
+        return charts.HeatCell(label=cell["status"], measured=True)
     if cell["speedup"] is None:
         return charts.HeatCell(label="no eager", measured=True)
-    return charts.HeatCell(speedup=cell["speedup"], measured=True)
+    detail = (f"{cell['speedup_lo']:.2f}–{cell['speedup_hi']:.2f}"
+              if (cell["pairings"] or 0) >= 2 else "")
+    return charts.HeatCell(speedup=cell["speedup"], measured=True, detail=detail)
 
 
 def render(site: Site) -> None:
     data = site.data
+    at = data.representative()
 
     def build(env: Environment):
-        rows = speedup_grid(data, env)
-        if not rows:
+        found = rows(at[at["env_id"] == env.env_id])
+        if not found:
             return None
+        grid = []
+        for workload in data.workloads:
+            cells = {r["mode"]: r for r in found if r["workload"] == workload}
+            if cells:
+                batch = data.representative_batch(workload)
+                label = f"{workload} (batch {batch})" if data.batched(workload) else workload
+                grid.append({"workload": workload, "batch": batch, "label": label,
+                             "eager": cells.get(BASELINE), "cells": cells})
         target, link = site.chart_path(PAGE, f"overview/speedup-{env.env_id}")
         title = f"Speedup vs eager\n{env.label}"
         charts.heatmap(
-            target, title=title, rows=[row["label"] for row in rows], columns=data.modes,
-            cells={(row["label"], cell["mode"]): heat_cell(cell)
-                   for row in rows for cell in row["cells"]},
+            target, title=title, rows=[row["label"] for row in grid], columns=data.modes,
+            cells={(row["label"], mode): heat_cell(row["cells"].get(mode))
+                   for row in grid for mode in data.modes},
             colorbar_label="speedup vs eager (median latency ratio)")
-        return {"rows": rows, "chart": link, "title": title}
+        return {"rows": grid, "chart": link, "title": title}
 
-    batched = [w for w in data.workloads if data.batches(w) != [None]]
-    site.page(PAGE, "index.md.j2", backends=by_backend(data, build),
-              verdicts=claims.verdict_table(data, claims.sections(data)),
+    batched = [w for w in data.workloads if data.batched(w)]
+    site.page(PAGE, "index.md.j2", backends=site.by_backend(build),
+              verdicts=claims.verdict_table(data, claims.sections(data, site.by_backend)),
               representative={w: data.representative_batch(w) for w in batched})

@@ -2,103 +2,82 @@
 
 from __future__ import annotations
 
-from report import charts, formatting, metrics
-from report.dataset import Dataset, Environment
-from report.load import Result
-from report.pages.common import by_backend, eager_of
+from report import charts, formatting
+from report.analysis import Environment, ordered, rows, speedups
 from report.site import Site
-from report.vocabulary import FAMILIES, batch_key, ordered
+
+SPREAD_NOTE = "error bars span the medians of the case's processes (none for a single run)"
 
 
-def mode_order(data: Dataset):
-    rank = {mode: i for i, mode in enumerate(data.modes)}
-    return lambda r: (rank[r.mode], batch_key(r.batch_size))
-
-
-def latency_rows(data: Dataset, env: Environment, workload: str) -> list[dict]:
-    """Every mode x batch, measured or not, so gaps read "not measured"."""
-    rows = []
-    for mode in data.modes:
-        for batch in data.batches(workload):
-            result = data.get(env.env_id, workload, mode, batch)
-            eager = eager_of(data, env.env_id, workload, batch)
-            rows.append({"mode": mode, "batch": batch, "result": result,
-                         "speedup": metrics.speedup(eager, result),
-                         "gflops": metrics.gflops(result), "gbps": metrics.gbytes_per_s(result),
-                         "iqr_ratio": metrics.iqr_ratio(result)})
-    return rows
-
-
-def latency_chart(site: Site, page: str, data: Dataset, env: Environment, workload: str,
-                  ok: list[Result]) -> dict | None:
-    timed = [r for r in ok if r.timing]
+def latency_chart(site: Site, page: str, env: Environment, workload: str, batched: bool,
+                  timed: list[dict]) -> dict | None:
     if not timed:
         return None
-    unit, scale = charts.time_unit([r.timing["q3_s"] for r in timed])
+    unit, scale = charts.time_unit([r["hi_s"] for r in timed])
     target, link = site.chart_path(page, f"workloads/{workload}-{env.env_id}")
     title = f"{workload}: median latency\n{env.label}"
-    colors = {mode: charts.mode_color(mode) for mode in data.modes}
-    fastest = min(timed, key=lambda r: (r.median_s, r.mode))
-
-    def point(r: Result, x: float = 0) -> charts.Point:
-        t = r.timing
-        return charts.Point(x, t["median_s"] / scale, t["q1_s"] / scale, t["q3_s"] / scale)
-
-    if data.batches(workload) == [None]:
+    colors = {r["mode"]: charts.mode_color(r["mode"]) for r in timed}
+    fastest = min(timed, key=lambda r: (r["median_s"], r["mode"]))
+    if not batched:
         charts.bar_chart(target, title=title, xlabel=f"median latency per call ({unit})",
-                         bars=[(r.mode, point(r)) for r in timed], colors=colors)
+                         bars=[(r["mode"], charts.case_point(0, r, scale)) for r in timed],
+                         colors=colors)
         kind = "Bar chart of median latency per call for each mode"
     else:
         series: dict[str, list[charts.Point]] = {}
         for r in timed:
-            series.setdefault(r.mode, []).append(point(r, r.batch_size))
+            series.setdefault(r["mode"], []).append(charts.case_point(r["batch_size"], r, scale))
         charts.line_chart(target, title=title, xlabel="batch size",
                           ylabel=f"median latency per call ({unit}, log scale)",
                           series=series, colors=colors)
         kind = "Line chart of median latency per call against batch size, one line per mode,"
-    where = f" at batch {fastest.batch_size}" if fastest.batch_size is not None else ""
-    alt = (f"{kind} for {workload} on {env.label}; error bars span the interquartile range. "
-           f"Fastest: {fastest.mode}{where}, {formatting.seconds(fastest.median_s)}.")
+    where = f" at batch {fastest['batch_size']}" if fastest["batch_size"] is not None else ""
+    alt = (f"{kind} for {workload} on {env.label}; {SPREAD_NOTE}. "
+           f"Fastest: {fastest['mode']}{where}, {formatting.seconds(fastest['median_s'])}.")
     return {"link": link, "alt": alt}
 
 
-def render_workload(site: Site, workload: str) -> None:
+def render_workload(site: Site, workload: str, table) -> None:
     data = site.data
     page = f"workloads/{workload}.md"
 
     def build(env: Environment):
-        results = sorted(data.results(env_id=env.env_id, workload=workload),
-                         key=mode_order(data))
-        if not results:
+        here = rows(table[table["env_id"] == env.env_id])
+        if not here:
             return None
-        ok = [r for r in results if r.ok]
+        by_case = {(r["mode"], r["batch_size"]): r for r in here}
+        ok = [r for r in here if r["ok"]]
+        shown = data.shown
+        failed = ordered(shown[(shown["env_id"] == env.env_id) & (shown["workload"] == workload)
+                               & ~shown["ok"]], "tag", "repeat")
         return {
-            "latency": latency_rows(data, env, workload),
-            "chart": latency_chart(site, page, data, env, workload, ok),
+            # Every mode x batch, measured or not, so gaps read "not measured".
+            "latency": [{"mode": mode, "batch": batch, "result": by_case.get((mode, batch))}
+                        for mode in data.modes for batch in data.batches(workload)],
+            "chart": latency_chart(site, page, env, workload, data.batched(workload), ok),
             "ok": ok,
-            "compiled": [r for r in ok if r.compile],
-            "dynamo": [r for r in ok if r.dynamo],
-            "checked": [r for r in ok if r.correctness],
-            "failed": [r for r in results if not r.ok],
+            "compiled": [r for r in ok if r["cold_first_call_s"] is not None
+                         or r["warm_first_call_s"] is not None],
+            "dynamo": [r for r in ok if r["unique_graphs"] is not None],
+            "checked": [r for r in ok if r["reference"] is not None],
+            "failed": rows(failed),
         }
 
     site.page(page, "workload.md.j2", workload=workload, info=data.workload_info(workload),
               family=data.family(workload), batches=data.batches(workload),
-              backends=by_backend(data, build))
-
-
-def families(data: Dataset) -> list[dict]:
-    names = ordered({data.family(w) for w in data.workloads}, FAMILIES)
-    return [{"family": f, "workloads": [w for w in data.workloads if data.family(w) == f]}
-            for f in names]
+              backends=site.by_backend(build))
 
 
 def render(site: Site) -> None:
     data = site.data
+    table = speedups(data.cases)
+    table = table.assign(
+        gflops=table["flops"] / table["median_s"] / 1e9,
+        gbps=table["bytes_moved"] / table["median_s"] / 1e9)
     for workload in data.workloads:
-        render_workload(site, workload)
-    groups = families(data)
-    measured_in = {w: sorted({r.env_id for r in data.results(workload=w)})
+        render_workload(site, workload, table[table["workload"] == workload])
+    groups = [{"family": family, "workloads": names} for family, names in data.families()]
+    measured_in = {w: data.shown.loc[data.shown["workload"] == w, "env_id"].nunique()
                    for w in data.workloads}
     site.page("workloads/index.md", "workloads-index.md.j2", families=groups,
               measured_in=measured_in)

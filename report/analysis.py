@@ -1,0 +1,596 @@
+"""The analysis layer: every record in one DataFrame, and the table operations pages need.
+
+Records are read through `bench.records`, the one definition of a record, and each
+becomes one row with flattened columns: a section's fields keep their own names
+(`median_s`, `cold_first_call_s`, `busy_fraction`, `machine`, `repeat`, `compiled`, ...),
+so a field added to a record appears here as a column without any change. Two names
+change: `ModeTraits.description` becomes `mode_description` (`description` is the
+workload's) and `WarmupCurve.latencies_s` becomes `warmup_s`.
+
+The layers, each a function of the one before:
+
+- `load(results_dir)`: every record, one row each, with `source` ("file:line").
+- `latest(records)`: what the site shows: seed shapes only, and of a process measured
+  twice (same case, tag and repeat index) the newest record.
+- `cases(latest)`: one row per case (env, workload, mode, batch, shapes). A case's
+  processes are its records under tag `main` and `rerun-N` (v1 reruns were exactly
+  that: the same case in another process) and every repeat of a v2 run. The published
+  figure is the median of the per-process medians (`median_s`), with their minimum and
+  maximum (`lo_s`, `hi_s`) and their number (`n_processes`).
+- `compare`, `fastest`, `spreads`, `crossovers`, `compile_summary`, `boundedness`:
+  derived tables, each documented where it is defined.
+
+Nothing here lists modes or their traits: they come from the records' `mode_traits`
+columns. Workloads follow the registry's order (`workload_rank`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import types
+import typing
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from bench.modes import MODES
+from bench.records import Environment as RecordEnvironment
+from bench.records import MalformedRecord, Record, read_records
+
+BASELINE = "eager"  # the mode every "speedup" is measured against
+SHOWN_SHAPES = "seed"  # "tiny" records are test-sized runs, counted and left out
+BACKENDS = ("cuda", "cpu", "mps")  # every backend gets a tab, measured or not
+PROCESS_TAGS = re.compile(r"^(main|rerun-\d+)$")  # records under these tags are processes of one case
+CASE = ["env_id", "workload", "mode", "batch_size", "shapes"]
+POINT = ["env_id", "workload", "batch_size", "shapes"]  # a case without its mode
+ENV_FIELDS = tuple(f.name for f in dataclasses.fields(RecordEnvironment))
+RENAMED = {("mode_traits", "description"): "mode_description", ("warmup", "latencies_s"): "warmup_s"}
+MEANINGFUL_GAIN = 0.05  # gains below this are not called wins
+MOVED = 0.10  # a case whose process medians differ by more than this moved
+UNSTABLE_IQR_RATIO = 0.10  # in-run IQR / median above this marks a process unstable
+LAUNCH_BOUND, DEVICE_BOUND = 0.5, 0.8  # GPU busy-fraction bands of the overhead anatomy
+NEVER = math.inf  # break-even when the mode is not faster than eager
+
+try:  # the registry's order of workloads, the one sort key for them
+    from bench.workloads.registry import ORDER as WORKLOAD_ORDER
+except ImportError:  # until bench/workloads/registry.py lands: its order as of today
+    WORKLOAD_ORDER = ("trivial-call", "launch-chain-10", "launch-chain-100", "launch-chain-1000",
+                      "matmul-128", "matmul-512", "matmul-softmax", "elementwise-chain", "entropy",
+                      "mlp", "conv2d-block", "vit16x6x384", "vit32x12x768", "vit32x18x1024")
+MODE_ORDER = tuple(MODES)  # bench/modes.py's order; only for sorting
+
+
+class ResultsError(ValueError):
+    """A results folder that cannot be read; the message is one line naming file:line."""
+
+
+# ---- records -> one DataFrame ----------------------------------------------------------
+
+def _is_section(hint: Any) -> type | None:
+    options = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union,
+                                                                  types.UnionType) else (hint,)
+    found = [o for o in options if dataclasses.is_dataclass(o)]
+    return found[0] if found else None
+
+
+def _columns() -> list[tuple[str, str | None, str, Any]]:
+    """(record field, section field or None, column, type hint) for every column."""
+    out, seen = [], {}
+    for f in dataclasses.fields(Record):
+        hint = typing.get_type_hints(Record)[f.name]
+        section = _is_section(hint)
+        fields = ([(g.name, typing.get_type_hints(section)[g.name])
+                   for g in dataclasses.fields(section)] if section else [(None, hint)])
+        for name, sub_hint in fields:
+            column = RENAMED.get((f.name, name), name or f.name)
+            if column in seen and column != "backend":  # key.backend == env.backend, validated
+                raise TypeError(f"column {column!r} comes from {seen[column]} and {f.name}")
+            seen[column] = f.name
+            out.append((f.name, name, column, sub_hint))
+    return out
+
+
+COLUMNS = _columns()
+_INTEGER = [c for _, _, c, h in COLUMNS if h is int or typing.get_args(h) == (int, type(None))]
+
+
+def _row(source: str, record: Record) -> dict[str, Any]:
+    row: dict[str, Any] = {"source": source}
+    for field, name, column, _ in COLUMNS:
+        value = getattr(record, field)
+        row[column] = value if name is None or value is None else getattr(value, name)
+    return row
+
+
+def frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """One DataFrame from `_row` dicts, with integer columns kept integer (nullable)."""
+    df = pd.DataFrame(rows, columns=list(dict.fromkeys(["source", *(c for _, _, c, _ in COLUMNS)])))
+    for column in _INTEGER:
+        df[column] = df[column].astype("Int64")
+    df["started_at"] = pd.to_datetime(df["started_at"], utc=True, format="ISO8601")
+    df["ok"] = df["status"] == "ok"
+    return df
+
+
+def load(results_dir: Path, warn=None) -> pd.DataFrame:
+    """Every record under `results_dir` (searched recursively for *.jsonl), one row each,
+    in file then line order. A missing folder is empty. A malformed line raises
+    ResultsError naming `file:line`; a torn last line is skipped with a warning."""
+    results_dir = Path(results_dir)
+    rows: list[dict[str, Any]] = []
+    if results_dir.exists() and not results_dir.is_dir():
+        raise ResultsError(f"{results_dir}: not a directory")
+    for path in sorted(results_dir.rglob("*.jsonl")) if results_dir.exists() else []:
+        try:
+            rows.extend(_row(f"{path}:{n}", r) for n, r in _numbered(path, warn))
+        except MalformedRecord as error:
+            raise ResultsError(str(error)) from None
+    return frame(rows)
+
+
+def _numbered(path: Path, warn):
+    """Records of `path` with their line numbers (blank lines keep their numbers)."""
+    numbers = [n for n, raw in enumerate(path.read_bytes().split(b"\n")[:-1], start=1)
+               if raw.strip()]
+    return zip(numbers, read_records(path, warn=warn), strict=False)
+
+
+# ---- ordering --------------------------------------------------------------------------
+
+def workload_rank(name: str) -> tuple:
+    """Registry order first; names it does not hold (external models) after, by name."""
+    if name in WORKLOAD_ORDER:
+        return (0, WORKLOAD_ORDER.index(name), "")
+    return (1, 0, name)
+
+
+def mode_rank(name: str) -> tuple:
+    return (0, MODE_ORDER.index(name), "") if name in MODE_ORDER else (1, 0, name)
+
+
+def ordered(df: pd.DataFrame, *after: str, batch_first: bool = False) -> pd.DataFrame:
+    """Rows in page order: workload, mode, batch (unbatched first; with `batch_first`,
+    batch before mode), then the `after` columns."""
+    if df.empty:
+        return df
+    keys = pd.DataFrame({
+        "_w": df["workload"].map(workload_rank), "_m": df["mode"].map(mode_rank),
+        "_b": df["batch_size"].map(lambda b: (0, 0) if pd.isna(b) else (1, int(b)))},
+        index=df.index)
+    by = ["_w", "_b", "_m"] if batch_first else ["_w", "_m", "_b"]
+    out = pd.concat([df, keys], axis=1).sort_values([*by, *after], kind="stable")
+    return out.drop(columns=["_w", "_m", "_b"])
+
+
+def rows(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as plain dicts for templates: missing values are None, numbers are Python's."""
+    def plain(value):
+        if value is None or value is pd.NA or value is pd.NaT:
+            return None
+        if isinstance(value, float) and math.isnan(value):
+            return None
+        return value.item() if hasattr(value, "item") and not isinstance(value, tuple) else value
+    return [{k: plain(v) for k, v in row.items()} for row in df.to_dict("records")]
+
+
+# ---- what the site shows -----------------------------------------------------------------
+
+def latest(records: pd.DataFrame) -> pd.DataFrame:
+    """Seed-shape records, and of each process (case, tag, repeat index) the newest; ties go
+    to the later file and line. Repeat indices beyond the newest run's `repeats` are
+    dropped too: they belong to an older run of the case."""
+    seed = records[records["shapes"] == SHOWN_SHAPES]
+    key = [*CASE, "tag"]
+    newest = seed.sort_values("started_at", kind="stable").drop_duplicates(
+        [*key, "repeat"], keep="last")
+    planned = newest.groupby(key, dropna=False)["repeats"].transform("last")
+    kept = newest[newest["repeat"] < planned]
+    return kept.sort_index()
+
+
+def processes(shown: pd.DataFrame) -> pd.DataFrame:
+    """The records that are processes of a case: tags `main` and `rerun-N`."""
+    return shown[shown["tag"].str.match(PROCESS_TAGS)]
+
+
+# Per-case aggregation of the ok processes: the figure and its spread, then the rest.
+_TIMING = {"median_s": ("median_s", "median"), "lo_s": ("median_s", "min"),
+           "hi_s": ("median_s", "max"), "n_processes": ("median_s", "size"),
+           "medians_s": ("median_s", tuple), "q1_s": ("q1_s", "median"),
+           "q3_s": ("q3_s", "median"), "iqr_s": ("iqr_s", "median"),
+           "iqr_ratio": ("iqr_ratio", "median"), "warm_first_call_s": ("warm_first_call_s", "median"),
+           "rel_error": ("rel_error", "max"), "passed": ("passed", "all")}
+_MEDIAN = ("peak_device_bytes", "peak_rss_bytes", "device_kernels_per_call", "launches_per_call",
+           "graph_launches_per_call", "cpu_ops_per_call", "device_busy_s_per_call",
+           "busy_fraction")
+_MAX = ("graph_breaks", "recompiles", "unique_graphs", "cudagraph_skips")
+
+
+def cases(shown: pd.DataFrame) -> pd.DataFrame:
+    """One row per case, from its processes (`processes(shown)`).
+
+    Descriptive columns (status, reason, workload info, traits, source, counts per
+    sample) come from the newest process. From the ok processes: `median_s` is the
+    median of their medians, `lo_s`/`hi_s` the smallest and largest, `n_processes` how
+    many, `medians_s` all of them, `spread` (hi - lo) / lo where there are two or more;
+    `cold_first_call_s` is the median over processes whose compile caches were cold, and
+    `warm_first_call_s` over all; memory and activity are medians, Dynamo counters the
+    largest, `rel_error` the worst and `passed` whether every process passed. A case is
+    ok if any process is. `env_repeated` says whether its environment has any case
+    resting on more than one process.
+    """
+    procs = processes(shown).assign(iqr_ratio=lambda d: d["iqr_s"] / d["median_s"])
+    if procs.empty:
+        return procs.assign(**{c: pd.Series(dtype=object) for c in
+                               [*_TIMING, "spread", "env_repeated", "n_failed"]})
+    newest = procs.sort_values("started_at", kind="stable").groupby(
+        CASE, dropna=False, sort=False).tail(1)
+    ok = procs[procs["ok"]]
+    agg = dict(_TIMING, **{c: (c, "median") for c in _MEDIAN}, **{c: (c, "max") for c in _MAX})
+    figures = ok.groupby(CASE, dropna=False).agg(**agg).reset_index()
+    cold = (ok[ok["cache"] == "cold"].groupby(CASE, dropna=False)["cold_first_call_s"]
+            .median().reset_index())
+    last_ok = ok.sort_values("started_at", kind="stable").groupby(
+        CASE, dropna=False).tail(1)[[*CASE, "cold_first_calls_s", "skip_reasons", "count",
+                                     "calls_per_sample", "reference", "tolerance"]]
+    failed = (procs[~procs["ok"]].groupby(CASE, dropna=False).size()
+              .rename("n_failed").reset_index())
+    replaced = {*agg, "cold_first_call_s", "cold_first_calls_s", "skip_reasons", "count",
+                "calls_per_sample", "reference", "tolerance"}
+    out = newest.drop(columns=[c for c in replaced if c in newest.columns])
+    for part in (figures, cold, last_ok, failed):
+        out = out.merge(part, on=CASE, how="left")
+    out["n_processes"] = out["n_processes"].fillna(0).astype(int)
+    out["n_failed"] = out["n_failed"].fillna(0).astype(int)
+    out["ok"] = out["n_processes"] > 0
+    out.loc[out["ok"], "status"] = "ok"
+    out.loc[out["ok"], "reason"] = None
+    out["spread"] = (out["hi_s"] - out["lo_s"]) / out["lo_s"]
+    out.loc[out["n_processes"] < 2, "spread"] = float("nan")
+    out["env_repeated"] = out.groupby("env_id")["n_processes"].transform("max") > 1
+    return ordered(out).reset_index(drop=True)
+
+
+# ---- derived tables ----------------------------------------------------------------------
+
+def _judge(ratio: pd.Series, at_least: float | None, below: float | None) -> pd.Series:
+    answer = ratio >= at_least if at_least is not None else ratio < below
+    return answer.where(ratio.notna())
+
+
+def compare(cases: pd.DataFrame, mode: str, baseline: str = BASELINE, *,
+            at_least: float | None = None, below: float | None = None) -> pd.DataFrame:
+    """`mode` against `baseline` at every point (env, workload, batch) where either exists.
+
+    `speedup` is baseline median / mode median (medians over processes; above 1 the
+    mode is faster). `speedup_lo`/`speedup_hi` span every pairing of a baseline process
+    with a mode process. With a threshold (`at_least`, or `below`; neither means
+    "faster": at_least=1), `holds` is the answer of the medians and `settled` whether
+    every pairing gives the same answer; `pairings` is how many there were (1: a single
+    run on each side, settled by definition but resting on one draw). Columns of the
+    mode's case keep their names; the baseline's carry a `_base` suffix.
+    """
+    if at_least is None and below is None:
+        at_least = 1.0
+    this = cases[cases["mode"] == mode]
+    base = cases[cases["mode"] == baseline]
+    out = this.merge(base, on=POINT, how="outer", suffixes=("", "_base"))
+    out["mode"], out["baseline"] = mode, baseline
+    timed = out["ok"].eq(True) & out["ok_base"].eq(True)
+    out["speedup"] = (out["median_s_base"] / out["median_s"]).where(timed)
+    out["speedup_lo"] = (out["lo_s_base"] / out["hi_s"]).where(timed)
+    out["speedup_hi"] = (out["hi_s_base"] / out["lo_s"]).where(timed)
+    out["pairings"] = (out["n_processes"] * out["n_processes_base"]).where(timed)
+    out["holds"] = _judge(out["speedup"], at_least, below)
+    lo, hi = _judge(out["speedup_lo"], at_least, below), _judge(out["speedup_hi"], at_least, below)
+    out["settled"] = (lo == hi).where(timed)
+    out["env_repeated"] = out["env_repeated"].fillna(out["env_repeated_base"])
+    return ordered(out).reset_index(drop=True)
+
+
+def speedups(cases: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
+    """Every case with its speedup over `baseline` at the same point (`compare` columns)."""
+    found = [compare(cases, mode, baseline) for mode in cases["mode"].unique()]
+    if not found:
+        return cases.assign(speedup=pd.Series(dtype=float))
+    out = pd.concat(found, ignore_index=True)
+    return ordered(out[out["ok"].notna()]).reset_index(drop=True)
+
+
+def fastest(cases: pd.DataFrame) -> pd.DataFrame:
+    """Per point (env, workload, batch) with a timed mode: the fastest mode (lowest median
+    over processes; ties broken by name), the runner-up where there is one (columns with
+    a `_runner_up` suffix) and the lead (`margin`: runner-up median / fastest median - 1).
+    `tie` is true where the lead is inside the spread: some pairing of their processes
+    has the runner-up faster."""
+    timed = cases[cases["ok"]].sort_values(["median_s", "mode"], kind="stable")
+    ranked = timed.groupby(POINT, dropna=False, sort=False)
+    best, second = ranked.nth(0), ranked.nth(1)
+    out = best.merge(second, on=POINT, how="left", suffixes=("", "_runner_up"))
+    out["margin"] = out["median_s_runner_up"] / out["median_s"] - 1.0
+    out["tie"] = out["hi_s"] >= out["lo_s_runner_up"]
+    out["pairings"] = out["n_processes"] * out["n_processes_runner_up"]
+    return ordered(out).reset_index(drop=True)
+
+
+def spreads(cases: pd.DataFrame) -> pd.DataFrame:
+    """Cases resting on two or more processes, with `spread` = (max - min) / min of their
+    process medians and `moved` where it exceeds MOVED."""
+    out = cases[cases["n_processes"] >= 2].copy()
+    out["moved"] = out["spread"] > MOVED
+    return out
+
+
+def move_summary(spread_rows: pd.DataFrame) -> dict[str, Any] | None:
+    """How many repeated cases moved, the median and largest move, and the median in-run
+    IQR / median of the same cases, to set against it."""
+    if spread_rows.empty:
+        return None
+    largest = spread_rows.sort_values("spread", kind="stable").iloc[-1]
+    median_spread = float(spread_rows["spread"].median())
+    in_run = spread_rows["iqr_ratio"].median()
+    in_run = None if pd.isna(in_run) else float(in_run)
+    return {"compared": len(spread_rows), "moved": int(spread_rows["moved"].sum()),
+            "median_spread": median_spread, "median_in_run_iqr": in_run,
+            "in_run_understates": in_run is not None and median_spread > 2 * in_run,
+            "largest": rows(largest.to_frame().T)[0]}
+
+
+def by_mode(spread_rows: pd.DataFrame) -> pd.DataFrame:
+    """Per mode: how many repeated cases, the median and the largest move."""
+    out = spread_rows.groupby("mode")["spread"].agg(cases="size", median="median",
+                                                    largest="max").reset_index()
+    return out.sort_values("mode", key=lambda s: s.map(mode_rank), kind="stable")
+
+
+def boundedness(busy: pd.Series) -> pd.Series:
+    """"launch-bound" below LAUNCH_BOUND, "device-bound" from DEVICE_BOUND, else "mixed"."""
+    return pd.Series(["launch-bound" if b < LAUNCH_BOUND else "device-bound"
+                      if b >= DEVICE_BOUND else "mixed" if pd.notna(b) else None
+                      for b in busy], index=busy.index, dtype=object)
+
+
+def break_even(compile_s: pd.Series, saving_s: pd.Series) -> pd.Series:
+    """Calls after which compiling pays off: compile time / per-call saving, rounded up;
+    NEVER where there is no saving, NaN where anything is missing."""
+    calls = (compile_s / saving_s.where(saving_s > 0)).map(
+        lambda x: float(math.ceil(x)) if pd.notna(x) else x)
+    return calls.where(~(saving_s <= 0) | compile_s.isna(), NEVER)
+
+
+def graph_pairs(cases: pd.DataFrame) -> list[tuple[str, str]]:
+    """What CUDA graphs add on top of the same code: the first compiled graph-replaying mode
+    against the baseline, then each such mode against the mode whose traits differ from it
+    only in not replaying graphs (from the records' mode traits)."""
+    traits = modes_traits(cases)
+    graphed = [m for m, t in traits.items() if t["compiled"] and t["cuda_graphs"]]
+    pairs = [(graphed[0], BASELINE)] if graphed and BASELINE in traits else []
+    for mode in graphed:
+        twin = {**traits[mode], "cuda_graphs": False}
+        partners = [m for m, t in traits.items()
+                    if {k: v for k, v in t.items() if k != "mode_description"} ==
+                    {k: v for k, v in twin.items() if k != "mode_description"}]
+        pairs += [(mode, p) for p in partners]
+    return pairs
+
+
+TRAITS = ("compiled", "cuda_graphs", "autotune", "dynamic")
+
+
+def modes_traits(df: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """Each mode seen, in page order, with its traits and description from its records."""
+    if df.empty:
+        return {}
+    found = df.drop_duplicates("mode", keep="last").set_index("mode")
+    return {m: {**{t: bool(found.at[m, t]) for t in TRAITS},
+                "mode_description": found.at[m, "mode_description"]}
+            for m in sorted(found.index, key=mode_rank)}
+
+
+def mode_with(df: pd.DataFrame, **traits: bool) -> str | None:
+    """The first mode (page order) whose traits are exactly `traits` (others false)."""
+    want = {t: traits.get(t, False) for t in TRAITS}
+    return next((m for m, t in modes_traits(df).items()
+                 if {k: t[k] for k in TRAITS} == want), None)
+
+
+def crossovers(cases: pd.DataFrame, workload: str,
+               pairs: list[tuple[str, str]]) -> pd.DataFrame:
+    """Per batch of `workload` (rows) and pair (mode, base) (columns "mode vs base"):
+    the speedup, its range and its settledness, one row per (env, batch, pair)."""
+    of = cases[(cases["workload"] == workload) & cases["batch_size"].notna()]
+    found = [compare(of, mode, base).assign(pair=f"{mode} vs {base}") for mode, base in pairs]
+    return pd.concat(found, ignore_index=True) if found else of
+
+
+# The launch-overhead microbenchmarks are found by name: launch-chain-N runs N tiny
+# kernels back to back, trivial-call is one tiny op.
+TRIVIAL = "trivial-call"
+_CHAIN = re.compile(r"^launch-chain-(\d+)$")
+
+
+def chains(workloads) -> list[str]:
+    """The launch-chain-N workloads among `workloads`, shortest chain first."""
+    return sorted((w for w in workloads if _CHAIN.match(w)),
+                  key=lambda w: int(_CHAIN.match(w).group(1)))
+
+
+def per_kernel(cases: pd.DataFrame) -> pd.DataFrame:
+    """Cases of the launch chains with their timings divided by the chain length N
+    (`chain`): the cost of one launch plus one tiny kernel, with its spread."""
+    out = cases[cases["workload"].isin(chains(cases["workload"].unique()))].copy()
+    out["chain"] = out["workload"].map(lambda w: int(_CHAIN.match(w).group(1)))
+    for column in ("median_s", "lo_s", "hi_s"):
+        out[column] = out[column] / out["chain"]
+    out["per_kernel_s"] = out["median_s"].where(out["ok"])
+    return out
+
+
+def headline_per_kernel(cases: pd.DataFrame, env_id: str) -> dict[str, Any] | None:
+    """The longest chain of `env_id` with per-kernel costs in eager and from a replayed
+    graph without compilation: {n, workload, eager, graph, ratio}."""
+    graph = mode_with(cases, cuda_graphs=True)
+    table = per_kernel(cases[cases["env_id"] == env_id])
+    table = table[table["per_kernel_s"].notna()]
+    for workload in reversed(chains(table["workload"].unique())):
+        costs = table[table["workload"] == workload].set_index("mode")["per_kernel_s"]
+        if BASELINE in costs and graph in costs:
+            n = int(_CHAIN.match(workload).group(1))
+            e, g = float(costs[BASELINE]), float(costs[graph])
+            return {"n": n, "workload": workload, "eager": e, "graph": g, "ratio": e / g}
+    return None
+
+
+def compile_summary(cases: pd.DataFrame) -> pd.DataFrame:
+    """Per env and mode, over cases with both a cold and a warm first call: their count,
+    the median cold and warm first call, and cold / warm."""
+    both = cases[cases["cold_first_call_s"].gt(0) & cases["warm_first_call_s"].gt(0)]
+    out = both.groupby(["env_id", "mode"]).agg(
+        cases=("mode", "size"), cold=("cold_first_call_s", "median"),
+        warm=("warm_first_call_s", "median")).reset_index()
+    out["ratio"] = out["cold"] / out["warm"]
+    return out.sort_values("mode", key=lambda s: s.map(mode_rank), kind="stable")
+
+
+def probe_value(probe) -> Any:
+    """What a probe found, as one value: its outcome, else its figures (a v1 probe's single
+    number was upgraded to the figure "value" and is shown as that number)."""
+    if probe.outcome is not None:
+        return probe.outcome
+    if set(probe.figures) == {"value"}:
+        return probe.figures["value"]
+    return probe.figures or None
+
+
+def probes(shown: pd.DataFrame) -> pd.DataFrame:
+    """One row per probe result of every process: the record's columns plus `probe`,
+    `summary` and `value` (`probe_value`)."""
+    procs = processes(shown)
+    found = [(index, p.name, p.summary, probe_value(p))
+             for index, found in zip(procs.index, procs["probes"], strict=True) for p in found]
+    table = pd.DataFrame(found, columns=["_index", "probe", "summary", "value"])
+    out = procs.drop(columns=["probes"]).merge(table, left_index=True, right_on="_index")
+    return ordered(out.drop(columns="_index"), "tag", "repeat")
+
+
+# ---- environments ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Environment:
+    env_id: str
+    backend: str
+    label: str  # unique among the environments on the site
+    # Every env field with each distinct value seen: fields outside the env_id identity
+    # (git commit, TF32 flags) can differ between runs of one environment.
+    fields: tuple[tuple[str, tuple[str, ...]], ...]
+    record_count: int
+    repeated: bool  # some case here rests on more than one process
+
+    def value(self, name: str) -> str:
+        return ", ".join(dict(self.fields)[name])
+
+
+def _text(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return "not recorded"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def environments(shown: pd.DataFrame, case_rows: pd.DataFrame) -> dict[str, Environment]:
+    """Each environment of `shown`, by env_id, with a label no other one shares."""
+    fields = {env_id: {name: tuple(sorted({_text(v) for v in group[name]}))
+                       for name in ENV_FIELDS}
+              for env_id, group in shown.groupby("env_id")}
+    labels = _unique_labels(fields)
+    repeated = set(case_rows.loc[case_rows["n_processes"] > 1, "env_id"])
+    counts = shown["env_id"].value_counts()
+    return {env_id: Environment(env_id, f["backend"][0], labels[env_id], tuple(f.items()),
+                                int(counts[env_id]), env_id in repeated)
+            for env_id, f in sorted(fields.items())}
+
+
+def _unique_labels(fields_by_id: dict[str, dict[str, tuple[str, ...]]]) -> dict[str, str]:
+    """'NVIDIA H100 80GB HBM3 · torch 2.11.0'; only labels that clash grow the machine
+    name, and then the env_id, so two environments never share a label."""
+    def joined(fields, names):
+        return " · ".join(("torch " if n == "torch" else "") + ", ".join(fields[n]) for n in names)
+
+    labels = {env_id: joined(f, ("device_name", "torch")) for env_id, f in fields_by_id.items()}
+    for extend in (lambda env_id, label: f"{label} · {joined(fields_by_id[env_id], ('machine',))}",
+                   lambda env_id, label: f"{label} · {env_id}"):
+        counts = Counter(labels.values())
+        labels = {env_id: extend(env_id, label) if counts[label] > 1 else label
+                  for env_id, label in labels.items()}
+    return labels
+
+
+# ---- the bundle pages render from ----------------------------------------------------------
+
+class Data:
+    """The records a site is rendered from, analysed once: `records` (every row), `shown`
+    (`latest`), `cases`, `environments`, and the vocabularies pages iterate over."""
+
+    def __init__(self, records: pd.DataFrame):
+        self.records = records
+        self.record_count = len(records)
+        self.hidden_shapes = dict(sorted(Counter(
+            records.loc[records["shapes"] != SHOWN_SHAPES, "shapes"]).items()))
+        self.shown = latest(records)
+        self.superseded = int((records["shapes"] == SHOWN_SHAPES).sum()) - len(self.shown)
+        self.cases = cases(self.shown)
+        self.environments = environments(self.shown, self.cases)
+        self.traits = modes_traits(self.shown)
+        self.modes = list(self.traits)
+        self.workloads = sorted(set(self.shown["workload"]), key=workload_rank)
+        self.backends = sorted(set(BACKENDS) | {e.backend for e in self.environments.values()},
+                               key=lambda b: (BACKENDS.index(b) if b in BACKENDS else len(BACKENDS), b))
+        with_info = self.shown[self.shown["family"].notna()].sort_values("started_at", kind="stable")
+        self._info = {w: row for w, row in zip(with_info["workload"], rows(with_info), strict=True)}
+
+    def envs(self, backend: str) -> list[Environment]:
+        return sorted((e for e in self.environments.values() if e.backend == backend),
+                      key=lambda e: e.label)
+
+    def batches(self, workload: str) -> list[int | None]:
+        found = self.shown.loc[self.shown["workload"] == workload, "batch_size"]
+        return sorted({None if pd.isna(b) else int(b) for b in found},
+                      key=lambda b: (0, 0) if b is None else (1, b))
+
+    def batched(self, workload: str) -> bool:
+        return self.batches(workload) != [None]
+
+    def representative_batch(self, workload: str) -> int | None:
+        """Batch 1 where measured, else the smallest: one batch per workload on summaries."""
+        batches = self.batches(workload)
+        return 1 if 1 in batches else (batches[0] if batches else None)
+
+    def workload_info(self, workload: str) -> dict[str, Any] | None:
+        """The newest record of `workload` that describes it (failed cases may not)."""
+        return self._info.get(workload)
+
+    def family(self, workload: str) -> str:
+        info = self.workload_info(workload)
+        return info["family"] if info else "other"
+
+    def families(self) -> list[tuple[str, list[str]]]:
+        """Families in the order of their first workload, each with its workloads."""
+        found: dict[str, list[str]] = {}
+        for workload in self.workloads:
+            found.setdefault(self.family(workload), []).append(workload)
+        return list(found.items())
+
+    def representative(self) -> pd.DataFrame:
+        """Every case at its workload's representative batch, with its speedup over eager
+        (`speedups` columns): the rows of each summary table."""
+        at = self.cases[[b == self.representative_batch(w) or (pd.isna(b) and
+                         self.representative_batch(w) is None)
+                         for w, b in zip(self.cases["workload"], self.cases["batch_size"],
+                                         strict=True)]]
+        return speedups(at)

@@ -1,0 +1,372 @@
+"""Two result sets, case by case: `python -m report compare OLD NEW`.
+
+    python -m report compare torch=2.14.1 torch=2.15.0
+    python -m report compare machine=atlas-cpu,torch=2.14.1 results/new/ --fail-above 10%
+
+OLD and NEW are each a results folder or file, or a selector of one environment within
+`--results` (default `results`): comma-separated `field=value` terms over the
+environment's fields (`machine`, `torch`, `python`, `backend`, ...), `env_id=PREFIX`,
+`profile=quick|full`, or a bare env_id prefix. `torch=2.15.0` also matches a local build
+such as `2.15.0+cpu`. A side must come down to exactly one environment.
+
+The rule that decides whether a case changed is `judge`, and it is the one definition:
+the changes page (report/pages/changes.py) calls it too. A case changed when
+
+1. both sides rest on two or more processes (a single run is never flagged),
+2. the ranges [min, max] of the two sides' process medians do not overlap, and
+3. the ratio of medians (new / old) is at least 1 + MIN_EFFECT or at most 1 / (1 + MIN_EFFECT).
+
+Exit status: 0, or 1 with `--fail-above X%` when a significant regression is slower by more
+than X%, or 2 with a one-line error when a side names no environment, several, or no
+timed case. Cases pair up by workload, mode, batch, shapes and profile (quick and full
+profiles time with different budgets, so they are never paired with each other).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from bench.records import Environment as RecordEnvironment
+from report import analysis
+from report.formatting import latency
+
+MIN_EFFECT = 0.05  # the smallest change called a change: a ratio of 1.05 either way
+PAIR = ["workload", "mode", "batch_size", "shapes", "profile"]  # the same case on both sides
+SIDE_COLUMNS = ["env_id", "torch", "machine", "status", "ok", "median_s", "lo_s", "hi_s",
+                "n_processes"]
+DIRECTIONS = ("slower", "faster", "same")
+# A machine's releases form one history: an environment's identity less the versions that
+# come with a torch release.
+VERSION_FIELDS = ("torch", "triton", "cuda_runtime")
+LINEAGE_FIELDS = tuple(f for f in RecordEnvironment.IDENTITY_FIELDS if f not in VERSION_FIELDS)
+
+
+class SelectionError(ValueError):
+    """A side that is not exactly one environment with timed cases; one line, exit 2."""
+
+
+# ---- cases of one set of records --------------------------------------------------------
+
+def case_table(records: pd.DataFrame) -> pd.DataFrame:
+    """`analysis.cases` of `records`, one profile at a time, with a `profile` column: a
+    case measured by both profiles is two cases here, never one of mixed budgets."""
+    found = [analysis.cases(analysis.latest(records[records["profile"] == profile]))
+             .assign(profile=profile)
+             for profile in sorted(records["profile"].dropna().unique())]
+    if not found:
+        return analysis.cases(analysis.latest(records)).assign(profile=pd.Series(dtype=object))
+    return analysis.ordered(pd.concat(found, ignore_index=True), "profile").reset_index(drop=True)
+
+
+# ---- the rule ---------------------------------------------------------------------------
+
+def judge(pairs: pd.DataFrame, min_effect: float = MIN_EFFECT) -> pd.DataFrame:
+    """Add the verdict to rows with `old_`/`new_` median_s, lo_s, hi_s and n_processes.
+
+    `ratio` is new median / old median (above 1: slower). `timed`: both sides have a
+    median. `single_run`: timed, but a side rests on one process, so there is no spread
+    to judge against; never significant. `separated`: the ranges [lo, hi] of the process
+    medians do not overlap (touching ends overlap). `significant`: separated, not a single
+    run, and the ratio at least 1 + min_effect or at most 1 / (1 + min_effect).
+    `direction` is "slower" or "faster" where significant, else "same".
+    """
+    out = pairs.copy()
+    out["timed"] = out["old_median_s"].notna() & out["new_median_s"].notna()
+    out["ratio"] = (out["new_median_s"] / out["old_median_s"]).where(out["timed"])
+    repeated = (out["old_n_processes"].fillna(0) >= 2) & (out["new_n_processes"].fillna(0) >= 2)
+    out["single_run"] = out["timed"] & ~repeated
+    above = out["new_lo_s"] > out["old_hi_s"]
+    below = out["new_hi_s"] < out["old_lo_s"]
+    out["separated"] = out["timed"] & (above | below)
+    big = (out["ratio"] >= 1 + min_effect) | (out["ratio"] <= 1 / (1 + min_effect))
+    out["significant"] = out["separated"] & repeated & big.fillna(False)
+    out["direction"] = "same"
+    out.loc[out["significant"] & (out["ratio"] > 1), "direction"] = "slower"
+    out.loc[out["significant"] & (out["ratio"] < 1), "direction"] = "faster"
+    return out
+
+
+def pair(old: pd.DataFrame, new: pd.DataFrame, min_effect: float = MIN_EFFECT) -> pd.DataFrame:
+    """Two case tables (`case_table`) side by side, one row per case found on either side,
+    judged. Columns: PAIR, then `old_*`/`new_*` (SIDE_COLUMNS), then `judge`'s verdict."""
+    sides = [side[[*PAIR, *SIDE_COLUMNS]].rename(columns={c: f"{name}_{c}" for c in SIDE_COLUMNS})
+             for name, side in (("old", old), ("new", new))]
+    merged = sides[0].merge(sides[1], on=PAIR, how="outer")
+    merged = judge(merged, min_effect)
+    return analysis.ordered(merged, "profile").reset_index(drop=True)
+
+
+def geomean(judged: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
+    """Per mode (and `by` columns first): the geometric mean of the ratios of the cases
+    resting on two or more processes on both sides (`cases` of them), how many are
+    significantly faster and slower, and how many single runs were left out."""
+    by = [*(by or []), "mode"]
+    timed = judged[judged["timed"]].assign(
+        log=lambda d: d["ratio"].map(math.log),
+        faster=lambda d: d["direction"] == "faster", slower=lambda d: d["direction"] == "slower")
+    repeated = timed[~timed["single_run"]]
+    out = repeated.groupby(by, sort=False).agg(
+        cases=("log", "size"), log=("log", "mean"), faster=("faster", "sum"),
+        slower=("slower", "sum")).reset_index()
+    singles = timed[timed["single_run"]].groupby(by, sort=False).size().rename("single_runs")
+    out = out.merge(singles.reset_index(), on=by, how="outer")
+    out["cases"] = out["cases"].fillna(0).astype(int)
+    for column in ("faster", "slower", "single_runs"):
+        out[column] = out[column].fillna(0).astype(int)
+    out["geomean"] = out["log"].map(math.exp)
+    out["same"] = out["cases"] - out["faster"] - out["slower"]
+    out = out.drop(columns="log")
+    return out.sort_values([*by[:-1], "mode"], key=_rank_key, kind="stable").reset_index(drop=True)
+
+
+def _rank_key(column: pd.Series) -> pd.Series:
+    return column.map(analysis.mode_rank) if column.name == "mode" else column
+
+
+def regressions(judged: pd.DataFrame, above: float) -> pd.DataFrame:
+    """Significant regressions slower by more than `above` (0.10 for 10%)."""
+    return judged[(judged["direction"] == "slower") & (judged["ratio"] > 1 + above)]
+
+
+# ---- choosing a side --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Side:
+    spec: str  # what the user typed
+    env_id: str
+    label: str  # "atlas-cpu · cpu · torch 2.15.0 · env 1a2b3c4d5e6f"
+    records: pd.DataFrame
+
+
+SELECTOR_FIELDS = ("env_id", "profile", *analysis.ENV_FIELDS)
+
+
+def public_release(torch: str) -> str:
+    """"2.15.0+cpu" -> "2.15.0": the release without PEP 440's local build label."""
+    return str(torch).split("+", 1)[0]
+
+
+def select(records: pd.DataFrame, selector: str) -> pd.DataFrame:
+    """The records matching every term of `selector` (see the module docstring)."""
+    mask = pd.Series(True, index=records.index)
+    for term in (t.strip() for t in selector.split(",")):
+        if not term:
+            continue
+        name, _, value = term.partition("=") if "=" in term else ("env_id", "", term)
+        name, value = name.strip(), value.strip()
+        if name not in SELECTOR_FIELDS:
+            raise SelectionError(f"unknown field {name!r} in {selector!r}; use one of "
+                                 f"{', '.join(SELECTOR_FIELDS)}")
+        column = records[name].astype(str)
+        if name == "env_id":
+            mask &= column.str.startswith(value)
+        elif name == "torch":
+            mask &= (column == value) | (column.map(public_release) == value)
+        else:
+            mask &= column == value
+    return records[mask]
+
+
+def environment_lines(records: pd.DataFrame) -> list[str]:
+    """One line per environment: env_id, machine, backend, torch, profiles, record count."""
+    if records.empty:
+        return []
+    found = records.groupby("env_id").agg(
+        machine=("machine", "first"), backend=("backend", "first"), torch=("torch", "first"),
+        profiles=("profile", lambda p: "+".join(sorted(set(p)))), count=("env_id", "size"))
+    return [f"{env_id} (machine={r.machine}, backend={r.backend}, torch={r.torch}, "
+            f"{r.profiles}, {r.count} records)" for env_id, r in found.iterrows()]
+
+
+def _read(path: Path) -> pd.DataFrame:
+    """Every record of a results folder, or of one file."""
+    if path.is_dir():
+        return analysis.load(path)
+    records = analysis.load(path.parent)
+    files = records["source"].str.rsplit(":", n=1).str[0].map(lambda s: Path(s).resolve())
+    return records[files == path.resolve()]
+
+
+def resolve(spec: str, results_dir: Path) -> Side:
+    """The one environment that `spec` names: a folder or file of records, or a selector
+    within `results_dir`. SelectionError, one line, when it is none, several or empty."""
+    path = Path(spec)
+    if path.exists():
+        records, where = _read(path), str(path)
+    else:
+        everything = analysis.load(results_dir)
+        records, where = select(everything, spec), f"{spec!r} in {results_dir}"
+        if records.empty:
+            known = "; ".join(environment_lines(everything)) or "none"
+            raise SelectionError(f"no environment matches {where}; environments: {known}")
+    if records.empty:
+        raise SelectionError(f"{where} holds no records")
+    env_ids = sorted(records["env_id"].unique())
+    if len(env_ids) > 1:
+        raise SelectionError(f"{where} is ambiguous: {len(env_ids)} environments match: "
+                             f"{'; '.join(environment_lines(records))}; narrow it, e.g. "
+                             f"env_id={env_ids[0]}")
+    if not records["ok"].any():
+        raise SelectionError(f"{where} holds no timed case (every record failed)")
+    first = records.iloc[0]
+    label = f"{first['machine']} · {first['backend']} · torch {first['torch']} · env {env_ids[0]}"
+    return Side(spec, env_ids[0], label, records)
+
+
+def lineage_differences(old: Side, new: Side) -> list[str]:
+    """The identity fields, versions aside, in which the two sides' environments differ."""
+    a, b = old.records.iloc[0], new.records.iloc[0]
+    return [f for f in LINEAGE_FIELDS if str(a[f]) != str(b[f])]
+
+
+# ---- the text table ---------------------------------------------------------------------
+
+def _cell(row: pd.Series, side: str) -> str:
+    if pd.isna(row[f"{side}_ok"]):
+        return "not measured"
+    if not row[f"{side}_ok"]:
+        return str(row[f"{side}_status"])
+    return latency({"median_s": row[f"{side}_median_s"], "lo_s": row[f"{side}_lo_s"],
+                    "hi_s": row[f"{side}_hi_s"], "n_processes": int(row[f"{side}_n_processes"]),
+                    "env_repeated": True})
+
+
+def verdict(row: pd.Series) -> str:
+    """What the table's last column says: the direction, or why a case was not judged."""
+    if not row["timed"]:
+        return "not compared"
+    if row["single_run"]:
+        return "single run"
+    return row["direction"]
+
+
+def table_rows(judged: pd.DataFrame) -> list[dict[str, str]]:
+    """The table as text cells, one dict per case, in page order."""
+    return [{"workload": r["workload"], "mode": r["mode"],
+             "batch": "—" if pd.isna(r["batch_size"]) else str(int(r["batch_size"])),
+             "profile": r["profile"], "old": _cell(r, "old"), "new": _cell(r, "new"),
+             "ratio": "—" if pd.isna(r["ratio"]) else f"{r['ratio']:.3f}",
+             "significant": "yes" if r["significant"] else "no", "change": verdict(r)}
+            for _, r in judged.iterrows()]
+
+
+def _aligned(header: list[str], body: list[list[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()  # noqa: E731
+    return [line(header), line(["-" * w for w in widths]), *map(line, body)]
+
+
+def _times(ratio: float) -> str:
+    if ratio > 1:
+        return f"{ratio:.3f} ({ratio:.2f}x slower)"
+    if ratio < 1:
+        return f"{ratio:.3f} ({1 / ratio:.2f}x faster)"
+    return f"{ratio:.3f} (same)"
+
+
+def text(old: Side, new: Side, judged: pd.DataFrame, min_effect: float = MIN_EFFECT,
+         only_changed: bool = False) -> str:
+    """The command's output: both sides, the rule, the table per case (only the significant
+    ones with `only_changed`), the geometric means and the counts over every case."""
+    columns = ["workload", "mode", "batch", "profile", "old", "new", "ratio", "significant",
+               "change"]
+    if judged["profile"].nunique() <= 1:
+        columns.remove("profile")
+    found = table_rows(judged[judged["significant"]] if only_changed else judged)
+    lines = [f"old: {old.label}", f"new: {new.label}",
+             *(f"note: the sides differ in {', '.join(d)}: a ratio mixes that with the release"
+               for d in [lineage_differences(old, new)] if d),
+             f"rule: significant = both sides in 2+ processes, their ranges of process medians "
+             f"do not overlap, and new/old >= {1 + min_effect:.2f} or <= 1/{1 + min_effect:.2f}",
+             "", *_aligned(columns, [[row[c] for c in columns] for row in found]), ""]
+    means = geomean(judged)
+    if means.empty or not means["cases"].any():
+        lines.append("geometric mean: no case rests on 2+ processes on both sides")
+    else:
+        body = [[m["mode"], str(m["cases"]),
+                 _times(m["geomean"]) if m["cases"] else "—", str(m["faster"]),
+                 str(m["slower"]), str(m["same"]), str(m["single_runs"])]
+                for _, m in means.iterrows()]
+        lines += ["geometric mean of new/old per mode (cases in 2+ processes on both sides):",
+                  *_aligned(["mode", "cases", "geomean", "faster", "slower", "same",
+                             "single runs"], body)]
+    counts = judged["direction"].where(judged["significant"]).value_counts()
+    lines += ["", f"{len(judged)} cases: {counts.get('slower', 0)} significantly slower, "
+              f"{counts.get('faster', 0)} significantly faster, "
+              f"{int(judged['single_run'].sum())} single runs, "
+              f"{int((~judged['timed']).sum())} not timed on both sides"]
+    return "\n".join(lines) + "\n"
+
+
+def compare_sides(old: Side, new: Side, min_effect: float = MIN_EFFECT) -> pd.DataFrame:
+    return pair(case_table(old.records), case_table(new.records), min_effect)
+
+
+# ---- the command ------------------------------------------------------------------------
+
+def percentage(value: str) -> float:
+    """"10%" or "10" -> 0.10."""
+    try:
+        number = float(value.strip().rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a percentage such as 10%") from None
+    if not math.isfinite(number) or number < 0:
+        raise argparse.ArgumentTypeError(f"{value!r} must be a percentage of 0 or more")
+    return number / 100
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m report compare",
+        description="Compare two result sets or environments case by case, like asv compare "
+                    "and pyperf compare_to. OLD and NEW: a results folder or file, or a "
+                    "selector such as torch=2.15.0, machine=atlas-cpu,torch=2.14.1 or an "
+                    "env_id prefix, looked up in --results.")
+    p.add_argument("old", metavar="OLD")
+    p.add_argument("new", metavar="NEW")
+    p.add_argument("--results", type=Path, default=Path("results"),
+                   help="folder that selectors are looked up in (default: results)")
+    p.add_argument("--fail-above", type=percentage, metavar="PCT", default=None,
+                   help="exit 1 if any significant regression is slower by more than PCT, "
+                        "e.g. 10%%")
+    p.add_argument("--only-changed", action="store_true",
+                   help="list only the cases that changed significantly")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        old, new = resolve(args.old, args.results), resolve(args.new, args.results)
+    except (SelectionError, analysis.ResultsError) as error:
+        print(f"report compare: error: {error}", file=sys.stderr)
+        return 2
+    judged = compare_sides(old, new)
+    if not judged["timed"].any():
+        print(f"report compare: error: {old.spec!r} and {new.spec!r} have no timed case in "
+              f"common", file=sys.stderr)
+        return 2
+    sys.stdout.write(text(old, new, judged, only_changed=args.only_changed))
+    if args.fail_above is not None:
+        failing = regressions(judged, args.fail_above)
+        if not failing.empty:
+            worst = failing.sort_values("ratio").iloc[-1]
+            print(f"FAIL: {len(failing)} significant regression(s) slower by more than "
+                  f"{100 * args.fail_above:g}%; the worst: {worst['workload']} {worst['mode']} "
+                  f"batch {_batch(worst['batch_size'])}, {worst['ratio']:.3f}x", file=sys.stderr)
+            return 1
+    return 0
+
+
+def _batch(value) -> str:
+    return "—" if pd.isna(value) else str(int(value))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,142 @@
+"""Releases of PyTorch on one machine, as table operations (the history and changes pages).
+
+A machine's *lineage* is an environment's identity (`Environment.IDENTITY_FIELDS`) less
+the versions that come with a torch release (`compare.VERSION_FIELDS`: torch, triton,
+CUDA runtime): the same machine, backend, device, Python, driver and matmul precision.
+Environments of one lineage differ only in their release, so their cases line up as a
+history, in release order (`release_key`: numeric, 2.9 before 2.10; a local build label
+such as +cpu or +cu130 is ignored for ordering and kept for display).
+
+- `releases(records)`: one row per environment, with its lineage and its place in it.
+- `history(records)`: every case with its lineage and release, and its speedup over eager
+  in the same environment and profile.
+- `changes(records)`: every case of each pair of consecutive releases of a lineage,
+  judged by `compare.judge`, the same rule as `python -m report compare`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+import pandas as pd
+
+from report import analysis
+from report.compare import LINEAGE_FIELDS, case_table, pair, public_release
+
+_VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)(?:(a|b|rc)(\d+))?(?:\.post(\d+))?(?:\.dev(\d+))?$")
+_PRE = {"a": 0, "b": 1, "rc": 2}
+
+
+def release_key(torch: str) -> tuple:
+    """A sort key for a torch version: "2.9.1" < "2.10.0"; "2.10" == "2.10.0"; a
+    pre-release or dev build before its release, a post-release after it; "+cu130" and
+    other local labels ignored. Strings that are no version sort after all versions."""
+    found = _VERSION.match(public_release(torch))
+    if not found:
+        return (1, (), (), str(torch))
+    numbers, pre, pre_n, post, dev = found.groups()
+    parts = [int(p) for p in numbers.split(".")]
+    while len(parts) > 1 and parts[-1] == 0:
+        parts.pop()
+    if dev is not None and pre is None and post is None:
+        stage = (-1, int(dev))  # 2.10.0.dev20250101 comes before 2.10.0a1
+    else:
+        stage = (_PRE[pre], int(pre_n)) if pre else (3, int(post or -1) + 1)
+    return (0, tuple(parts), stage + ((int(dev),) if dev is not None else (10**12,)), "")
+
+
+def sort_releases(values) -> list[str]:
+    return sorted(values, key=lambda v: (release_key(v), str(v)))
+
+
+def lineage_id(row: pd.Series) -> str:
+    canonical = json.dumps({f: None if pd.isna(row[f]) else str(row[f]) for f in LINEAGE_FIELDS},
+                           sort_keys=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:8]
+
+
+def releases(records: pd.DataFrame) -> pd.DataFrame:
+    """One row per environment: env_id, lineage, lineage_label, backend, machine, release
+    (the torch version as recorded), position (0, 1, ... in release order within the
+    lineage), releases (how many the lineage has), profiles and record count."""
+    if records.empty:
+        return pd.DataFrame(columns=["env_id", "lineage", "lineage_label", "backend", "machine",
+                                     "release", "position", "releases", "profiles", "records"])
+    envs = records.groupby("env_id", sort=True).agg(
+        **{f: (f, "first") for f in LINEAGE_FIELDS if f != "backend"},
+        backend=("backend", "first"), release=("torch", "first"),
+        profiles=("profile", lambda p: tuple(sorted(set(p)))), records=("env_id", "size"),
+    ).reset_index()
+    envs["lineage"] = envs.apply(lineage_id, axis=1)
+    envs["lineage_label"] = _labels(envs)
+    envs["_key"] = envs["release"].map(release_key)
+    envs = envs.sort_values(["lineage", "_key", "release", "env_id"], kind="stable")
+    envs["position"] = envs.groupby("lineage").cumcount()
+    envs["releases"] = envs.groupby("lineage")["env_id"].transform("size")
+    order = ["env_id", "lineage", "lineage_label", "backend", "machine", "release", "position",
+             "releases", "profiles", "records"]
+    return envs.drop(columns="_key")[order].reset_index(drop=True)
+
+
+def _labels(envs: pd.DataFrame) -> pd.Series:
+    """"atlas-cpu · cpu · AMD EPYC"; grows the Python version, then the lineage id, only
+    where two lineages would otherwise share a label."""
+    labels = envs["machine"].astype(str) + " · " + envs["backend"] + " · " + envs["device_name"]
+    for extra in (" · Python " + envs["python"].astype(str), " · " + envs["lineage"]):
+        clash = labels.groupby(labels).transform(lambda s: envs.loc[s.index, "lineage"].nunique()) > 1
+        labels = labels.where(~clash, labels + extra)
+    return labels
+
+
+def with_speedups(table: pd.DataFrame) -> pd.DataFrame:
+    """`analysis.speedups` of a `case_table`, one profile at a time, so that a mode is only
+    ever set against eager measured with the same profile."""
+    found = [analysis.speedups(table[table["profile"] == p]).assign(profile=p)
+             for p in sorted(table["profile"].dropna().unique())]
+    if not found:
+        return table.assign(speedup=pd.Series(dtype=float))
+    return pd.concat(found, ignore_index=True)
+
+
+def history(records: pd.DataFrame) -> pd.DataFrame:
+    """Every case (per profile) with its environment's lineage columns (`releases`) and its
+    speedup over eager; `in_releases` counts the releases of its lineage that measured the
+    same case (workload, mode, batch, shapes, profile) and timed it."""
+    envs = releases(records)
+    table = with_speedups(case_table(records))
+    if table.empty:
+        return table.assign(**{c: pd.Series(dtype=object) for c in envs.columns if c != "env_id"},
+                            in_releases=pd.Series(dtype=int))
+    out = table.merge(envs.drop(columns=["backend", "machine"]), on="env_id", how="left")
+    point = ["lineage", "workload", "mode", "batch_size", "shapes", "profile"]
+    out["in_releases"] = (out["ok"].astype(bool).groupby([out[c] for c in point], dropna=False)
+                          .transform("sum").astype(int))
+    return analysis.ordered(out, "profile", "lineage", "position").reset_index(drop=True)
+
+
+def pairs(envs: pd.DataFrame) -> pd.DataFrame:
+    """Consecutive releases of each lineage: lineage, lineage_label, old/new env_id and
+    release, in lineage then release order."""
+    envs = envs.sort_values(["lineage", "position"])
+    nxt = envs.groupby("lineage").shift(-1)
+    found = pd.DataFrame({"lineage": envs["lineage"], "lineage_label": envs["lineage_label"],
+                          "backend": envs["backend"], "machine": envs["machine"],
+                          "old_env_id": envs["env_id"], "old_release": envs["release"],
+                          "new_env_id": nxt["env_id"], "new_release": nxt["release"]})
+    return found[found["new_env_id"].notna()].reset_index(drop=True)
+
+
+def changes(records: pd.DataFrame) -> pd.DataFrame:
+    """Every case of every pair of consecutive releases (`pairs`), judged by
+    `compare.judge` through `compare.pair`; the pair's columns come first."""
+    envs = releases(records)
+    table = case_table(records)
+    found = [pair(table[table["env_id"] == p.old_env_id], table[table["env_id"] == p.new_env_id])
+             .assign(**{c: getattr(p, c) for c in p._fields if c != "Index"})
+             for p in pairs(envs).itertuples()]
+    if not found:
+        return pd.DataFrame(columns=["lineage", "old_release", "new_release", "ratio",
+                                     "significant", "direction", "single_run", "timed"])
+    return pd.concat(found, ignore_index=True)

@@ -1,0 +1,973 @@
+"""The claims ledger judged against the records: one verdict per claim and environment.
+
+`report/claims.yaml` holds the claims as data (its header comment defines the test
+vocabulary); `load_ledger` reads and validates it, and `judge(ledger, data)` judges each
+claim in every environment whose backend it is about (`any`: every environment).
+
+How a verdict is reached
+------------------------
+A claim's test names a mode, usually a baseline, and the cases it is about (workloads or
+families, training or inference, optionally a batch range). In one environment each
+*point* (workload, batch) gives one comparison: a figure (a speedup, a ratio of two
+modes' counters, a field of one mode, calls to break even) computed from the medians
+over processes, and the answer of the claim's rule for it. Every combination of the two
+sides' processes (each process of the mode with each process of the baseline; for the
+derived per-launch overhead, one process per launch chain) is judged too: a comparison
+is *settled* only where every combination gives the same answer (issue 13).
+
+- **holds** / **fails**: every measured comparison is settled and agrees / disagrees.
+- **depends**: the settled comparisons disagree with each other. The condition is
+  searched for, in this order: along each workload's size axis (batch, or n for a sweep),
+  where the answer must flip once and in the same direction on every workload that flips;
+  then along the work per call (FLOPs) over all points; then by family. Where none of
+  these splits the answers cleanly, the condition is "holds in N of M cases".
+- **unsettled**: the settled comparisons agree, but some comparison is not settled.
+- **not testable here**: the ledger marks the claim untestable and names what is missing.
+- **not measured**: no comparison the claim needs has records in this environment.
+
+Derived figures (not record fields):
+- `per_launch_overhead_s`: the least-squares slope of a mode's median latency against
+  the chain length N of the launch-chain-N workloads: the cost one more launch adds.
+- `warmup_calls_to_steady`: the compiling call plus the calls of the warm-up curve
+  before the first one after which the curve stays within STEADY_BAND of its steady
+  median (the median of its second half); the curve is first smoothed by a centred
+  running median of SMOOTHING calls, so an isolated spike of one or two calls does not
+  count as leaving the band.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from report import analysis
+
+LEDGER = Path(__file__).with_name("claims.yaml")
+
+HOLDS, FAILS, DEPENDS, UNSETTLED = "holds", "fails", "depends", "unsettled"
+NOT_TESTABLE, NOT_MEASURED = "not testable here", "not measured"
+VERDICTS = (HOLDS, FAILS, DEPENDS, UNSETTLED, NOT_TESTABLE, NOT_MEASURED)
+
+STEADY_BAND = 0.10  # warm-up: within 10% of the steady median counts as steady
+SMOOTHING = 5  # warm-up: centred running median over this many calls
+MAX_COMBINATIONS = 4096  # beyond this, settledness is judged on the extreme combinations
+
+# ---- the vocabulary of claims.yaml ------------------------------------------------------
+
+CLAIM_KEYS = ("id", "seed", "line", "paraphrase", "figures", "metric", "conditions", "test",
+              "testable", "missing")
+METRICS = ("speedup", "per-launch-overhead", "kernels-per-call", "launches-per-call",
+           "busy-fraction", "cold-compile-time", "warm-compile-time", "memory", "correctness",
+           "recompiles", "warmup-calls")
+BACKENDS = ("cuda", "cpu", "mps", "any")
+KINDS = ("speedup", "ratio-metric", "absolute", "compile-ratio", "break-even", "crossover",
+         "correctness", "none")
+RATIO_METRICS = ("device_kernels_per_call", "launches_per_call", "busy_fraction",
+                 "peak_device_bytes")
+RECORD_FIELDS = ("cold_first_call_s", "warm_first_call_s", "busy_fraction", "recompiles",
+                 "rel_error", "peak_device_bytes")
+DERIVED_FIELDS = ("per_launch_overhead_s", "warmup_calls_to_steady")
+ABSOLUTE_FIELDS = RECORD_FIELDS + DERIVED_FIELDS
+COMPARATORS = ("at_least", "below", "within")
+CONDITION_KEYS = ("backend", "training", "workloads", "families", "batch", "note")
+TEST_KEYS = ("kind", "mode", "baseline", "metric", "field", "at_least", "below", "within",
+             "value", "tolerance", "aggregate", "axis", "above")
+CONTRADICTION_KEYS = ("id", "title", "claims", "question")
+ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+SEED = re.compile(r"^\d{3}$")
+
+# What the evidence for a figure is, as (page relative to docs/, anchor).
+EVIDENCE_ANCHOR = {"speedup": "latency", "break-even": "compile-time",
+                   "cold_first_call_s": "compile-time", "warm_first_call_s": "compile-time",
+                   "compile-ratio": "compile-time", "recompiles":
+                   "graph-breaks-recompiles-and-cuda-graph-skips", "correctness": "correctness",
+                   "rel_error": "correctness", "warmup_calls_to_steady": ""}
+LAUNCH_PAGE = ("analysis/launch-overhead.md", "cost-per-kernel")
+
+
+class LedgerError(ValueError):
+    """claims.yaml cannot be used; the message is one line naming the claim."""
+
+
+@dataclass(frozen=True)
+class Test:
+    kind: str
+    mode: str | None = None
+    baseline: str | None = None
+    metric: str | None = None  # ratio-metric: the record column compared
+    field: str | None = None  # absolute: the record field or derived figure
+    at_least: float | None = None
+    below: float | None = None  # a comparator; for crossover, the side (see `side`)
+    within: float | None = None
+    value: float | None = None
+    tolerance: float = 0.0
+    aggregate: str | None = None
+    axis: str | None = None
+    above: float | None = None
+
+    @property
+    def ratio(self) -> bool:
+        """Judged as a ratio of two modes, where a direction is implied by the figure."""
+        return self.kind in ("speedup", "ratio-metric", "compile-ratio")
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    seed: str
+    line: int
+    paraphrase: str
+    figures: str
+    metric: str
+    backend: str
+    training: bool
+    workloads: tuple[str, ...]
+    families: tuple[str, ...]
+    batch_range: tuple[int | None, int | None] | None  # inclusive (at_least, at_most)
+    batch_text: str
+    note: str
+    test: Test
+    testable: bool
+    missing: str
+
+    def judged_on(self, backend: str) -> bool:
+        return self.backend in ("any", backend)
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    id: str
+    title: str
+    claims: tuple[str, ...]
+    question: str
+
+
+@dataclass(frozen=True)
+class Ledger:
+    claims: tuple[Claim, ...]
+    contradictions: tuple[Contradiction, ...]
+
+    def claim(self, claim_id: str) -> Claim:
+        return next(c for c in self.claims if c.id == claim_id)
+
+
+# ---- loading and validation ----------------------------------------------------------------
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def test_problems(test: Any, testable: bool) -> list[str]:
+    """What is wrong with a claim's `test` mapping (empty: usable)."""
+    if not isinstance(test, dict):
+        return ["test is not a mapping"]
+    kind = test.get("kind")
+    if kind not in KINDS:
+        return [f"test kind {kind!r} is not one of {', '.join(KINDS)}"]
+    unknown = sorted(set(test) - set(TEST_KEYS))
+    if unknown:
+        return [f"unexpected test keys {unknown}"]
+    if kind == "none":
+        return ["test kind none on a testable claim"] if testable else []
+    problems = []
+    if not isinstance(test.get("mode"), str):
+        problems.append("test has no mode")
+    if kind in ("speedup", "ratio-metric", "crossover", "compile-ratio"):
+        if not isinstance(test.get("baseline"), str):
+            problems.append(f"a {kind} test needs a baseline")
+        elif test.get("baseline") == test.get("mode"):
+            problems.append("baseline and mode are the same")
+    if kind == "ratio-metric" and test.get("metric") not in RATIO_METRICS:
+        problems.append(f"ratio metric {test.get('metric')!r} is not one of "
+                        f"{', '.join(RATIO_METRICS)}")
+    if kind == "absolute" and test.get("field") not in ABSOLUTE_FIELDS:
+        problems.append(f"absolute field {test.get('field')!r} is not one of "
+                        f"{', '.join(ABSOLUTE_FIELDS)}")
+    if kind == "crossover":
+        if test.get("axis") not in ("batch", "n"):
+            problems.append(f"crossover axis {test.get('axis')!r} is neither batch nor n")
+        sides = [k for k in ("above", "below") if k in test]
+        if len(sides) != 1 or not _number(test[sides[0]]):
+            problems.append("crossover needs exactly one numeric `above` or `below`")
+    elif kind != "correctness":
+        stated = [k for k in COMPARATORS if k in test]
+        if len(stated) != 1:
+            problems.append(f"needs exactly one of {', '.join(COMPARATORS)}, has {stated}")
+        elif not _number(test[stated[0]]):
+            problems.append(f"{stated[0]} is not a number")
+        elif stated[0] == "within" and kind == "absolute" and not _number(test.get("value")):
+            problems.append("absolute `within` needs a numeric `value`")
+        elif stated[0] != "within" and "tolerance" not in test:
+            problems.append("a stated figure needs a tolerance")
+        if "aggregate" in test and (kind != "speedup" or test["aggregate"] != "max"):
+            problems.append("aggregate is `max`, on speedup tests only")
+    if "tolerance" in test and not (_number(test["tolerance"]) and test["tolerance"] >= 0):
+        problems.append("tolerance is not a non-negative number")
+    return problems
+
+
+def claim_problems(raw: Any) -> list[str]:
+    """What is wrong with one claim entry (empty: usable). Seed files are not read here:
+    tests/test_claims_ledger.py checks the citations against the seeds."""
+    if not isinstance(raw, dict):
+        return ["not a mapping"]
+    if set(raw) != set(CLAIM_KEYS):
+        return [f"keys: missing {sorted(set(CLAIM_KEYS) - set(raw))}, "
+                f"unexpected {sorted(set(raw) - set(CLAIM_KEYS))}"]
+    problems = []
+    if not isinstance(raw["id"], str) or not ID.match(raw["id"]):
+        problems.append("id is not kebab-case")
+    if not isinstance(raw["seed"], str) or not SEED.match(raw["seed"]):
+        problems.append(f"seed {raw['seed']!r} is not a quoted 3-digit string")
+    if not isinstance(raw["line"], int) or isinstance(raw["line"], bool) or raw["line"] < 1:
+        problems.append(f"line {raw['line']!r} is not a positive integer")
+    for key in ("paraphrase", "figures", "missing"):
+        if not isinstance(raw[key], str):
+            problems.append(f"{key} is not a string")
+    if isinstance(raw["paraphrase"], str) and len(raw["paraphrase"].split()) < 5:
+        problems.append("paraphrase is not a sentence")
+    if raw["metric"] not in METRICS:
+        problems.append(f"metric {raw['metric']!r} is not one of {', '.join(METRICS)}")
+    if not isinstance(raw["testable"], bool):
+        problems.append("testable is not a boolean")
+    elif raw["testable"] and raw["missing"]:
+        problems.append("testable, yet names something missing")
+    elif not raw["testable"] and not str(raw["missing"]).strip():
+        problems.append("not testable, yet names nothing missing")
+    problems += condition_problems(raw["conditions"])
+    problems += test_problems(raw["test"], raw["testable"] is True)
+    return problems
+
+
+def condition_problems(conditions: Any) -> list[str]:
+    if not isinstance(conditions, dict):
+        return ["conditions is not a mapping"]
+    problems = []
+    if conditions.get("backend") not in BACKENDS:
+        problems.append(f"backend {conditions.get('backend')!r} is not one of "
+                        f"{', '.join(BACKENDS)}")
+    if not isinstance(conditions.get("training"), bool):
+        problems.append("conditions.training is not a boolean")
+    for key in ("workloads", "families"):
+        names = conditions.get(key, [])
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            problems.append(f"conditions.{key} is not a list of names")
+    batch = conditions.get("batch")
+    if batch is not None and not (isinstance(batch, dict) and batch and
+                                  set(batch) <= {"at_least", "at_most", "text"} and
+                                  all(isinstance(batch[k], int) for k in batch if k != "text")):
+        problems.append("conditions.batch is not a mapping of at_least/at_most (integers) "
+                        "and text")
+    unknown = sorted(set(conditions) - set(CONDITION_KEYS))
+    if unknown:
+        problems.append(f"unexpected condition keys {unknown}")
+    return problems
+
+
+def _claim(raw: dict) -> Claim:
+    c, t = raw["conditions"], raw["test"]
+    batch = c.get("batch")
+    test = Test(**{k: v for k, v in t.items() if k != "kind"}, kind=t["kind"])
+    return Claim(
+        id=raw["id"], seed=raw["seed"], line=raw["line"], paraphrase=raw["paraphrase"],
+        figures=raw["figures"], metric=raw["metric"], backend=c["backend"],
+        training=c["training"], workloads=tuple(c.get("workloads") or ()),
+        families=tuple(c.get("families") or ()),
+        batch_range=(batch.get("at_least"), batch.get("at_most")) if batch else None,
+        batch_text=(batch or {}).get("text", ""), note=c.get("note", ""), test=test,
+        testable=raw["testable"], missing=raw["missing"])
+
+
+def parse_ledger(data: Any, where: str = "claims.yaml") -> Ledger:
+    """A Ledger from parsed YAML, or LedgerError naming the first bad entry in one line."""
+    if not isinstance(data, dict) or set(data) != {"claims", "contradictions"}:
+        raise LedgerError(f"{where}: the top level needs exactly `claims` and `contradictions`")
+    claims, seen = [], set()
+    for n, raw in enumerate(data["claims"] or [], start=1):
+        name = raw.get("id", f"#{n}") if isinstance(raw, dict) else f"#{n}"
+        problems = claim_problems(raw)
+        if not problems and raw["id"] in seen:
+            problems = ["id is used twice"]
+        if problems:
+            raise LedgerError(f"{where}: claim {name}: {'; '.join(problems)}")
+        seen.add(raw["id"])
+        claims.append(_claim(raw))
+    contradictions = []
+    for raw in data["contradictions"] or []:
+        name = raw.get("id", "?") if isinstance(raw, dict) else "?"
+        if not isinstance(raw, dict) or set(raw) != set(CONTRADICTION_KEYS):
+            raise LedgerError(f"{where}: contradiction {name}: needs exactly "
+                              f"{', '.join(CONTRADICTION_KEYS)}")
+        unknown = [c for c in raw["claims"] if c not in seen]
+        if unknown or len(set(raw["claims"])) < 2:
+            raise LedgerError(f"{where}: contradiction {name}: names unknown claims {unknown}"
+                              if unknown else f"{where}: contradiction {name}: names fewer "
+                              "than two distinct claims")
+        contradictions.append(Contradiction(raw["id"], raw["title"], tuple(raw["claims"]),
+                                            raw["question"]))
+    return Ledger(tuple(claims), tuple(contradictions))
+
+
+def load_ledger(path: Path = LEDGER) -> Ledger:
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        at = f":{mark.line + 1}" if mark else ""
+        raise LedgerError(f"{path.name}{at}: not valid YAML "
+                          f"({getattr(error, 'problem', None) or error})") from None
+    return parse_ledger(data, path.name)
+
+
+# ---- rules ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Rule:
+    """When one figure agrees with the claim: lo <= figure (or lo < figure) and
+    figure < hi (or figure <= hi). The stated figure and the direction are kept for words."""
+
+    lo: float | None = None
+    hi: float | None = None
+    lo_strict: bool = False
+    hi_inclusive: bool = False
+    stated: float | None = None  # the figure the claim states
+    comparator: str = ""  # at_least, below or within
+    direction: str = ""  # "faster" / "slower": the direction a ratio implies, if any
+
+    def __call__(self, x: float) -> bool:
+        if x is None or (isinstance(x, float) and math.isnan(x)):
+            return None
+        if self.lo is not None and not (x > self.lo if self.lo_strict else x >= self.lo):
+            return False
+        return not (self.hi is not None and not (x <= self.hi if self.hi_inclusive else x < self.hi))
+
+
+def rule(test: Test) -> Rule:
+    """The claims.yaml header's reading of at_least / below / within with tolerance and,
+    for ratios, the direction."""
+    t = test.tolerance or 0.0
+    if test.within is not None:
+        ref = test.value if test.kind == "absolute" else 1.0
+        return Rule(lo=ref - test.within * ref, hi=ref + test.within * ref, hi_inclusive=True,
+                    stated=ref, comparator="within")
+    if test.at_least is not None:
+        x = test.at_least
+        lo, strict, direction = x * (1 - t), False, ""
+        if test.ratio and x > 1 and lo <= 1:
+            lo, strict, direction = 1.0, True, "faster" if test.kind == "speedup" else "above"
+        return Rule(lo=lo, lo_strict=strict, stated=x, comparator="at_least",
+                    direction=direction)
+    if test.below is not None:
+        x = test.below
+        hi, direction = x * (1 + t), ""
+        if test.ratio and x <= 1 and hi > 1:
+            hi, direction = 1.0, "slower" if test.kind == "speedup" else "below"
+        return Rule(hi=hi, stated=x, comparator="below", direction=direction)
+    return Rule(lo=1.0, lo_strict=True, hi=None)  # correctness and crossover judge otherwise
+
+
+# ---- per-process values -------------------------------------------------------------------------
+
+def steady_index(curve: tuple[float, ...] | list[float]) -> int | None:
+    """Calls of the warm-up curve before it stays within STEADY_BAND of its steady median
+    (the median of its second half), after a centred running median of SMOOTHING calls."""
+    if curve is None or len(curve) < 2 * SMOOTHING:
+        return None
+    series = pd.Series(list(curve), dtype=float)
+    steady = float(series.iloc[len(series) // 2:].median())
+    smooth = series.rolling(SMOOTHING, center=True, min_periods=1).median()
+    outside = ((smooth - steady).abs() > STEADY_BAND * steady).to_numpy()
+    last = max((i for i, out in enumerate(outside) if out), default=-1)
+    return last + 1
+
+
+def warmup_calls(curve) -> float | None:
+    """warmup_calls_to_steady: the compiling call plus the curve's calls before steady."""
+    index = steady_index(curve)
+    return None if index is None else float(1 + index)
+
+
+def process_values(shown: pd.DataFrame) -> pd.DataFrame:
+    """Per case (analysis.CASE), the values of every ok process, as tuples: what makes a
+    comparison settled or not. Columns end in `_v`; `cold_first_call_s_v` holds only
+    processes whose compile caches were cold, as in analysis.cases."""
+    procs = analysis.processes(shown)
+    procs = procs[procs["ok"]].copy()
+    columns = ["median_s", "warm_first_call_s", "rel_error", "passed", "recompiles",
+               "peak_device_bytes", *RATIO_METRICS]
+    procs["warmup_calls_to_steady"] = procs["warmup_s"].map(
+        lambda c: warmup_calls(c) if isinstance(c, (tuple, list)) else None)
+    procs["cold_first_call_s"] = procs["cold_first_call_s"].where(procs["cache"] == "cold")
+    columns = list(dict.fromkeys([*columns, "warmup_calls_to_steady", "cold_first_call_s"]))
+    if procs.empty:
+        return pd.DataFrame(columns=[*analysis.CASE, *(f"{c}_v" for c in columns)])
+
+    def values(s: pd.Series) -> tuple:
+        return tuple(v.item() if hasattr(v, "item") else v for v in s if not _missing(v))
+
+    out = procs.groupby(analysis.CASE, dropna=False)[columns].agg(values)
+    return out.rename(columns=lambda c: f"{c}_v").reset_index()
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def _median(values: tuple) -> float | None:
+    clean = [float(v) for v in values if not _missing(v)]
+    return float(pd.Series(clean).median()) if clean else None
+
+
+# ---- comparisons --------------------------------------------------------------------------
+
+@dataclass
+class Comparison:
+    """One point of a claim in one environment."""
+
+    workload: str
+    batch: int | None
+    axis: str  # "batch" or "n": what `batch` measures
+    family: str
+    flops: float | None
+    figure: float | None = None
+    lo: float | None = None  # smallest and largest over the combinations of processes
+    hi: float | None = None
+    n: int = 0  # combinations judged (pairings of processes)
+    processes: tuple[int, ...] = ()  # processes behind each side, mode first
+    agrees: bool | None = None  # None: not measured
+    settled: bool | None = None
+    note: str = ""  # why not measured, or what it rests on
+    evidence: tuple[str, str] = ("", "")  # (page, anchor)
+
+
+def _combine(sides: list[tuple], f) -> tuple[list[float], int]:
+    """f over every combination of one value per side (the extremes only, past
+    MAX_COMBINATIONS, which suffices for the monotone figures used here)."""
+    count = math.prod(len(s) for s in sides)
+    if count > MAX_COMBINATIONS:
+        sides = [tuple({min(s), max(s)}) for s in sides]
+    return [f(*combo) for combo in itertools.product(*sides)], count
+
+
+def _judged(comparison: Comparison, values: list[float], agrees) -> None:
+    answers = {agrees(v) for v in values if not _missing(v)}
+    comparison.lo = min(values) if values else None
+    comparison.hi = max(values) if values else None
+    comparison.agrees = agrees(comparison.figure)
+    comparison.settled = answers <= {comparison.agrees}
+
+
+@dataclass
+class Judgement:
+    """A claim in one environment."""
+
+    env_id: str | None
+    label: str  # the environment, or a backend without any environment
+    backend: str
+    verdict: str
+    comparisons: list[Comparison] = field(default_factory=list)
+    condition: str = ""  # depends: where it flips; unsettled: which comparisons
+    short: str = ""  # a short form of the condition for summary tables
+    figure: float | None = None  # the key figure (single-figure tests) ...
+    lo: float | None = None
+    hi: float | None = None
+    n: int = 0
+    figure_range: tuple[float, float] | None = None  # ... or the range over comparisons
+    unit: str = ""
+    crossing: int | None = None  # crossover: the size where the mode's answer changes
+    reason: str = ""  # not measured / not testable: what is missing
+    evidence: list[tuple[str, str, str]] = field(default_factory=list)  # (text, page, anchor)
+
+    @property
+    def measured(self) -> list[Comparison]:
+        return [c for c in self.comparisons if c.agrees is not None]
+
+
+def unit_of(test: Test) -> str:
+    """How a test's figure reads: ratio, seconds, fraction, count, bytes, calls, pass."""
+    if test.kind in ("speedup", "ratio-metric", "compile-ratio", "crossover"):
+        return "ratio"
+    if test.kind == "break-even":
+        return "calls"
+    if test.kind == "correctness":
+        return "pass"
+    return {"cold_first_call_s": "seconds", "warm_first_call_s": "seconds",
+            "per_launch_overhead_s": "seconds", "busy_fraction": "fraction",
+            "peak_device_bytes": "bytes", "rel_error": "number"}.get(test.field, "count")
+
+
+class Judge:
+    """Judges claims against one analysed Data (report.analysis.Data)."""
+
+    def __init__(self, data: analysis.Data):
+        self.data = data
+        self.cases = data.cases
+        self.values = process_values(data.shown)
+        self.with_values = (self.cases.merge(self.values, on=analysis.CASE, how="left")
+                            if not self.cases.empty else self.cases)
+
+    # -- scope ------------------------------------------------------------------------------
+    def workloads(self, claim: Claim) -> list[str]:
+        """The measured workloads a claim is about, in registry order."""
+        out = []
+        for w in self.data.workloads:
+            info = self.data.workload_info(w) or {}
+            if not (w in claim.workloads or self.data.family(w) in claim.families):
+                continue
+            if bool(info.get("training") or False) != claim.training:
+                continue
+            out.append(w)
+        return out
+
+    def points(self, claim: Claim, env_id: str) -> pd.DataFrame:
+        """Cases of `env_id` in the claim's scope (every mode)."""
+        c = self.with_values
+        if c.empty:
+            return c
+        here = c[(c["env_id"] == env_id) & c["workload"].isin(self.workloads(claim))]
+        if claim.batch_range:
+            lo, hi = claim.batch_range
+            b = here["batch_size"]
+            keep = b.isna() | ((b >= (lo or 0)) & (b <= (hi if hi is not None else math.inf)))
+            here = here[keep]
+        return here
+
+    def _comparison(self, row: pd.Series, anchor_key: str) -> Comparison:
+        workload = row["workload"]
+        info = self.data.workload_info(workload) or {}
+        batch = None if _missing(row["batch_size"]) else int(row["batch_size"])
+        flops = row.get("flops")
+        anchor = EVIDENCE_ANCHOR.get(anchor_key, "memory-and-device-activity")
+        return Comparison(workload=workload, batch=batch, axis=info.get("axis") or "batch",
+                          family=self.data.family(workload),
+                          flops=None if _missing(flops) else float(flops),
+                          evidence=(f"workloads/{workload}.md", anchor))
+
+    # -- per-point tests -----------------------------------------------------------------------
+    def _two_sided(self, here: pd.DataFrame, test: Test, column: str, agrees) -> list[Comparison]:
+        """mode against baseline per point; `column` is median_s (speedup: baseline / mode)
+        or a counter (ratio-metric: mode / baseline)."""
+        pairs = analysis.compare(here, test.mode, test.baseline)
+        speedup = column == "median_s"
+        out = []
+        for _, row in pairs.iterrows():
+            comparison = self._comparison(row, "speedup" if speedup else column)
+            mine, base = row.get(f"{column}_v"), row.get(f"{column}_v_base")
+            mine = mine if isinstance(mine, tuple) else ()
+            base = base if isinstance(base, tuple) else ()
+            comparison.processes = (len(mine), len(base))
+            if not (row["ok"] is True and row["ok_base"] is True) or not mine or not base:
+                comparison.note = _why_missing(row, test, column)
+                out.append(comparison)
+                continue
+            if speedup:
+                comparison.figure = float(row["speedup"])
+                values, comparison.n = _combine([base, mine], lambda b, m: b / m)
+            else:
+                m, b = _median(mine), _median(base)
+                if not b:
+                    comparison.note = f"{test.baseline} has {column} 0"
+                    out.append(comparison)
+                    continue
+                comparison.figure = m / b
+                values, comparison.n = _combine(
+                    [mine, base], lambda x, y: x / y if y else math.nan)
+            _judged(comparison, values, agrees)
+            out.append(comparison)
+        return out
+
+    def _one_sided(self, here: pd.DataFrame, test: Test, column: str, agrees) -> list[Comparison]:
+        out = []
+        for _, row in here[here["mode"] == test.mode].iterrows():
+            comparison = self._comparison(row, column)
+            mine = row.get(f"{column}_v")
+            mine = mine if isinstance(mine, tuple) else ()
+            comparison.processes = (len(mine),)
+            if not row["ok"] or not mine:
+                comparison.note = (f"{test.mode}: {row['status']}" if not row["ok"]
+                                   else f"no {column} in the records")
+                out.append(comparison)
+                continue
+            if column == "passed":
+                comparison.figure = float(all(mine))
+                values, comparison.n = [float(v) for v in mine], len(mine)
+            else:
+                comparison.figure = _median(mine)
+                values, comparison.n = [float(v) for v in mine], len(mine)
+            _judged(comparison, values, agrees)
+            out.append(comparison)
+        return out
+
+    def _break_even(self, here: pd.DataFrame, test: Test, agrees) -> list[Comparison]:
+        pairs = analysis.compare(here, test.mode, analysis.BASELINE)
+        out = []
+        for _, row in pairs.iterrows():
+            comparison = self._comparison(row, "break-even")
+            cold = row.get("cold_first_call_s_v")
+            mine, base = row.get("median_s_v"), row.get("median_s_v_base")
+            sides = [s if isinstance(s, tuple) else () for s in (cold, base, mine)]
+            comparison.processes = (len(sides[2]), len(sides[1]))
+            if not (row["ok"] is True and row["ok_base"] is True) or not all(sides):
+                comparison.note = (_why_missing(row, test, "median_s") if not
+                                   (row["ok"] is True and row["ok_base"] is True)
+                                   else "no cold compile time")
+                out.append(comparison)
+                continue
+
+            def calls(c, e, m):
+                return float(analysis.break_even(pd.Series([c]), pd.Series([e - m])).iloc[0])
+
+            comparison.figure = calls(_median(sides[0]), row["median_s_base"], row["median_s"])
+            values, comparison.n = _combine(sides, calls)
+            _judged(comparison, values, agrees)
+            out.append(comparison)
+        return out
+
+    # -- single-figure tests ----------------------------------------------------------------
+    def _per_launch(self, env_id: str, test: Test, agrees) -> list[Comparison]:
+        """The slope of median latency against chain length N over the launch chains."""
+        chains = analysis.per_kernel(self.with_values[self.with_values["env_id"] == env_id])
+        chains = chains[(chains["mode"] == test.mode) & chains["ok"]]
+        comparison = Comparison(workload=", ".join(chains["workload"]) or "launch chains",
+                                batch=None, axis="batch", family="launch-overhead", flops=None,
+                                evidence=LAUNCH_PAGE)
+        sides = [v for v in chains["median_s_v"] if isinstance(v, tuple) and v]
+        lengths = [float(n) for n, v in zip(chains["chain"], chains["median_s_v"], strict=True)
+                   if isinstance(v, tuple) and v]
+        comparison.processes = tuple(len(s) for s in sides)
+        if len(set(lengths)) < 2:
+            comparison.note = f"needs {test.mode} on two or more launch-chain-N workloads"
+            return [comparison]
+
+        def slope(*latencies):
+            return _slope(lengths, latencies)
+
+        comparison.figure = slope(*[_median(s) for s in sides])
+        values, comparison.n = _combine(sides, slope)
+        _judged(comparison, values, agrees)
+        return [comparison]
+
+    def _aggregate_max(self, items: list[Comparison], agrees) -> list[Comparison]:
+        """"Up to X": the largest speedup over the claim's cases is the one figure."""
+        measured = [c for c in items if c.figure is not None]
+        if not measured:
+            return items
+        best = max(measured, key=lambda c: c.figure)
+        top = Comparison(workload=best.workload, batch=best.batch, axis=best.axis,
+                         family=best.family, flops=best.flops, figure=best.figure,
+                         lo=best.lo, hi=best.hi, n=best.n, processes=best.processes,
+                         evidence=best.evidence,
+                         note=f"the largest of {len(measured)} cases")
+        top.agrees = agrees(best.figure)
+        # Settled if the answer cannot change: some case holds in every pairing, or
+        # none holds in any pairing.
+        if any(c.lo is not None and agrees(c.lo) for c in measured):
+            top.settled = top.agrees is True
+        else:
+            top.settled = not any(c.hi is not None and agrees(c.hi) for c in measured)
+        return [top]
+
+    # -- one claim in one environment -----------------------------------------------------
+    def comparisons(self, claim: Claim, env_id: str) -> list[Comparison]:
+        test = claim.test
+        agrees = rule(test)
+        here = self.points(claim, env_id)
+        if test.kind == "absolute" and test.field == "per_launch_overhead_s":
+            return self._per_launch(env_id, test, agrees)
+        if here.empty:
+            return []
+        if test.kind == "speedup":
+            found = self._two_sided(here, test, "median_s", agrees)
+            return self._aggregate_max(found, agrees) if test.aggregate == "max" else found
+        if test.kind == "ratio-metric":
+            return self._two_sided(here, test, test.metric, agrees)
+        if test.kind == "compile-ratio":
+            return self._two_sided(here, test, "cold_first_call_s", agrees)
+        if test.kind == "absolute":
+            return self._one_sided(here, test, test.field, agrees)
+        if test.kind == "correctness":
+            return self._one_sided(here, test, "passed", lambda x: None if _missing(x)
+                                   else bool(x))
+        if test.kind == "break-even":
+            return self._break_even(here, test, agrees)
+        if test.kind == "crossover":
+            return self._two_sided(here, test, "median_s", lambda x: None if _missing(x)
+                                   else x > 1.0)
+        raise LedgerError(f"claim {claim.id}: test kind {test.kind} cannot be judged")
+
+    def judge(self, claim: Claim, env: analysis.Environment) -> Judgement:
+        out = Judgement(env.env_id, env.label, env.backend, NOT_MEASURED,
+                        unit=unit_of(claim.test))
+        if claim.test.kind != "none":
+            out.comparisons = self.comparisons(claim, env.env_id)
+        measured = out.measured
+        if not claim.testable and (claim.test.kind == "none" or not measured):
+            out.verdict, out.reason = NOT_TESTABLE, claim.missing
+            return out
+        if not measured:
+            out.reason = self._missing_reason(claim, out.comparisons)
+            return out
+        if claim.test.kind == "crossover":
+            _crossover(claim.test, out)
+        else:
+            _verdict(out)
+        _summarise(out)
+        return out
+
+    def _missing_reason(self, claim: Claim, comparisons: list[Comparison]) -> str:
+        if not comparisons:
+            if claim.test.kind == "absolute" and claim.test.field == "per_launch_overhead_s":
+                return "no launch-chain records"
+            scope = ", ".join(claim.workloads) or f"a workload of family {', '.join(claim.families)}"
+            return f"no records of {scope} here"
+        notes = sorted({c.note for c in comparisons if c.note})
+        return "; ".join(notes) or "no comparison has both sides measured"
+
+
+def _why_missing(row: pd.Series, test: Test, column: str) -> str:
+    parts = []
+    for side, mode in (("", test.mode), ("_base", test.baseline or analysis.BASELINE)):
+        ok = row.get(f"ok{side}")
+        if ok is not True and not _missing(row.get(f"status{side}")):
+            parts.append(f"{mode}: {row[f'status{side}']}")
+        elif ok is not True:
+            parts.append(f"no {mode} record")
+        elif not isinstance(row.get(f"{column}_v{side}"), tuple) or not row.get(f"{column}_v{side}"):
+            parts.append(f"no {column} for {mode}")
+    return "; ".join(parts)
+
+
+def _slope(x: list[float], y) -> float:
+    """Least-squares slope of y on x."""
+    mx, my = sum(x) / len(x), sum(y) / len(y)
+    den = sum((a - mx) ** 2 for a in x)
+    return sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True)) / den
+
+
+# ---- verdicts -------------------------------------------------------------------------------
+
+def _point(c: Comparison) -> str:
+    if c.batch is None:
+        return c.workload
+    return f"{c.workload} at {c.axis} {c.batch}"
+
+
+def _verdict(out: Judgement) -> None:
+    measured = out.measured
+    settled = [c for c in measured if c.settled]
+    unsettled = [c for c in measured if not c.settled]
+    answers = {c.agrees for c in settled}
+    if answers == {True, False}:
+        out.verdict = DEPENDS
+        out.condition, out.short = depends_condition(settled)
+        if unsettled:
+            out.condition += f"; unsettled: {', '.join(_point(c) for c in unsettled)}"
+    elif unsettled:
+        out.verdict = UNSETTLED
+        out.condition = (f"the processes disagree on {len(unsettled)} of {len(measured)} "
+                         f"comparisons: {', '.join(_point(c) for c in unsettled)}")
+        out.short = f"{len(unsettled)} of {len(measured)} comparisons unsettled"
+    else:
+        out.verdict = HOLDS if answers == {True} else FAILS
+
+
+def _monotone(points: list[tuple[float, bool]]) -> tuple[float, float, bool] | None | str:
+    """For (x, answer) sorted by x: "const" if one answer, (last x of the first answer,
+    first x of the second, first answer) if it flips once, None otherwise."""
+    answers = [a for _, a in points]
+    flips = [i for i in range(1, len(answers)) if answers[i] != answers[i - 1]]
+    if not flips:
+        return "const"
+    if len(flips) > 1:
+        return None
+    i = flips[0]
+    return points[i - 1][0], points[i][0], answers[0]
+
+
+def _num(x: float) -> str:
+    return f"{int(x)}" if float(x).is_integer() else f"{x:g}"
+
+
+def _flops(x: float) -> str:
+    for unit, scale in (("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6), ("kFLOP", 1e3)):
+        if x >= scale:
+            return f"{x / scale:.3g} {unit}"
+    return f"{x:.3g} FLOP"
+
+
+def depends_condition(settled: list[Comparison]) -> tuple[str, str]:
+    """Where settled comparisons that disagree flip: (condition, short form)."""
+    by_workload: dict[str, list[Comparison]] = {}
+    for c in settled:
+        by_workload.setdefault(c.workload, []).append(c)
+    # 1. Along each workload's own size axis (batch or n).
+    flips, constant, ok = [], [], True
+    for workload, items in by_workload.items():
+        sized = sorted((c for c in items if c.batch is not None), key=lambda c: c.batch)
+        if len(sized) < 2 or len(sized) != len(items):
+            constant.append((workload, {c.agrees for c in items}))
+            continue
+        found = _monotone([(c.batch, c.agrees) for c in sized])
+        if found is None:
+            ok = False
+            break
+        if found == "const":
+            constant.append((workload, {sized[0].agrees}))
+        else:
+            flips.append((workload, sized[0].axis, *found))
+    if ok and flips and len({f[4] for f in flips}) == 1 and all(len(a) == 1 for _, a in constant):
+        low_holds = flips[0][4]
+        parts = []
+        for workload, axis, last, first, _ in flips:
+            if low_holds:
+                parts.append(f"holds for {axis} ≤ {_num(last)}, fails from {axis} {_num(first)} "
+                             f"({workload})")
+            else:
+                parts.append(f"fails for {axis} ≤ {_num(last)}, holds from {axis} {_num(first)} "
+                             f"({workload})")
+        for verdict, word in ((True, "holds"), (False, "fails")):
+            names = [w for w, a in constant if a == {verdict}]
+            if names:
+                parts.append(f"{word} throughout on {', '.join(names)}")
+        axes = sorted({f[1] for f in flips})
+        return "; ".join(parts), f"on {' and '.join(axes)}: {parts[0]}" + (
+            f" (+{len(parts) - 1} more)" if len(parts) > 1 else "")
+    # 2. Along the work per call.
+    if all(c.flops is not None for c in settled):
+        ordered = sorted(settled, key=lambda c: c.flops)
+        found = _monotone([(c.flops, c.agrees) for c in ordered])
+        if found not in (None, "const"):
+            last, first, low_holds = found
+            lo = next(c for c in ordered if c.flops == last)
+            hi = next(c for c in ordered if c.flops == first)
+            a, b = ("holds", "fails") if low_holds else ("fails", "holds")
+            text = (f"{a} up to {_flops(last)} per call ({_point(lo)}), {b} from "
+                    f"{_flops(first)} ({_point(hi)})")
+            return text, f"on work per call: {text}"
+    # 3. By family.
+    families: dict[str, set[bool]] = {}
+    for c in settled:
+        families.setdefault(c.family, set()).add(c.agrees)
+    if len(families) > 1 and all(len(a) == 1 for a in families.values()):
+        holds = [f for f, a in families.items() if a == {True}]
+        fails = [f for f, a in families.items() if a == {False}]
+        text = f"holds on {', '.join(holds)}; fails on {', '.join(fails)}"
+        return text, f"by family: {text}"
+    # 4. No clean split.
+    yes = [c for c in settled if c.agrees]
+    text = (f"holds in {len(yes)} of {len(settled)} cases, with no single threshold: "
+            f"{', '.join(_point(c) for c in yes)}")
+    return text, f"mixed: holds in {len(yes)} of {len(settled)} cases"
+
+
+def _crossover(test: Test, out: Judgement) -> None:
+    """Where `mode` stops losing to `baseline` along the axis (`above`: it wins from the
+    crossover on; `below`: it wins up to it), against the stated value and its band."""
+    points = sorted((c for c in out.measured if c.batch is not None), key=lambda c: c.batch)
+    if not points:
+        out.verdict, out.reason = NOT_MEASURED, f"no {test.axis} axis in the records"
+        return
+    above = test.above is not None
+    stated = test.above if above else test.below
+    band = (stated / (1 + test.tolerance), stated * (1 + test.tolerance))
+    xs = [c.batch for c in points]
+    axis = test.axis
+
+    def judge(wins: list[bool]) -> tuple[bool, str, int | None]:
+        won = [i for i, w in enumerate(wins) if w]
+        if not won:
+            return False, f"{test.mode} never beats {test.baseline} ({axis} {xs[0]} to {xs[-1]})", None
+        if above:
+            i = won[0]
+            if not all(wins[i:]):
+                return False, f"{test.mode} beats {test.baseline} at some {axis} but not from one on", None
+            lost = f", loses at {axis} {xs[i - 1]}" if i else f" (the smallest {axis} measured)"
+            return band[0] <= xs[i] <= band[1], f"{test.mode} beats {test.baseline} from {axis} {xs[i]}{lost}", xs[i]
+        i = won[-1]
+        if not all(wins[:i + 1]):
+            return False, f"{test.mode} beats {test.baseline} at some {axis} but not up to one", None
+        lost = (f", loses from {axis} {xs[i + 1]}" if i + 1 < len(xs)
+                else f" (the largest {axis} measured)")
+        return band[0] <= xs[i] <= band[1], f"{test.mode} beats {test.baseline} up to {axis} {xs[i]}{lost}", xs[i]
+
+    answers = [bool(c.agrees) for c in points]
+    verdict, text, crossing = judge(answers)
+    unsettled = [i for i, c in enumerate(points) if not c.settled][:12]
+    outcomes = set()
+    for flips in itertools.product((False, True), repeat=len(unsettled)):
+        trial = list(answers)
+        for i, flip in zip(unsettled, flips, strict=True):
+            trial[i] = trial[i] != flip
+        outcomes.add(judge(trial)[0])
+    out.condition = out.short = text
+    out.crossing = crossing
+    if len(outcomes) > 1:
+        out.verdict = UNSETTLED
+        out.condition += f"; unsettled at {axis} {', '.join(str(points[i].batch) for i in unsettled)}"
+    else:
+        out.verdict = HOLDS if verdict else FAILS
+
+
+def _summarise(out: Judgement) -> None:
+    """The key figure: the one comparison's figure with its spread, or the range of the
+    figures over the claim's comparisons."""
+    measured = [c for c in out.measured if c.figure is not None]
+    if len(measured) == 1:
+        c = measured[0]
+        out.figure, out.lo, out.hi, out.n = c.figure, c.lo, c.hi, c.n
+    elif measured:
+        figures = [c.figure for c in measured]
+        out.figure_range = (min(figures), max(figures))
+    seen = []
+    for c in out.comparisons:
+        if (c.workload, c.evidence) not in [(s[0], (s[1], s[2])) for s in seen] and c.evidence[0]:
+            seen.append((c.workload, *c.evidence))
+    out.evidence = seen
+
+
+# ---- the whole ledger --------------------------------------------------------------------------
+
+@dataclass
+class ClaimResult:
+    claim: Claim
+    judgements: list[Judgement]
+
+    def verdict_in(self, env_id: str) -> Judgement | None:
+        return next((j for j in self.judgements if j.env_id == env_id), None)
+
+
+def judge(ledger: Ledger, data: analysis.Data) -> list[ClaimResult]:
+    """Every claim in every environment of its backend. A backend with no environment
+    gets one judgement with env_id None: not testable (the ledger says why) or not
+    measured."""
+    judge_ = Judge(data)
+    envs = sorted(data.environments.values(), key=lambda e: (e.backend, e.label))
+    results = []
+    for claim in ledger.claims:
+        found = [judge_.judge(claim, env) for env in envs if claim.judged_on(env.backend)]
+        if not found:
+            backend = claim.backend
+            verdict = NOT_TESTABLE if not claim.testable else NOT_MEASURED
+            reason = claim.missing if not claim.testable else f"no {backend} environment"
+            found = [Judgement(None, f"{backend}: no environment", backend, verdict,
+                               unit=unit_of(claim.test), reason=reason)]
+        results.append(ClaimResult(claim, found))
+    return results
+
+
+def counts(results: list[ClaimResult], data: analysis.Data) -> pd.DataFrame:
+    """Verdicts per environment: one row per environment label, a column per verdict."""
+    rows = [{"env": j.label, "verdict": j.verdict} for r in results for j in r.judgements]
+    if not rows:
+        return pd.DataFrame(columns=["env", *VERDICTS])
+    table = pd.DataFrame(rows).pivot_table(index="env", columns="verdict", aggfunc="size",
+                                           fill_value=0)
+    return table.reindex(columns=list(VERDICTS), fill_value=0).reset_index()
