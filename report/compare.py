@@ -179,9 +179,9 @@ def environment_lines(records: pd.DataFrame) -> list[str]:
         return []
     found = records.groupby("env_id").agg(
         machine=("machine", "first"), backend=("backend", "first"), torch=("torch", "first"),
-        profiles=("profile", lambda p: "+".join(sorted(set(p)))), count=("env_id", "size"))
+        profiles=("profile", lambda p: "+".join(sorted(set(p)))), n_records=("env_id", "size"))
     return [f"{env_id} (machine={r.machine}, backend={r.backend}, torch={r.torch}, "
-            f"{r.profiles}, {r.count} records)" for env_id, r in found.iterrows()]
+            f"{r.profiles}, {r.n_records} records)" for env_id, r in found.iterrows()]
 
 
 def _read(path: Path) -> pd.DataFrame:

@@ -1,0 +1,286 @@
+"""`python -m report compare` and the one rule that decides whether a case changed.
+
+`release_records` builds v2 records for several torch releases on one machine with
+effects chosen here, so each test knows the answer it must get; test_report_history.py
+builds on it too.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from bench.modes import MODES
+from bench.records import (
+    CaseKey,
+    Environment,
+    Process,
+    Record,
+    Timing,
+    WorkloadInfo,
+    append_record,
+)
+from bench.stats import summarize
+from report import compare
+from report.compare import judge
+
+# ---- fixtures -----------------------------------------------------------------------------
+
+RELEASES = ("2.9.0+cpu", "2.10.0", "2.11.0")  # numeric order: a string sort would put 2.10 first
+EAGER_S = {"matmul-128": 2.0e-5, "mlp": 1.0e-3}
+MODE_FACTOR = {"eager": 1.0, "default": 0.8}
+# The median of (release, workload, mode) relative to the first release (1.0 if absent);
+# the process medians of each case are median * (1 - spread, 1, 1 + spread), spread 2%
+# unless SPREADS says otherwise.
+EFFECTS = {
+    ("2.10.0", "mlp", "default"): 1.20,  # +20%, spread 2%: a regression
+    ("2.10.0", "matmul-128", "eager"): 0.80,  # -20%, spread 2%: an improvement
+    ("2.10.0", "matmul-128", "default"): 1.03,  # +3% outside the 0.1% spread: too small
+    ("2.11.0", "mlp", "default"): 1.20 * 1.20,  # +20% again, but inside a 15% spread
+    ("2.11.0", "matmul-128", "eager"): 0.80,  # the rest stays where 2.10.0 put it
+    ("2.11.0", "matmul-128", "default"): 1.03,
+}
+SPREADS = {("2.9.0", "matmul-128", "default"): 0.001, ("2.10.0", "matmul-128", "default"): 0.001,
+           ("2.11.0", "mlp", "default"): 0.15}
+
+
+def environment(torch: str, machine: str = "fixture-cpu") -> Environment:
+    return Environment(
+        machine=machine, backend="cpu", os="Linux-6.8", python="3.11.7", torch=torch,
+        torch_requested=torch.split("+")[0], triton=None, cuda_runtime=None, cudnn=None,
+        driver=None, device_name="Fixture CPU", gpu_sm_count=None, gpu_memory_bytes=None,
+        cpu_model="Fixture CPU", cpu_count=2, torch_threads=2, float32_matmul_precision="highest",
+        cuda_matmul_allow_tf32=None, cudnn_allow_tf32=None, git_commit=None, git_dirty=None)
+
+
+def record(env: Environment, workload: str, mode: str, median: float, repeat: int = 0,
+           repeats: int = 3, batch: int | None = None, profile: str = "quick") -> Record:
+    samples = (median * 0.99, median, median, median * 1.01, median)
+    return Record(
+        key=CaseKey("cpu", workload, mode, batch), status="ok", reason=None, profile=profile,
+        env=env, env_id=env.env_id(), started_at=f"2026-12-01T10:00:0{repeat}+00:00",
+        duration_s=2.0,
+        process=Process(repeat=repeat, repeats=repeats, run_id="r", gpu=None, workers=1,
+                        parent_import_s=None, cache="cold"),
+        mode_traits=MODES[mode].traits,
+        workload_info=WorkloadInfo("fixture", workload, ((8, 8),), "float32", None, None, 0),
+        timing=Timing(samples=samples, calls_per_sample=1, warmup_calls=1,
+                      wall_per_call_s=median, timer="perf-counter", **summarize(samples)))
+
+
+def case_records(env: Environment, workload: str, mode: str, median: float, spread: float,
+                 repeats: int = 3, **kwargs) -> list[Record]:
+    """One record per process; their medians are median * (1 - spread, 1, 1 + spread)."""
+    factors = (1.0,) if repeats == 1 else (1 - spread, 1.0, 1 + spread)
+    return [record(env, workload, mode, median * f, repeat=i, repeats=repeats, **kwargs)
+            for i, f in enumerate(factors)]
+
+
+def release_records(releases=RELEASES, effects=None, spreads=None, repeats: int = 3,
+                    machine: str = "fixture-cpu") -> list[Record]:
+    effects = EFFECTS if effects is None else effects
+    spreads = SPREADS if spreads is None else spreads
+    out = []
+    for torch in releases:
+        env = environment(torch, machine)
+        for workload, eager in EAGER_S.items():
+            for mode, factor in MODE_FACTOR.items():
+                effect = effects.get((torch.split("+")[0], workload, mode), 1.0)
+                spread = spreads.get((torch.split("+")[0], workload, mode), 0.02)
+                out += case_records(env, workload, mode, eager * factor * effect, spread, repeats)
+    return out
+
+
+def write(folder: Path, records: list[Record]) -> Path:
+    for r in records:
+        append_record(folder / f"{r.env.machine}-{r.env.torch}.jsonl", r)
+    return folder
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    return write(tmp_path / "results", release_records())
+
+
+def sides(old: float, old_lo: float, old_hi: float, new: float, new_lo: float, new_hi: float,
+          n_old: int = 3, n_new: int = 3) -> pd.Series:
+    row = pd.DataFrame([{"old_median_s": old, "old_lo_s": old_lo, "old_hi_s": old_hi,
+                         "old_n_processes": n_old, "new_median_s": new, "new_lo_s": new_lo,
+                         "new_hi_s": new_hi, "new_n_processes": n_new}])
+    return judge(row).iloc[0]
+
+
+# ---- the rule -----------------------------------------------------------------------------
+
+def test_a_20_percent_slowdown_with_separate_spreads_is_a_significant_regression():
+    verdict = sides(1.0, 0.98, 1.02, 1.2, 1.18, 1.22)
+    assert verdict["significant"] and verdict["direction"] == "slower"
+    assert verdict["ratio"] == pytest.approx(1.2)
+
+
+def test_a_20_percent_speedup_with_separate_spreads_is_a_significant_improvement():
+    verdict = sides(1.0, 0.98, 1.02, 0.8, 0.79, 0.81)
+    assert verdict["significant"] and verdict["direction"] == "faster"
+
+
+def test_a_20_percent_change_inside_the_spread_is_not_significant():
+    verdict = sides(1.0, 0.85, 1.25, 1.2, 1.02, 1.4)
+    assert not verdict["significant"] and verdict["direction"] == "same"
+    assert not verdict["separated"]
+
+
+def test_a_3_percent_change_outside_the_spread_is_not_significant():
+    verdict = sides(1.0, 0.999, 1.001, 1.03, 1.029, 1.031)
+    assert verdict["separated"] and not verdict["significant"]
+    assert verdict["direction"] == "same"
+
+
+def test_the_minimum_effect_is_5_percent_either_way():
+    assert sides(1.0, 0.999, 1.001, 1.05, 1.049, 1.051)["significant"]
+    assert not sides(1.0, 0.999, 1.001, 1.049, 1.048, 1.0495)["significant"]
+    assert sides(1.0, 0.999, 1.001, 1 / 1.05, 0.95, 0.9524)["direction"] == "faster"
+    assert not sides(1.0, 0.999, 1.001, 0.96, 0.959, 0.961)["significant"]
+
+
+def test_ranges_that_touch_overlap():
+    verdict = sides(1.0, 0.9, 1.1, 1.3, 1.1, 1.4)
+    assert not verdict["separated"] and not verdict["significant"]
+
+
+def test_a_single_run_is_never_significant_however_large_the_change():
+    verdict = sides(1.0, 1.0, 1.0, 2.0, 2.0, 2.0, n_old=1, n_new=1)
+    assert verdict["single_run"] and not verdict["significant"]
+    assert sides(1.0, 0.98, 1.02, 2.0, 2.0, 2.0, n_new=1)["single_run"]
+
+
+def test_a_case_missing_on_one_side_is_not_timed_nor_judged():
+    verdict = sides(1.0, 0.98, 1.02, math.nan, math.nan, math.nan, n_new=0)
+    assert not verdict["timed"] and not verdict["significant"] and pd.isna(verdict["ratio"])
+
+
+# ---- the geometric mean -------------------------------------------------------------------
+
+def test_the_geometric_mean_per_mode_is_over_repeated_cases_only():
+    judged = judge(pd.DataFrame({
+        "mode": ["eager", "eager", "eager", "default"],
+        "old_median_s": [1.0, 1.0, 1.0, 1.0], "new_median_s": [2.0, 0.5, 8.0, 1.1],
+        "old_lo_s": [0.99, 0.99, 1.0, 0.99], "old_hi_s": [1.01, 1.01, 1.0, 1.01],
+        "new_lo_s": [1.98, 0.49, 8.0, 1.09], "new_hi_s": [2.02, 0.51, 8.0, 1.11],
+        "old_n_processes": [3, 3, 1, 3], "new_n_processes": [3, 3, 1, 3]}))
+    means = compare.geomean(judged).set_index("mode")
+    assert list(means.index) == ["eager", "default"]  # bench/modes.py order
+    assert means.at["eager", "geomean"] == pytest.approx(1.0)  # 2 x 0.5; the 8x single run left out
+    assert means.at["eager", "cases"] == 2 and means.at["eager", "single_runs"] == 1
+    assert (means.at["eager", "slower"], means.at["eager", "faster"]) == (1, 1)
+    assert means.at["default", "geomean"] == pytest.approx(1.1)
+
+
+# ---- selection ----------------------------------------------------------------------------
+
+def test_a_torch_selector_matches_a_local_build_label(results: Path):
+    side = compare.resolve("torch=2.9.0", results)
+    assert side.env_id == environment("2.9.0+cpu").env_id()
+    assert compare.resolve("torch=2.9.0+cpu", results).env_id == side.env_id
+
+
+def test_an_env_id_prefix_selects_its_environment(results: Path):
+    env_id = environment("2.11.0").env_id()
+    assert compare.resolve(env_id[:6], results).env_id == env_id
+    assert compare.resolve(f"machine=fixture-cpu,env_id={env_id[:4]}", results).env_id == env_id
+
+
+def test_a_results_file_is_one_side(results: Path):
+    path = results / "fixture-cpu-2.10.0.jsonl"
+    assert compare.resolve(str(path), results).env_id == environment("2.10.0").env_id()
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("torch=9.9.9", "no environment matches"),
+    ("machine=fixture-cpu", "ambiguous: 3 environments"),
+    ("flavour=vanilla", "unknown field 'flavour'"),
+])
+def test_selectors_that_are_not_one_environment_raise(results: Path, spec, message):
+    with pytest.raises(compare.SelectionError, match=message):
+        compare.resolve(spec, results)
+
+
+# ---- the command --------------------------------------------------------------------------
+
+def run(results: Path, *args: str) -> int:
+    return compare.main([*args, "--results", str(results)])
+
+
+def test_the_table_lists_each_case_with_ratio_significance_and_direction(results, capsys):
+    assert run(results, "torch=2.9.0", "torch=2.10.0") == 0
+    out = capsys.readouterr().out
+    lines = {tuple(line.split()[:2]): line for line in out.splitlines() if line.startswith(
+        ("mlp", "matmul-128"))}
+    assert lines[("mlp", "default")].split()[-3:] == ["1.200", "yes", "slower"]
+    assert lines[("matmul-128", "eager")].split()[-3:] == ["0.800", "yes", "faster"]
+    assert lines[("matmul-128", "default")].split()[-3:] == ["1.030", "no", "same"]
+    assert lines[("mlp", "eager")].split()[-3:] == ["1.000", "no", "same"]
+    assert "geometric mean" in out
+    assert "4 cases: 1 significantly slower, 1 significantly faster" in out
+
+
+def test_fail_above_exits_1_on_a_significant_regression_beyond_the_threshold(results, capsys):
+    assert run(results, "torch=2.9.0", "torch=2.10.0", "--fail-above", "10%") == 1
+    assert "FAIL: 1 significant regression" in capsys.readouterr().err
+
+
+def test_fail_above_exits_0_when_the_regression_is_within_the_threshold(results):
+    assert run(results, "torch=2.9.0", "torch=2.10.0", "--fail-above", "25%") == 0
+
+
+def test_fail_above_ignores_a_large_change_inside_the_spread(results):
+    assert run(results, "torch=2.10.0", "torch=2.11.0", "--fail-above", "5%") == 0
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("torch=3.0.0", "torch=2.10.0", "no environment matches 'torch=3.0.0'"),
+    ("machine=fixture-cpu", "torch=2.10.0", "is ambiguous"),
+])
+def test_a_side_that_is_not_one_environment_exits_2_with_one_line(results, capsys, old, new,
+                                                                  message):
+    assert run(results, old, new) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert environment("2.10.0").env_id() in err  # the environments that exist are listed
+
+
+def test_an_empty_results_folder_exits_2(results, tmp_path, capsys):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert run(results, str(empty), "torch=2.10.0") == 2
+    assert "holds no records" in capsys.readouterr().err
+
+
+def test_sides_with_no_case_in_common_exit_2(tmp_path, capsys):
+    folder = write(tmp_path / "r", [
+        *case_records(environment("2.9.0"), "mlp", "eager", 1e-3, 0.01),
+        *case_records(environment("2.10.0"), "matmul-128", "eager", 1e-3, 0.01)])
+    assert run(folder, "torch=2.9.0", "torch=2.10.0") == 2
+    assert "no timed case in common" in capsys.readouterr().err
+
+
+def test_profiles_are_never_paired_with_each_other(tmp_path, capsys):
+    old, new = environment("2.9.0"), environment("2.10.0")
+    folder = write(tmp_path / "r", [
+        *case_records(old, "mlp", "eager", 1e-3, 0.01),
+        *case_records(new, "mlp", "eager", 1e-3, 0.01),
+        *case_records(new, "mlp", "eager", 5e-3, 0.01, profile="full")])
+    assert run(folder, "torch=2.9.0", "torch=2.10.0", "--fail-above", "10%") == 0
+    out = capsys.readouterr().out
+    assert "2 cases: 0 significantly slower" in out  # quick vs quick; full stands alone
+
+
+def test_the_command_is_reachable_as_python_m_report_compare(results, capsys):
+    from report import __main__ as cli
+
+    if "compare" not in getattr(cli, "SUBCOMMANDS", ()) and not hasattr(cli, "compare"):
+        pytest.skip("the compare subcommand is registered in report/__main__.py later")
+    assert cli.main(["compare", "torch=2.9.0", "torch=2.10.0", "--results", str(results)]) == 0
+    assert "slower" in capsys.readouterr().out
