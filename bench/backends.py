@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +33,14 @@ def _nothing() -> None:
     return None
 
 
+def _cuda_available() -> bool:
+    # Ask NVML, not the CUDA runtime: cudaGetDeviceCount initialises CUDA in this process,
+    # and a child forked from it afterwards cannot use the GPU (see bench/pool.py).
+    # torch falls back to the runtime only where NVML cannot answer.
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+    return torch.cuda.is_available()
+
+
 def _mps_available() -> bool:
     return bool(getattr(torch.backends, "mps", None)) and torch.backends.mps.is_available()
 
@@ -50,7 +59,7 @@ CPU = Backend(
 CUDA = Backend(
     name="cuda",
     device="cuda",
-    is_available=torch.cuda.is_available,
+    is_available=_cuda_available,
     synchronize=lambda: torch.cuda.synchronize(),
     event_timer=True,
     reset_peak_memory=lambda: torch.cuda.reset_peak_memory_stats(),

@@ -2,15 +2,31 @@
 
 from __future__ import annotations
 
-import argparse
-import sys
-from pathlib import Path
+import time
 
-from bench.backends import BACKENDS, available_backends
-from bench.modes import MODES
-from bench.records import MalformedRecord
-from bench.runner import TIMING_BUDGET_S, RunConfig, plan, run
-from bench.workloads import WORKLOADS
+PROCESS_STARTED = time.perf_counter()  # before torch: the runner's import cost starts here
+
+import argparse  # noqa: E402
+import math  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from bench import pool  # noqa: E402
+from bench.backends import BACKENDS, available_backends  # noqa: E402
+from bench.modes import MODES  # noqa: E402
+from bench.records import MalformedRecord  # noqa: E402
+from bench.runner import (  # noqa: E402
+    DEFAULT_CACHE_DIR,
+    DEFAULT_REPEATS,
+    TIMING_BUDGET_S,
+    RunConfig,
+    RunError,
+    Terminated,
+    measure,
+    plan,
+    shard,
+)
+from bench.workloads import ORDER, UnknownWorkload, lookup  # noqa: E402
 
 
 class UsageError(Exception):
@@ -22,7 +38,7 @@ class OneLineParser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _names(kind: str, valid: dict):
+def _names(kind: str, valid):
     def check(value: str) -> str:
         if value not in valid:
             raise argparse.ArgumentTypeError(
@@ -33,23 +49,65 @@ def _names(kind: str, valid: dict):
     return check
 
 
+def _workload(value: str) -> str:
+    try:
+        lookup(value)
+    except UnknownWorkload as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return value
+
+
 def _positive(value: str) -> float:
-    number = float(value)
-    if number <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {value!r}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {value!r}") from None
+    if not math.isfinite(number) or number <= 0:  # nan passes every comparison
+        raise argparse.ArgumentTypeError(f"must be a positive, finite number, got {value!r}")
     return number
+
+
+def _count(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of 1 or more, got {value!r}")
+    return number
+
+
+def _shard(value: str) -> tuple[int, int]:
+    index, _, count = value.partition("/")
+    if not (index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
+        raise argparse.ArgumentTypeError(f"must be I/N with 1 <= I <= N, such as 2/4; got {value!r}")
+    return int(index), int(count)
 
 
 def parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="python -m bench", description=__doc__)
     p.add_argument("--backend", action="append", type=_names("backend", BACKENDS),
                    help=f"repeatable; default: every available one of {', '.join(BACKENDS)}")
-    p.add_argument("--workload", action="append", type=_names("workload", WORKLOADS),
-                   help="repeatable; default: all in the profile")
+    p.add_argument("--workload", action="append", type=_workload,
+                   help="repeatable; a registry name or package.module:factory; "
+                        "default: all in the profile")
     p.add_argument("--mode", action="append", type=_names("mode", MODES),
                    help=f"repeatable; default: all of {', '.join(MODES)}")
-    p.add_argument("--batch-size", action="append", type=int, help="repeatable filter")
+    p.add_argument("--batch-size", action="append", type=_count,
+                   help="repeatable filter on the size axis (a batch, or n for a sweep)")
     p.add_argument("--profile", choices=("quick", "full"), default="quick")
+    p.add_argument("--repeats", type=_count,
+                   help="processes per case, run interleaved (default: "
+                        + ", ".join(f"{n} for {p}" for p, n in DEFAULT_REPEATS.items()) + ")")
+    p.add_argument("--shard", type=_shard, metavar="I/N",
+                   help="measure only the I-th of N round-robin slices of the plan")
+    p.add_argument("--gpus", help="CUDA: all, a count N, or indices such as 0,2; one case per "
+                                  "GPU at a time (default: GPU 0 alone)")
+    p.add_argument("--isolation", choices=pool.ISOLATIONS, default=pool.DEFAULT_ISOLATION,
+                   help="fork each case from a runner that imported torch once, or spawn a "
+                        f"fresh interpreter (default here: {pool.DEFAULT_ISOLATION})")
+    p.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE_DIR,
+                   help="compile caches per case, reused by its repeats after the first")
     p.add_argument("--force", action="store_true", help="re-measure cases already recorded")
     p.add_argument("--results-dir", type=Path, default=Path("results"))
     p.add_argument("--machine", help="name for this machine in the records (default: hostname)")
@@ -67,12 +125,64 @@ def parser() -> argparse.ArgumentParser:
 
 def _listing() -> str:
     lines = ["workloads:"]
-    lines += [f"  {w.name:<22} {w.description}" for w in WORKLOADS.values()]
+    lines += [f"  {name:<22} {lookup(name).description}" for name in ORDER]
     lines += ["modes:"] + [f"  {m.name:<28} {m.description}" for m in MODES.values()]
     here = set(available_backends())
     lines += ["backends:"] + [f"  {name:<6} {'available' if name in here else 'not available'}"
                               for name in BACKENDS]
     return "\n".join(lines)
+
+
+def _gpus(value: str | None, backends: list[str]) -> list[str] | None:
+    """The CUDA_VISIBLE_DEVICES value of each GPU slot, or None for the default slot."""
+    if value is None:  # one case at a time, on the first GPU
+        return pool.visible_gpus()[:1] or None if "cuda" in backends else None
+    if "cuda" not in backends:
+        raise UsageError(f"--gpus {value} needs the cuda backend; this run measures "
+                         f"{', '.join(backends)}")
+    visible = pool.visible_gpus()
+    if value == "all":
+        chosen = list(range(len(visible)))
+    elif value.isdigit():
+        chosen = list(range(int(value)))
+    else:
+        parts = value.split(",")
+        if not all(p.strip().isdigit() for p in parts):
+            raise UsageError(f"--gpus must be all, a count, or indices such as 0,2; got {value!r}")
+        chosen = list(dict.fromkeys(int(p) for p in parts))
+    if not chosen or max(chosen) >= len(visible):
+        raise UsageError(f"--gpus {value} asks for GPUs this host does not have "
+                         f"({len(visible)} visible)")
+    return [visible[i] for i in chosen]
+
+
+def _plans(args, backends: list[str]) -> dict:
+    plans = {}
+    for backend in backends:
+        workloads = args.workload or [n for n in ORDER if lookup(n).sizes(args.profile, backend)]
+        for name in args.workload or []:
+            if not lookup(name).sizes(args.profile, backend):
+                other = "full" if args.profile == "quick" else "quick"
+                raise UsageError(f"workload {name!r} is not in the {args.profile} profile on "
+                                 f"{backend} (try --profile {other})")
+        plans[backend] = plan(backend, workloads, args.mode or list(MODES), args.profile,
+                              set(args.batch_size or []), args.shapes, args.tag)
+    if not any(plans.values()):
+        sizes = sorted({str(s) for b in backends for n in (args.workload or ORDER)
+                        for s in lookup(n).sizes(args.profile, b)})
+        why = []
+        if args.batch_size:
+            why.append(f"--batch-size {', '.join(map(str, args.batch_size))} matches none of the "
+                       f"sizes {', '.join(sizes)}")
+        if args.mode and all(MODES[m].traits.dynamic for m in args.mode):
+            why.append(f"--mode {', '.join(args.mode)} applies only to workloads whose shapes vary")
+        raise UsageError("this selection plans no case: " + ("; ".join(why) or "nothing matches")
+                         + " (python -m bench --list shows what there is)")
+    if args.shard:
+        # One slice of the whole plan, every backend in order, so shards partition it exactly.
+        kept = shard([key for cases in plans.values() for key in cases], *args.shard)
+        plans = {b: [key for key in kept if key.backend == b] for b in plans}
+    return plans
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,25 +196,27 @@ def main(argv: list[str] | None = None) -> int:
             if name not in here:
                 raise UsageError(f"backend {name!r} is not available on this machine "
                                  f"(available: {', '.join(here)})")
-        from bench.environment import collect
-
+        backends = list(dict.fromkeys(args.backend or here))
+        gpus = _gpus(args.gpus, backends)
+        plans = _plans(args, backends)
         config = RunConfig(
             profile=args.profile, shapes=args.shapes, tag=args.tag, force=args.force,
             timeout_s=args.timeout, budget_s=args.budget or TIMING_BUDGET_S[args.profile],
             results_dir=args.results_dir, max_minutes=args.max_minutes,
-        )
-        for backend in args.backend or here:
-            workloads = args.workload or [w.name for w in WORKLOADS.values()
-                                          if w.sizes(args.profile, backend)]
-            cases = plan(backend, workloads, args.mode or list(MODES), args.profile,
-                         set(args.batch_size or []), args.shapes, args.tag)
-            run(cases, collect(backend, args.machine), config)
+            repeats=args.repeats or DEFAULT_REPEATS[args.profile], isolation=args.isolation,
+            cache_dir=args.cache_dir, shard=args.shard)
+        slots_of = {b: pool.slots_for(gpus if b == "cuda" else None) for b in plans}
+        measure(plans, config, args.machine, slots_of, PROCESS_STARTED)
     except UsageError as error:
         print(f"python -m bench: error: {error}", file=sys.stderr)
         return 2
-    except MalformedRecord as error:
+    except (RunError, MalformedRecord) as error:
         print(f"python -m bench: error: {error}", file=sys.stderr)
         return 1
+    except Terminated:
+        print("python -m bench: terminated (SIGTERM): the running case was stopped and not "
+              "recorded; finished cases are saved", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("python -m bench: interrupted; finished cases are saved", file=sys.stderr)
         return 130

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import torch
 
+from bench.pool import REPO
 from bench.records import Environment
-
-REPO = Path(__file__).resolve().parent.parent
 
 
 def _run(*command: str) -> str | None:
@@ -60,6 +59,8 @@ def _git_commit() -> tuple[str | None, bool | None]:
 
 
 def collect(backend: str, machine: str | None) -> Environment:
+    """This process's environment. For cuda it initialises CUDA, so the runner asks in a
+    child (bench.runner.collect_environment), never in the process that forks the cases."""
     cuda = backend == "cuda"
     props = torch.cuda.get_device_properties(0) if cuda else None
     commit, dirty = _git_commit()

@@ -1,27 +1,51 @@
-"""Plan cases, run each in its own process, and append one record per case."""
+"""Plan cases, run each repeat in its own process, and append one record per process.
+
+A run measures every case once (repeat 0), then every case again (repeat 1), and so on, so
+whatever drifts on the host spreads over all cases instead of landing on one. Each process
+is a child of this runner (see bench/pool.py), one per GPU slot at a time, taken from one
+ordered queue. Repeat 0 of a case compiles with empty caches; later repeats start from the
+caches repeat 0 left in the case's folder under --cache-dir.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
+import hashlib
 import json
 import os
 import re
+import shutil
 import signal
-import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterable
-from dataclasses import dataclass
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from bench import pool
 from bench.modes import MODES
-from bench.records import CaseKey, Environment, Record, append_record, read_records, record_from_dict
-from bench.workloads import WORKLOADS
+from bench.pool import REPO, Child, ChildSetup, Launcher, Slot
+from bench.records import (
+    MEASURED_SECTIONS,
+    SCHEMA_VERSION,
+    CaseKey,
+    Environment,
+    Process,
+    Record,
+    RecordWriteError,
+    append_record,
+    read_records,
+    record_from_dict,
+)
+from bench.workloads import lookup
 
-REPO = Path(__file__).resolve().parent.parent
 TIMING_BUDGET_S = {"quick": 0.3, "full": 0.6}
+DEFAULT_REPEATS = {"quick": 1, "full": 3}
+DEFAULT_CACHE_DIR = REPO / ".bench-cache"
 STDERR_TAIL_LINES = 15
 
 
@@ -35,36 +59,153 @@ class RunConfig:
     budget_s: float
     results_dir: Path
     max_minutes: float | None
+    repeats: int = 1
+    isolation: str = pool.DEFAULT_ISOLATION
+    cache_dir: Path = DEFAULT_CACHE_DIR
+    shard: tuple[int, int] | None = None  # (I, N): the I-th of N slices of the plan, 1-based
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
+
+@dataclass(frozen=True)
+class Job:
+    """One process to run: a case and which of its repeats."""
+
+    key: CaseKey
+    repeat: int
+
+
+class RunError(Exception):
+    """The run cannot go on (results not writable, locked, a record not saved): one line."""
+
+
+class Terminated(Exception):
+    """The runner got SIGTERM; the running cases were stopped and not recorded."""
+
+
+# ---- planning ---------------------------------------------------------------------------
 
 def plan(backend: str, workloads: Iterable[str], modes: Iterable[str], profile: str,
          batch_sizes: set[int] | None, shapes: str, tag: str) -> list[CaseKey]:
     cases = []
     for name in dict.fromkeys(workloads):  # a name given twice is still one case
-        for batch in WORKLOADS[name].sizes(profile, backend):
+        workload = lookup(name)
+        for batch in workload.sizes(profile, backend):
             if batch_sizes and batch not in batch_sizes:
                 continue
             cases.extend(CaseKey(backend, name, mode, batch, shapes, tag)
-                         for mode in dict.fromkeys(modes))
+                         for mode in dict.fromkeys(modes)
+                         if MODES[mode].applies_to(workload.varying_shapes))
     return cases
 
 
-def results_path(results_dir: Path, env: Environment) -> Path:
+def shard(cases: list[CaseKey], index: int, count: int) -> list[CaseKey]:
+    """The `index`-th (1-based) of `count` round-robin slices of the plan, in plan order.
+    Taken before repeats are expanded, so every repeat of a case lands in the same shard."""
+    return cases[index - 1::count]
+
+
+def jobs(cases: list[CaseKey], repeats: int, done: set[tuple[CaseKey, int]]) -> list[Job]:
+    """Every repeat of every case, interleaved, less what is done. A mode the backend cannot
+    run costs no process: it is one `unsupported` record, done for every repeat."""
+    todo = []
+    for repeat in range(repeats):
+        for key in cases:
+            unsupported = MODES[key.mode].unsupported_reason(key.backend) is not None
+            if (unsupported and repeat > 0) or (key, repeat) in done or (key, -1) in done:
+                continue
+            todo.append(Job(key, repeat))
+    return todo
+
+
+# ---- results files ----------------------------------------------------------------------
+
+def results_path(results_dir: Path, env: Environment, shard_of: tuple[int, int] | None = None
+                 ) -> Path:
+    """`<backend>-<machine>-torch<version>-<env_id>[-shardIofN].jsonl`: one file per
+    environment, or per shard of it; the report merges every file of an environment."""
     slug = re.sub(r"[^a-z0-9.]+", "-", f"{env.backend}-{env.machine}-torch{env.torch}".lower())
-    return results_dir / f"{slug.strip('-')}-{env.env_id()}.jsonl"
+    suffix = f"-shard{shard_of[0]}of{shard_of[1]}" if shard_of else ""
+    return results_dir / f"{slug.strip('-')}-{env.env_id()}{suffix}.jsonl"
 
 
-def measured_keys(path: Path, env_id: str) -> set[CaseKey]:
-    if not path.exists():
-        return set()
-    return {r.key for r in read_records(path) if r.env_id == env_id}
+def recorded(results_dir: Path, env: Environment) -> set[tuple[CaseKey, int]]:
+    """(key, repeat) of every process recorded for this environment, in any of its files
+    (shards included); (key, -1) for an unsupported case, which is done for every repeat."""
+    done = set()
+    env_id = env.env_id()
+    for path in sorted(results_dir.glob(f"*-{env_id}*.jsonl")):
+        for record in read_records(path):
+            if record.env_id == env_id:
+                done.add((record.key, -1 if record.status == "unsupported"
+                          else record.process.repeat))
+    return done
 
 
-def _signal_name(code: int) -> str:
+def check_writable(results_dir: Path) -> None:
+    """RunError unless records can be written under `results_dir`: found before measuring."""
     try:
-        return signal.Signals(-code).name
-    except ValueError:
-        return f"signal {-code}"
+        results_dir.mkdir(parents=True, exist_ok=True)
+        probe = results_dir / f".write-check-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as error:
+        raise RunError(f"cannot write results to {results_dir}: "
+                       f"{error.strerror or error}") from None
+
+
+@contextlib.contextmanager
+def exclusive(path: Path) -> Iterator[None]:
+    """Hold `<path>.lock` for the whole run, or RunError at once if another runner holds it."""
+    lock = path.with_name(path.name + ".lock")
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as error:
+            raise RunError(f"cannot create {lock}: {error.strerror or error}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as error:
+            owner = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            if error.errno in (errno.EAGAIN, errno.EACCES):
+                raise RunError(f"another runner (pid {owner}) is writing {path}; wait for it "
+                               f"to finish, or use another --results-dir") from None
+            raise
+        # The holder before us may have removed the file as it let go; lock the one in place.
+        with contextlib.suppress(FileNotFoundError):
+            if os.stat(lock).st_ino == os.fstat(fd).st_ino:
+                break
+        os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            lock.unlink()
+        os.close(fd)
+
+
+# ---- one process --------------------------------------------------------------------------
+
+def case_cache_dir(cache_root: Path, env_id: str, key: CaseKey) -> Path:
+    """The compile caches of one case, shared by its repeats."""
+    text = json.dumps(asdict(key), sort_keys=True)
+    slug = re.sub(r"[^A-Za-z0-9.]+", "-", f"{key.workload}-{key.mode}-{key.batch_size}")
+    return cache_root / env_id / f"{slug}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
+
+
+@dataclass
+class Running:
+    job: Job
+    slot: Slot
+    child: Child
+    scratch: Path
+    cache: str
+    started_at: str
+    began: float
+    timeout_at: float
+    number: int
 
 
 def _tail(path: Path) -> list[str]:
@@ -74,81 +215,53 @@ def _tail(path: Path) -> list[str]:
         return []
 
 
-def _kill_group(child: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError):  # it may have exited meanwhile
-        os.killpg(child.pid, signal.SIGKILL)
-    child.wait()
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
 
 
-class OutOfTime(Exception):
-    """The run's --max-minutes ran out while a case was still running."""
-
-
-def run_in_subprocess(key: CaseKey, config: RunConfig, deadline: float = float("inf")) -> dict:
-    """The child's result dict, or a status that says how the child failed.
-
-    A case cut off by the run's deadline rather than its own timeout raises OutOfTime: it did
-    not fail, so it gets no record and the next run measures it.
-    """
-    with tempfile.TemporaryDirectory(prefix="atlas-case-") as scratch:
-        scratch_dir = Path(scratch)
-        spec_path, result_path, log_path = (scratch_dir / n for n in ("spec.json", "result.json",
-                                                                       "log.txt"))
-        spec_path.write_text(json.dumps(key.__dict__ | {"budget_s": config.budget_s}))
-        env = os.environ | {
-            # A fresh, empty cache per case makes the first call a cold compile.
-            "TORCHINDUCTOR_CACHE_DIR": str(scratch_dir / "inductor"),
-            "TRITON_CACHE_DIR": str(scratch_dir / "triton"),
-            "PYTHONUNBUFFERED": "1",
-        }
-        with open(log_path, "wb") as log:
-            child = subprocess.Popen(
-                [sys.executable, "-m", "bench.case", str(spec_path), str(result_path)],
-                cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True,  # so a timeout can kill its compile workers too
-            )
-            cut_by_deadline = deadline - time.monotonic() < config.timeout_s
-            try:
-                code = child.wait(timeout=max(0.0, min(config.timeout_s,
-                                                       deadline - time.monotonic())))
-            except subprocess.TimeoutExpired:
-                _kill_group(child)
-                if cut_by_deadline:
-                    raise OutOfTime from None
-                return {"status": "timeout", "reason": f"no result within {config.timeout_s:g} s",
-                        "extra": {"log_tail": _tail(log_path)}}
-            except BaseException:
-                # Its own session shields the case from the terminal's Ctrl-C; stop it here
-                # so it cannot go on disturbing whatever is timed next.
-                _kill_group(child)
-                raise
-        if result_path.exists():
-            result = json.loads(result_path.read_text())
-            if result["status"] != "ok":
-                result["extra"] = {"log_tail": _tail(log_path)}
-            return result
-        how = f"killed by {_signal_name(code)}" if code < 0 else f"exited with code {code}"
-        last = next((line for line in reversed(_tail(log_path)) if line.strip()), "")
-        return {"status": "error", "reason": f"case process {how} before writing a result"
-                + (f": {last[:300]}" if last else ""), "extra": {"log_tail": _tail(log_path)}}
+def _result(running: Running) -> dict:
+    """What the finished child wrote, or a status that says how it failed."""
+    code = running.child.returncode
+    log = running.scratch / "log.txt"
+    result_path = running.scratch / "result.json"
+    if result_path.exists():
+        result = json.loads(result_path.read_text())
+        if result["status"] != "ok":
+            result["log_tail"] = _tail(log)
+        return result
+    how = f"killed by {_signal_name(code)}" if code < 0 else f"exited with code {code}"
+    last = next((line for line in reversed(_tail(log)) if line.strip()), "")
+    return {"status": "error", "reason": f"case process {how} before writing a result"
+            + (f": {last[:300]}" if last else ""), "log_tail": _tail(log)}
 
 
 def to_record(key: CaseKey, result: dict, env: Environment, profile: str, started_at: str,
-              duration_s: float) -> Record:
-    extra = dict(result.get("extra", {}))
-    if result.get("stage_s"):
-        extra["stage_s"] = result["stage_s"]
-    if result.get("probes"):
-        extra["probes"] = result["probes"]
-    return record_from_dict({
-        "schema_version": 1, "key": key.__dict__, "status": result["status"],
-        "reason": result.get("reason"), "profile": profile, "env": env.__dict__,
-        "env_id": env.env_id(), "started_at": started_at, "duration_s": duration_s,
-        "extra": extra,
-        **{name: result.get(name) for name in ("workload_info", "timing", "compile", "memory",
-                                               "activity", "dynamo", "correctness")},
-    })
+              duration_s: float, process: Process) -> Record:
+    data = {"schema_version": SCHEMA_VERSION, "key": asdict(key), "status": result["status"], "reason": result.get("reason"),
+            "profile": profile, "env": asdict(env), "env_id": env.env_id(),
+            "started_at": started_at, "duration_s": duration_s, "process": asdict(process),
+            "mode_traits": asdict(MODES[key.mode].traits)}
+    data |= {name: result[name] for name in MEASURED_SECTIONS if result.get(name) is not None}
+    if "stages_s" not in data and result.get("stage_s"):  # a case.py from before schema 2
+        data["stages_s"] = result["stage_s"]
+    if isinstance(data.get("probes"), dict):
+        from bench.records import _v1_probe
 
+        data["probes"] = [_v1_probe(name, found) for name, found in data["probes"].items()]
+    try:
+        return record_from_dict(data)
+    except ValueError as error:  # the case wrote something impossible: say so, keep the run
+        kept = {name: data[name] for name in ("log_tail",) if name in data}
+        return record_from_dict({**{k: data[k] for k in (
+            "schema_version", "key", "profile", "env", "env_id", "started_at", "duration_s", "process",
+            "mode_traits")}, **kept, "status": "error",
+            "reason": f"the case wrote an invalid result: {str(error)[:300]}"})
+
+
+# ---- the run ------------------------------------------------------------------------------
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -157,11 +270,6 @@ def _now() -> str:
 def _clock(seconds: float) -> str:
     minutes, secs = divmod(int(seconds), 60)
     return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}"
-
-
-def _print_stop(elapsed: float, left: int, out) -> None:
-    print(f"stopping after {_clock(elapsed)}: {left} case(s) left; run again to resume",
-          file=out, flush=True)
 
 
 def describe(record: Record) -> str:
@@ -175,39 +283,239 @@ def describe(record: Record) -> str:
     return text
 
 
-def run(cases: list[CaseKey], env: Environment, config: RunConfig, out=sys.stdout) -> Path:
-    path = results_path(config.results_dir, env)
-    done = set() if config.force else measured_keys(path, env.env_id())
-    todo = [case for case in cases if case not in done]
-    print(f"{env.backend}: {len(todo)} case(s) to measure, {len(cases) - len(todo)} already in "
-          f"{path} (--force re-measures)", file=out, flush=True)
-    began = time.monotonic()
-    deadline = began + config.max_minutes * 60 if config.max_minutes else float("inf")
-    longest_s = 0.0
-    for number, key in enumerate(todo, start=1):
-        elapsed = time.monotonic() - began
-        left_s = deadline - time.monotonic()
-        if left_s < longest_s:
-            # A case started now would most likely be cut off, and its device time wasted.
-            print(f"not starting another case: {max(left_s, 0):.0f} s left, and the longest case "
-                  f"so far took {longest_s:.0f} s", file=out, flush=True)
-            _print_stop(elapsed, len(todo) - number + 1, out)
-            break
+class _Run:
+    """The scheduler: one running child per slot, taken from one ordered queue."""
+
+    def __init__(self, todo: list[Job], env: Environment, config: RunConfig, path: Path,
+                 slots: list[Slot], launcher: Launcher, out) -> None:
+        self.queue, self.env, self.config, self.path = list(todo), env, config, path
+        self.slots, self.launcher, self.out = slots, launcher, out
+        self.total, self.started = len(todo), 0
+        self.running: dict[int, Running] = {}
+        self.began = time.monotonic()
+        self.deadline = (self.began + config.max_minutes * 60 if config.max_minutes
+                         else float("inf"))
+        self.longest_s = 0.0
+        self.starting = True  # False once the time left says to start no more cases
+
+    def say(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+    def process(self, job: Job, slot: Slot, cache: str) -> Process:
+        return Process(repeat=job.repeat, repeats=self.config.repeats, run_id=self.config.run_id,
+                       gpu=slot.gpu, workers=len(self.slots),
+                       parent_import_s=self.launcher.parent_import_s, cache=cache)
+
+    def announce(self, job: Job, slot: Slot) -> int:
+        self.started += 1
+        key = job.key
+        where = "" if slot.gpu is None else f" gpu{slot.gpu}"
         batch = "-" if key.batch_size is None else key.batch_size
-        print(f"[{number}/{len(todo)} {_clock(elapsed)}] {key.backend} {key.workload} {key.mode} "
-              f"bs={batch} ...", file=out, flush=True)
-        started_at, start = _now(), time.monotonic()
-        reason = MODES[key.mode].unsupported_reason(key.backend)
+        self.say(f"[{self.started}/{self.total} r{job.repeat + 1}/{self.config.repeats}{where} "
+                 f"{_clock(time.monotonic() - self.began)}] {key.backend} {key.workload} "
+                 f"{key.mode} bs={batch} ...")
+        return self.started
+
+    def save(self, record: Record, number: int) -> None:
         try:
-            result = ({"status": "unsupported", "reason": reason} if reason
-                      else run_in_subprocess(key, config, deadline))
-        except OutOfTime:
-            print("    stopped unfinished at --max-minutes; not recorded", file=out, flush=True)
-            _print_stop(time.monotonic() - began, len(todo) - number + 1, out)
-            break
-        duration_s = time.monotonic() - start
-        longest_s = max(longest_s, duration_s)
-        record = to_record(key, result, env, config.profile, started_at, duration_s)
-        append_record(path, record)
-        print(f"    {describe(record)}", file=out, flush=True)
+            append_record(self.path, record)
+        except RecordWriteError as error:
+            raise RunError(str(error)) from None
+        prefix = f"    [{number}] " if len(self.slots) > 1 else "    "
+        self.say(prefix + describe(record))
+
+    def next_job(self) -> Job | None:
+        """The first queued job whose case is not running: a later repeat waits for the
+        caches its case's earlier repeat is still writing."""
+        busy = {r.job.key for r in self.running.values()}
+        for index, job in enumerate(self.queue):
+            if job.key not in busy:
+                return self.queue.pop(index)
+        return None
+
+    def start(self, job: Job, slot: Slot) -> Running:
+        key, config = job.key, self.config
+        cache_dir = case_cache_dir(config.cache_dir, self.env.env_id(), key)
+        if job.repeat == 0:
+            shutil.rmtree(cache_dir, ignore_errors=True)
+        cache = "warm" if job.repeat > 0 and cache_dir.exists() else "cold"
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        scratch = pool.new_scratch()
+        (scratch / "spec.json").write_text(json.dumps(asdict(key) | {"budget_s": config.budget_s}))
+        env = {"TORCHINDUCTOR_CACHE_DIR": str(cache_dir / "inductor"),
+               "TRITON_CACHE_DIR": str(cache_dir / "triton"), "PYTHONUNBUFFERED": "1"}
+        if slot.visible_device is not None:
+            env["CUDA_VISIBLE_DEVICES"] = slot.visible_device
+        if slot.threads:
+            env["TORCHINDUCTOR_COMPILE_THREADS"] = str(slot.threads)
+            env["OMP_NUM_THREADS"] = str(slot.threads)
+        number = self.announce(job, slot)
+        started_at, began = _now(), time.monotonic()
+        child = self.launcher.start(
+            ["case", str(scratch / "spec.json"), str(scratch / "result.json")],
+            ChildSetup(os.getpid(), env, slot.threads, slot.cpus), scratch / "log.txt")
+        return Running(job, slot, child, scratch, cache, started_at, began,
+                       began + config.timeout_s, number)
+
+    def finish(self, running: Running, result: dict) -> None:
+        duration_s = time.monotonic() - running.began
+        self.longest_s = max(self.longest_s, duration_s)
+        job = running.job
+        if job.repeat == 0 and result["status"] != "ok":
+            # Later repeats then compile cold rather than from a half-written cache.
+            shutil.rmtree(case_cache_dir(self.config.cache_dir, self.env.env_id(), job.key),
+                          ignore_errors=True)
+        record = to_record(job.key, result, self.env, self.config.profile, running.started_at,
+                           duration_s, self.process(job, running.slot, running.cache))
+        shutil.rmtree(running.scratch, ignore_errors=True)
+        self.save(record, running.number)
+
+    def stop_all(self) -> None:
+        for running in self.running.values():
+            running.child.kill()
+            shutil.rmtree(running.scratch, ignore_errors=True)
+        self.running.clear()
+
+    def stop_message(self, left: int) -> None:
+        self.say(f"stopping after {_clock(time.monotonic() - self.began)}: {left} case(s) left; "
+                 f"run again to resume")
+
+    def fill(self) -> bool:
+        """Start jobs on free slots; False once the time left says to start no more."""
+        for index, slot in enumerate(self.slots):
+            while index not in self.running and self.queue:
+                left_s = self.deadline - time.monotonic()
+                if left_s < self.longest_s:
+                    # A case started now would most likely be cut off, its device time wasted.
+                    self.say(f"not starting another case: {max(left_s, 0):.0f} s left, and the "
+                             f"longest case so far took {self.longest_s:.0f} s")
+                    return False
+                job = self.next_job()
+                if job is None:
+                    break
+                reason = MODES[job.key.mode].unsupported_reason(job.key.backend)
+                if reason:
+                    number = self.announce(job, slot)
+                    self.save(to_record(job.key, {"status": "unsupported", "reason": reason},
+                                        self.env, self.config.profile, _now(), 0.0,
+                                        self.process(job, Slot(), "cold")), number)
+                    continue
+                self.running[index] = self.start(job, slot)
+        return True
+
+    def loop(self) -> None:
+        try:
+            while (self.queue and self.starting) or self.running:
+                if self.starting:
+                    self.starting = self.fill()
+                if not self.running:
+                    continue
+                soonest = min(r.timeout_at for r in self.running.values())
+                pool.wait_any([r.child for r in self.running.values()],
+                              min(soonest, self.deadline) - time.monotonic())
+                now = time.monotonic()
+                for index, running in list(self.running.items()):
+                    if running.child.poll() is not None:
+                        del self.running[index]
+                        self.finish(running, _result(running))
+                    elif now >= self.deadline and self.deadline < running.timeout_at:
+                        continue  # handled below, with every other running case
+                    elif now >= running.timeout_at:
+                        running.child.kill()
+                        del self.running[index]
+                        self.finish(running, {
+                            "status": "timeout",
+                            "reason": f"no result within {self.config.timeout_s:g} s",
+                            "log_tail": _tail(running.scratch / "log.txt")})
+                if time.monotonic() >= self.deadline and self.running:
+                    left = len(self.queue) + len(self.running)
+                    self.stop_all()
+                    self.say("    stopped unfinished at --max-minutes; not recorded")
+                    self.stop_message(left)
+                    return
+            if self.queue:
+                self.stop_message(len(self.queue))
+        finally:
+            self.stop_all()
+
+
+def _terminate(signum, frame):
+    raise Terminated
+
+
+def run(cases: list[CaseKey], env: Environment, config: RunConfig, out=sys.stdout,
+        slots: list[Slot] | None = None, launcher: Launcher | None = None) -> Path:
+    """Measure every (case, repeat) not yet recorded for `env`; the results file's path.
+    The caller holds the results file's lock (see `exclusive`)."""
+    path = results_path(config.results_dir, env, config.shard)
+    done = set() if config.force else recorded(config.results_dir, env)
+    todo = jobs(cases, config.repeats, done)
+    planned = len(jobs(cases, config.repeats, set()))
+    print(f"{env.backend}: {len(todo)} case process(es) to run of {planned} "
+          f"({len(cases)} case(s) x {config.repeats} repeat(s)); {planned - len(todo)} already "
+          f"recorded for this environment in {config.results_dir} (--force re-measures); "
+          f"writing {path}", file=out, flush=True)
+    launcher = launcher or Launcher(config.isolation)
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        _Run(todo, env, config, path, slots or [Slot()], launcher, out).loop()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     return path
+
+
+def collect_environment(backend: str, machine: str | None, launcher: Launcher,
+                        slot: Slot) -> Environment:
+    """The environment, as the cases on `slot` will see it. CUDA is asked in a child, since
+    the runner itself must never initialise it (see bench/pool.py)."""
+    if backend != "cuda":
+        from bench.environment import collect
+
+        env = collect(backend, machine)
+        return replace(env, torch_threads=slot.threads) if slot.threads else env
+    scratch = pool.new_scratch()
+    try:
+        env_vars = {} if slot.visible_device is None else {
+            "CUDA_VISIBLE_DEVICES": slot.visible_device}
+        out = scratch / "environment.json"
+        child = launcher.start(["environment", backend, machine or "", str(out)],
+                               ChildSetup(os.getpid(), env_vars, slot.threads, slot.cpus),
+                               scratch / "log.txt")
+        deadline = time.monotonic() + 300
+        while child.poll() is None and time.monotonic() < deadline:
+            pool.wait_any([child], deadline - time.monotonic())
+        if child.poll() is None:
+            child.kill()
+        if not out.exists():
+            last = next((line for line in reversed(_tail(scratch / "log.txt")) if line.strip()),
+                        "no output")
+            raise RunError(f"could not read the {backend} environment in a child process: "
+                           f"{last[:300]}" + (" (try --isolation spawn)"
+                                              if launcher.isolation == "fork" else ""))
+        return Environment(**json.loads(out.read_text()))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def measure(plans: dict[str, list[CaseKey]], config: RunConfig, machine: str | None,
+            slots_of: dict[str, list[Slot]], process_started: float, out=sys.stdout
+            ) -> list[Path]:
+    """Everything a `python -m bench` run does once its arguments are valid: check the
+    results folder, import once, read each environment, lock each results file, measure."""
+    check_writable(config.results_dir)
+    for folder in pool.remove_stale_scratch():
+        print(f"removed {folder}, left by a runner that no longer runs", file=out, flush=True)
+    launcher = Launcher(config.isolation)
+    import_s = launcher.preload(process_started)
+    if import_s is not None:
+        print(f"imported torch, Dynamo and Inductor once in {import_s:.1f} s; forking each case",
+              file=out, flush=True)
+    envs = {backend: collect_environment(backend, machine, launcher, slots_of[backend][0])
+            for backend in plans}
+    paths = []
+    with contextlib.ExitStack() as locks:
+        for backend, env in envs.items():
+            locks.enter_context(exclusive(results_path(config.results_dir, env, config.shard)))
+        for backend, cases in plans.items():
+            paths.append(run(cases, envs[backend], config, out, slots_of[backend], launcher))
+    return paths

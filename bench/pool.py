@@ -1,0 +1,291 @@
+"""Start one child process per case: forked from a parent that imported torch once, or spawned.
+
+`fork` (the default on Linux): the runner imports torch, Dynamo, Inductor and bench.case
+once, then forks each case. The child is still a fresh process with its own cache folders,
+and only pays for what the case itself does. Two rules keep forking safe, and the runner
+keeps both: the parent never initialises CUDA (a child forked after cuInit cannot use the
+GPU), and it never compiles (a child forked after Inductor started its compile workers
+deadlocks on them). `spawn` starts `python -m bench.pool`, which imports everything anew.
+
+Either way the child is the leader of its own process group, so a timeout kills its compile
+workers with it (killpg), and it asks the kernel for SIGKILL when the runner dies
+(PR_SET_PDEATHSIG), so a killed runner leaves no case running on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+ISOLATIONS = ("fork", "spawn")
+DEFAULT_ISOLATION = "fork" if sys.platform == "linux" else "spawn"
+SCRATCH_PREFIX = "atlas-case-"
+# What a case needs that is worth importing once: importing starts no compile worker and
+# touches no device. compile_fx is what the first torch.compile() call would import (about
+# 600 modules, 2-3 s); torch.profiler is imported here, never started.
+PRELOAD = ("torch", "torch._dynamo", "torch._inductor", "torch._inductor.compile_fx",
+           "torch._dynamo.backends.inductor", "torch.profiler", "bench.case")
+PR_SET_PDEATHSIG = 1
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where a child runs: the GPU it is pinned to and its share of the host's CPUs."""
+
+    gpu: int | None = None  # the index recorded in Process.gpu
+    visible_device: str | None = None  # CUDA_VISIBLE_DEVICES for the child
+    threads: int | None = None  # torch and Inductor compile threads; None: torch's defaults
+    cpus: tuple[int, ...] = ()  # CPU affinity; empty: inherit the runner's
+
+
+def slots_for(gpus: list[str] | None) -> list[Slot]:
+    """One slot per GPU (CUDA_VISIBLE_DEVICES values), each with an equal, disjoint CPU share;
+    None: a single slot that changes nothing about the child's threads or affinity."""
+    if not gpus:
+        return [Slot()]
+    if len(gpus) == 1:
+        return [Slot(gpu=0, visible_device=gpus[0])]
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = []
+    count = len(cpus) or os.cpu_count() or 1
+    share = max(1, count // len(gpus))
+    return [Slot(gpu=i, visible_device=device, threads=share,
+                 cpus=tuple(cpus[i * share:(i + 1) * share]) if len(cpus) >= len(gpus) else ())
+            for i, device in enumerate(gpus)]
+
+
+def visible_gpus() -> list[str]:
+    """The GPUs this host lets the runner use, counted without initialising CUDA here."""
+    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if listed is not None:
+        return [d.strip() for d in listed.split(",") if d.strip() and d.strip() != "-1"]
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    lines = [line for line in out.stdout.splitlines() if line.startswith("GPU ")]
+    return [str(i) for i in range(len(lines))] if out.returncode == 0 else []
+
+
+@dataclass(frozen=True)
+class ChildSetup:
+    """What a child does to itself before it runs its target."""
+
+    parent_pid: int
+    env: dict[str, str] = field(default_factory=dict)
+    threads: int | None = None
+    cpus: tuple[int, ...] = ()
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    if sys.platform != "linux":
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent_pid:  # the runner died before the request took effect
+        os._exit(1)
+
+
+def _enter(setup: ChildSetup) -> None:
+    _die_with_parent(setup.parent_pid)
+    for name in (signal.SIGTERM, signal.SIGINT):  # the runner's handlers are not ours
+        signal.signal(name, signal.SIG_DFL)
+    # Before the case imports or compiles anything: Inductor reads its cache folder at compile
+    # time (torch/_inductor/runtime/cache_dir_utils.py), and CUDA reads CUDA_VISIBLE_DEVICES
+    # when it initialises, which only ever happens in the child.
+    os.environ.update(setup.env)
+    if setup.cpus:
+        os.sched_setaffinity(0, setup.cpus)
+    if setup.threads:
+        import torch
+        import torch._inductor.config
+
+        torch.set_num_threads(setup.threads)
+        # Read from TORCHINDUCTOR_COMPILE_THREADS when Inductor was imported, in the parent.
+        torch._inductor.config.compile_threads = setup.threads
+
+
+def _run_target(target: list[str]) -> int:
+    kind, *args = target
+    if kind == "case":
+        from bench import case
+
+        return case.main(args)
+    if kind == "environment":
+        from bench.environment import collect
+
+        backend, machine, out = args
+        env = collect(backend, machine or None)
+        Path(out).write_text(json.dumps(asdict(env)))
+        return 0
+    raise ValueError(f"unknown child target {kind!r}")
+
+
+class Child:
+    """A started child: poll it, wait for it, or kill its whole process group."""
+
+    def __init__(self, pid: int, popen: subprocess.Popen | None = None) -> None:
+        self.pid, self.popen, self.returncode = pid, popen, None
+        try:
+            self.pidfd = os.pidfd_open(pid)
+        except (AttributeError, OSError):  # not Linux, or a kernel before 5.3
+            self.pidfd = None
+
+    def poll(self) -> int | None:
+        """The exit code (negative: the signal that killed it) once it has ended, else None."""
+        if self.returncode is None:
+            if self.popen is not None:
+                self.returncode = self.popen.poll()
+            else:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                if pid:
+                    self.returncode = os.waitstatus_to_exitcode(status)
+            if self.returncode is not None:
+                self._close()
+                self._kill_group()  # compile workers it left behind
+        return self.returncode
+
+    def kill(self) -> None:
+        self._kill_group()
+        if self.returncode is None:
+            if self.popen is not None:
+                self.returncode = self.popen.wait()
+            else:
+                self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        self._close()
+
+    def _kill_group(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+
+    def _close(self) -> None:
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+
+
+def wait_any(children: list[Child], timeout: float) -> None:
+    """Return once any child has ended, or after `timeout` seconds."""
+    timeout = max(0.0, timeout)
+    fds = [c.pidfd for c in children if c.pidfd is not None]
+    if not children or len(fds) < len(children):
+        time.sleep(min(timeout, 0.05))
+        return
+    with selectors.DefaultSelector() as selector:
+        for fd in fds:
+            selector.register(fd, selectors.EVENT_READ)
+        selector.select(min(timeout, 3600))
+
+
+class Launcher:
+    """Starts children by `isolation`; `preload()` pays the imports once for forking."""
+
+    def __init__(self, isolation: str = DEFAULT_ISOLATION) -> None:
+        if isolation not in ISOLATIONS:
+            raise ValueError(f"isolation {isolation!r} is not one of {', '.join(ISOLATIONS)}")
+        self.isolation = isolation
+        self.parent_import_s: float | None = None
+
+    def preload(self, process_started: float) -> float | None:
+        """Import what every case needs, once; the seconds it took since `process_started`
+        (a time.perf_counter() taken before this process imported torch)."""
+        if self.isolation != "fork":
+            return None
+        if self.parent_import_s is None:
+            import importlib
+
+            for name in PRELOAD:
+                importlib.import_module(name)
+            self.parent_import_s = time.perf_counter() - process_started
+        return self.parent_import_s
+
+    def start(self, target: list[str], setup: ChildSetup, log_path: Path) -> Child:
+        if self.isolation == "spawn":
+            with open(log_path, "wb") as log:
+                popen = subprocess.Popen(
+                    [sys.executable, "-m", "bench.pool", json.dumps(asdict(setup)), *target],
+                    cwd=REPO, env=os.environ | setup.env, stdout=log, stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL, start_new_session=True)
+            return Child(popen.pid, popen)
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()  # or the child would print what the parent had buffered
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            code = 1
+            try:
+                os.setpgid(0, 0)
+                log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                null = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(null, 0)
+                os.dup2(log, 1)
+                os.dup2(log, 2)
+                _enter(setup)
+                code = _run_target(target)
+            except BaseException:  # noqa: BLE001 - whatever happens, end here and say why
+                traceback.print_exc()
+            finally:
+                with contextlib.suppress(Exception):
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                os._exit(code)
+        # Both sides set the group, so a killpg right after fork finds it either way.
+        with contextlib.suppress(PermissionError, ProcessLookupError):
+            os.setpgid(pid, pid)
+        return Child(pid)
+
+
+# ---- scratch folders --------------------------------------------------------------------
+
+def new_scratch() -> Path:
+    """A private folder for one child; its name carries the runner's pid (see remove_stale)."""
+    return Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-"))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_scratch() -> list[Path]:
+    """Remove scratch folders that runners which no longer exist left behind (SIGKILL)."""
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*"):
+        owner = folder.name[len(SCRATCH_PREFIX):].split("-", 1)[0]
+        if owner.isdigit() and int(owner) != os.getpid() and not _alive(int(owner)):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+# ---- the spawned child's entry point ----------------------------------------------------
+
+def main(argv: list[str]) -> int:
+    data = json.loads(argv[0])
+    setup = ChildSetup(parent_pid=data["parent_pid"], env=data["env"], threads=data["threads"],
+                       cpus=tuple(data["cpus"]))
+    _enter(setup)
+    return _run_target(argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
