@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from report.build import build
 from report.analysis import ResultsError
+from report.build import build
 
 
 def main(argv: list[str] | None = None) -> int:

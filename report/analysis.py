@@ -27,8 +27,10 @@ columns. Workloads follow the registry's order (`workload_rank`).
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import math
 import re
+import sys
 import types
 import typing
 from collections import Counter
@@ -56,12 +58,26 @@ UNSTABLE_IQR_RATIO = 0.10  # in-run IQR / median above this marks a process unst
 LAUNCH_BOUND, DEVICE_BOUND = 0.5, 0.8  # GPU busy-fraction bands of the overhead anatomy
 NEVER = math.inf  # break-even when the mode is not faster than eager
 
-try:  # the registry's order of workloads, the one sort key for them
-    from bench.workloads.registry import ORDER as WORKLOAD_ORDER
-except ImportError:  # until bench/workloads/registry.py lands: its order as of today
-    WORKLOAD_ORDER = ("trivial-call", "launch-chain-10", "launch-chain-100", "launch-chain-1000",
-                      "matmul-128", "matmul-512", "matmul-softmax", "elementwise-chain", "entropy",
-                      "mlp", "conv2d-block", "vit16x6x384", "vit32x12x768", "vit32x18x1024")
+
+
+def _registry_order() -> tuple[str, ...]:
+    """The registry's order of workloads (bench/workloads/registry.py, standard library
+    only), read from its file: importing `bench.workloads` would build every workload and
+    import torch. Empty if there is no registry, and then names sort alphabetically."""
+    known = sys.modules.get("bench.workloads.registry")
+    if known is not None:
+        return known.ORDER
+    spec = importlib.util.find_spec("bench.workloads")
+    path = Path(spec.submodule_search_locations[0]) / "registry.py" if spec else None
+    if path is None or not path.exists():
+        return ()
+    found = importlib.util.spec_from_file_location("report._workload_registry", path)
+    module = importlib.util.module_from_spec(found)
+    found.loader.exec_module(module)
+    return tuple(module.ORDER)
+
+
+WORKLOAD_ORDER = _registry_order()  # the one sort key for workloads
 MODE_ORDER = tuple(MODES)  # bench/modes.py's order; only for sorting
 
 
@@ -463,7 +479,8 @@ def probe_value(probe) -> Any:
     if probe.outcome is not None:
         return probe.outcome
     if set(probe.figures) == {"value"}:
-        return probe.figures["value"]
+        value = probe.figures["value"]
+        return int(value) if value.is_integer() else value
     return probe.figures or None
 
 

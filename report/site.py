@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import jinja2
-
-from collections.abc import Callable
 
 from report import analysis
 from report.analysis import Data, Environment
