@@ -20,7 +20,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from report.load import ResultsError, load_results
+from bench.records import read_records  # the one definition of a record; stdlib only
 
 PYPI_TORCH = "https://pypi.org/pypi/torch/json"
 # Final releases only: "2.13.0", never "2.14.0rc1", "2.14.0.dev20261101" or "0.4.1.post2".
@@ -39,9 +39,11 @@ def final_releases(pypi: dict[str, Any]) -> list[str]:
 
 
 def measured_releases(results_dir: Path, backend: str) -> set[str]:
-    """Torch releases with at least one record from `backend`, without local tags (+cpu)."""
-    return {r.env["torch"].split("+")[0] for r in load_results(results_dir)
-            if r.backend == backend}
+    """Torch releases with at least one record from `backend`, without local tags (+cpu).
+    A malformed line raises MalformedRecord (a ValueError) naming `file:line`."""
+    paths = sorted(Path(results_dir).rglob("*.jsonl"))
+    return {record.env.torch.split("+")[0] for path in paths for record in read_records(path)
+            if record.env.backend == backend}
 
 
 def next_release(pypi: dict[str, Any], measured: set[str]) -> str | None:
@@ -67,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         pypi = json.loads(args.pypi_json.read_text()) if args.pypi_json else _fetch_pypi()
         release = next_release(pypi, measured_releases(args.results, args.backend))
-    except (OSError, ValueError, ResultsError) as error:  # ResultsError names file:line
+    except (OSError, ValueError) as error:  # MalformedRecord is a ValueError naming file:line
         print(f"report.releases: {error}", file=sys.stderr)
         return 1
     if release:

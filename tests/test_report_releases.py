@@ -8,6 +8,7 @@ against it in tests/test_workflows.py.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 from fixtures import RESULTS, ROOT
 
+from bench.records import read_records
 from report.releases import final_releases, measured_releases, next_release
 
 PYPI_FIXTURE = Path(__file__).parent / "fixtures" / "pypi_torch.json"
@@ -30,12 +32,12 @@ def pypi(*versions: str, yanked: tuple[str, ...] = ()) -> dict:
 def results_with(folder: Path, *torch_by_backend: tuple[str, str]) -> Path:
     """A results folder whose records say they were measured with these (backend, torch)."""
     folder.mkdir(parents=True)
-    template = json.loads((RESULTS / "cpu.jsonl").read_text().splitlines()[0])
+    template = next(read_records(RESULTS / "cpu.jsonl"))
     for i, (backend, torch) in enumerate(torch_by_backend):
-        record = json.loads(json.dumps(template))
-        record["env"].update(backend=backend, torch=torch)
-        record["key"]["backend"] = backend
-        (folder / f"{i}-{backend}-{torch}.jsonl").write_text(json.dumps(record) + "\n")
+        env = dataclasses.replace(template.env, backend=backend, torch=torch)
+        record = dataclasses.replace(template, env=env, env_id=env.env_id(),
+                                     key=dataclasses.replace(template.key, backend=backend))
+        (folder / f"{i}-{backend}-{torch}.jsonl").write_text(record.to_json() + "\n")
     return folder
 
 

@@ -239,6 +239,13 @@ def test_the_release_step_refuses_an_input_that_is_not_a_release(tmp_path, reque
     assert not (tmp_path / "gh.log").exists()  # refused before any lookup
 
 
+def test_the_release_step_fails_loudly_when_pypi_cannot_be_read(tmp_path):
+    (tmp_path / "garbage.json").write_text("{not json")
+    done, output = pick(tmp_path, ATLAS_PYPI_JSON=str(tmp_path / "garbage.json"))
+    assert done.returncode == 1 and output == ""
+    assert "report.releases: " in done.stderr
+
+
 def git(*args: str, cwd: Path) -> str:
     return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
                           cwd=cwd, capture_output=True, text=True, check=True).stdout
