@@ -444,6 +444,7 @@ class Comparison:
     processes: tuple[int, ...] = ()  # processes behind each side, mode first
     agrees: bool | None = None  # None: not measured
     settled: bool | None = None
+    side: int = 0  # 0 agrees; -1 below the rule's lower bound; 1 above its upper bound
     note: str = ""  # why not measured, or what it rests on
     evidence: tuple[str, str] = ("", "")  # (page, anchor)
 
@@ -463,6 +464,10 @@ def _judged(comparison: Comparison, values: list[float], agrees) -> None:
     comparison.hi = max(values) if values else None
     comparison.agrees = agrees(comparison.figure)
     comparison.settled = answers <= {comparison.agrees}
+    if comparison.agrees is False:
+        low = isinstance(agrees, Rule) and agrees.lo is not None and (
+            comparison.figure <= agrees.lo if agrees.lo_strict else comparison.figure < agrees.lo)
+        comparison.side = -1 if low or not isinstance(agrees, Rule) else 1
 
 
 @dataclass
@@ -779,19 +784,6 @@ def _verdict(out: Judgement) -> None:
         out.verdict = HOLDS if answers == {True} else FAILS
 
 
-def _monotone(points: list[tuple[float, bool]]) -> tuple[float, float, bool] | None | str:
-    """For (x, answer) sorted by x: "const" if one answer, (last x of the first answer,
-    first x of the second, first answer) if it flips once, None otherwise."""
-    answers = [a for _, a in points]
-    flips = [i for i in range(1, len(answers)) if answers[i] != answers[i - 1]]
-    if not flips:
-        return "const"
-    if len(flips) > 1:
-        return None
-    i = flips[0]
-    return points[i - 1][0], points[i][0], answers[0]
-
-
 def _num(x: float) -> str:
     return f"{int(x)}" if float(x).is_integer() else f"{x:g}"
 
@@ -803,69 +795,84 @@ def _flops(x: float) -> str:
     return f"{x:.3g} FLOP"
 
 
+def _runs(items: list[tuple[float, int]]) -> list[tuple[int, float, float]] | None:
+    """(x, side) sorted by x, as runs (side, first x, last x), or None unless the sides
+    only ever rise or only ever fall: one threshold between two answers, or two around
+    the band of a `within` rule."""
+    runs: list[list] = []
+    for x, side in items:
+        if runs and runs[-1][0] == side:
+            runs[-1][2] = x
+        else:
+            runs.append([side, x, x])
+    sides = [r[0] for r in runs]
+    if sides != sorted(sides) and sides != sorted(sides, reverse=True):
+        return None
+    return [tuple(r) for r in runs]
+
+
+SIDE_WORDS = {0: "holds", -1: "fails", 1: "fails"}
+BAND_WORDS = {0: "holds", -1: "below the band", 1: "above the band"}
+
+
+def _runs_text(runs, axis: str, band: bool) -> str:
+    words = BAND_WORDS if band else SIDE_WORDS
+    parts = []
+    for i, (side, first, last) in enumerate(runs):
+        if i == 0:
+            parts.append(f"{words[side]} for {axis} ≤ {_num(last)}")
+        elif i == len(runs) - 1:
+            parts.append(f"{words[side]} from {axis} {_num(first)}")
+        elif first == last:
+            parts.append(f"{words[side]} at {axis} {_num(first)}")
+        else:
+            parts.append(f"{words[side]} for {axis} {_num(first)} to {_num(last)}")
+    return ", ".join(parts)
+
+
 def depends_condition(settled: list[Comparison]) -> tuple[str, str]:
-    """Where settled comparisons that disagree flip: (condition, short form)."""
+    """Where settled comparisons that disagree flip: (condition, short form).
+
+    First along each workload's own size axis (batch, or n for a sweep): every workload
+    must be constant or flip monotonically; then along the work per call (FLOPs) over
+    every point; otherwise "holds in N of M cases"."""
+    band = any(c.side == 1 for c in settled) and any(c.side == -1 for c in settled)
     by_workload: dict[str, list[Comparison]] = {}
     for c in settled:
         by_workload.setdefault(c.workload, []).append(c)
-    # 1. Along each workload's own size axis (batch or n).
-    flips, constant, ok = [], [], True
+    flips, constant, ok = [], {True: [], False: []}, True
     for workload, items in by_workload.items():
-        sized = sorted((c for c in items if c.batch is not None), key=lambda c: c.batch)
-        if len(sized) < 2 or len(sized) != len(items):
-            constant.append((workload, {c.agrees for c in items}))
+        answers = {c.agrees for c in items}
+        if len(answers) == 1:
+            constant[answers.pop()].append(workload)
             continue
-        found = _monotone([(c.batch, c.agrees) for c in sized])
-        if found is None:
+        sized = sorted(items, key=lambda c: c.batch if c.batch is not None else -1)
+        runs = _runs([(c.batch, c.side) for c in sized]) if all(
+            c.batch is not None for c in sized) else None
+        if runs is None:
             ok = False
             break
-        if found == "const":
-            constant.append((workload, {sized[0].agrees}))
-        else:
-            flips.append((workload, sized[0].axis, *found))
-    if ok and flips and len({f[4] for f in flips}) == 1 and all(len(a) == 1 for _, a in constant):
-        low_holds = flips[0][4]
-        parts = []
-        for workload, axis, last, first, _ in flips:
-            if low_holds:
-                parts.append(f"holds for {axis} ≤ {_num(last)}, fails from {axis} {_num(first)} "
-                             f"({workload})")
-            else:
-                parts.append(f"fails for {axis} ≤ {_num(last)}, holds from {axis} {_num(first)} "
-                             f"({workload})")
-        for verdict, word in ((True, "holds"), (False, "fails")):
-            names = [w for w, a in constant if a == {verdict}]
-            if names:
-                parts.append(f"{word} throughout on {', '.join(names)}")
-        axes = sorted({f[1] for f in flips})
-        return "; ".join(parts), f"on {' and '.join(axes)}: {parts[0]}" + (
-            f" (+{len(parts) - 1} more)" if len(parts) > 1 else "")
-    # 2. Along the work per call.
+        flips.append(f"{_runs_text(runs, sized[0].axis, band)} ({workload})")
+    if ok:
+        parts = list(flips)
+        parts += [f"holds throughout on {', '.join(constant[True])}"] if constant[True] else []
+        parts += [f"fails throughout on {', '.join(constant[False])}"] if constant[False] else []
+        more = f" (+{len(parts) - 1} more)" if len(parts) > 1 else ""
+        return "; ".join(parts), parts[0] + more
     if all(c.flops is not None for c in settled):
         ordered = sorted(settled, key=lambda c: c.flops)
-        found = _monotone([(c.flops, c.agrees) for c in ordered])
-        if found not in (None, "const"):
-            last, first, low_holds = found
+        runs = _runs([(c.flops, c.side) for c in ordered])
+        if runs is not None and len(runs) == 2:
+            (a, _, last), (b, first, _) = runs
             lo = next(c for c in ordered if c.flops == last)
             hi = next(c for c in ordered if c.flops == first)
-            a, b = ("holds", "fails") if low_holds else ("fails", "holds")
-            text = (f"{a} up to {_flops(last)} per call ({_point(lo)}), {b} from "
-                    f"{_flops(first)} ({_point(hi)})")
-            return text, f"on work per call: {text}"
-    # 3. By family.
-    families: dict[str, set[bool]] = {}
-    for c in settled:
-        families.setdefault(c.family, set()).add(c.agrees)
-    if len(families) > 1 and all(len(a) == 1 for a in families.values()):
-        holds = [f for f, a in families.items() if a == {True}]
-        fails = [f for f, a in families.items() if a == {False}]
-        text = f"holds on {', '.join(holds)}; fails on {', '.join(fails)}"
-        return text, f"by family: {text}"
-    # 4. No clean split.
+            text = (f"{SIDE_WORDS[a]} up to {_flops(last)} per call ({_point(lo)}), "
+                    f"{SIDE_WORDS[b]} from {_flops(first)} ({_point(hi)})")
+            return text, text
     yes = [c for c in settled if c.agrees]
     text = (f"holds in {len(yes)} of {len(settled)} cases, with no single threshold: "
             f"{', '.join(_point(c) for c in yes)}")
-    return text, f"mixed: holds in {len(yes)} of {len(settled)} cases"
+    return text, f"holds in {len(yes)} of {len(settled)} cases"
 
 
 def _crossover(test: Test, out: Judgement) -> None:
