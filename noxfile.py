@@ -66,8 +66,7 @@ def build_site(session: nox.Session, *args: str) -> None:
 
 @nox.session
 def release(session: nox.Session) -> None:
-    """CI for a new torch release: `bench`, then `docs` with that release, in one environment
-    so torch is installed once (options after `--` go to `python -m bench`)."""
+    """`bench` then `docs` in one environment, torch installed once (CI for a new release)."""
     release = torch_release(session)
     install(session, "docs", torch=release)
     session.run("python", "-m", "bench", *session.posargs, env={"ATLAS_TORCH_PIN": release})
