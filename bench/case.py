@@ -1,35 +1,47 @@
-"""Measure one case in this process: `python -m bench.case SPEC.json RESULT.json`.
+"""Measure one case: `bench.case.main([SPEC.json, RESULT.json])`.
 
-The runner starts one such process per case with fresh Inductor/Triton cache
-directories, so a crash, hang or OOM here costs only this case. Every stage
-adds to the result as it finishes, and whatever was measured before a failure
-is still written out.
+The runner's long-lived parent imports this module once, together with torch, Dynamo and
+Inductor, and forks one child per case that calls `main`; `python -m bench.case SPEC RESULT`
+does the same in a process of its own. So importing it must neither initialise CUDA nor
+compile anything: all of that happens inside `main`.
+
+The spec holds the CaseKey fields and `budget_s`. The result holds `status`, `reason`,
+`duration_s` and the sections of `bench.records.MEASURED_SECTIONS` it got to, in the
+record's own field shapes. Every stage adds to the result as it finishes, so whatever was
+measured before a failure is still written out.
 """
 
 from __future__ import annotations
 
-import time
-
-IMPORT_STARTED = time.perf_counter()
-
-import json  # noqa: E402
+import contextlib
+import itertools
+import json
+import math
 import os
 import resource
 import sys
+import time
 from pathlib import Path
 
 import torch
 
 from bench import probes
-from bench.backends import BACKENDS
-from bench.modes import MODES
-from bench.observe import CompilerLog, activity, dynamo_counters, output_error
+from bench.backends import BACKENDS, Backend
+from bench.modes import MODES, Mode
+from bench.observe import CompilerLog, activity, dynamo_counters, output_error, snapshot
 from bench.timer import measure
-from bench.workloads import WORKLOADS
+from bench.workloads import Built, Workload, lookup
 
 FIRST_CALLS = 3
-PROFILED_CALLS = 5
-CUDA_GRAPH_MODES = ("reduce-overhead", "max-autotune", "cuda-graph")
+# Activity counts are the same every call: profile up to five calls, fewer when calls are
+# slow, since the profiler itself slows them down severalfold.
+PROFILED_CALLS, PROFILE_BUDGET_S = 5, 0.5
+# Records hold finite numbers only: an output with NaN or inf is this far off.
+NON_FINITE_ERROR = 1e30
+
+
+class Unsupported(Exception):
+    """The mode cannot run this workload at all; the case is recorded as unsupported."""
 
 
 def _one_line(error: BaseException) -> str:
@@ -37,13 +49,87 @@ def _one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[0][:300] if text else ''}".rstrip(": ")
 
 
-def _refuse_zero_inputs(inputs) -> None:
-    for x in inputs:
-        if x.count_nonzero().item() == 0:
-            raise ValueError("refusing to time on an all-zero input")
+def _unsupported(workload: Workload, mode: Mode) -> str | None:
+    if workload.varying_shapes and mode.traits.cuda_graphs and not mode.compiled:
+        return (f"{mode.name} replays one captured graph with fixed shapes; {workload.name} "
+                f"changes its batch every call")
+    return None
 
 
-def _warm_first_call(mode, built, backend) -> float:
+def _build(workload: Workload, device: torch.device, spec: dict, dtype: torch.dtype) -> Built:
+    torch.manual_seed(0)  # external factories may draw their weights from the global seed
+    return workload.build(device, spec["batch_size"], spec["shapes"] == "tiny", dtype)
+
+
+def _refuse_zero_inputs(built: Built) -> None:
+    for inputs in built.all_input_sets:
+        for x in inputs:
+            if x.count_nonzero().item() == 0:
+                raise ValueError("refusing to time on an all-zero input")
+
+
+def _workload_info(workload: Workload, built: Built) -> dict:
+    return {
+        "family": workload.family, "description": workload.description,
+        "input_shapes": [list(x.shape) for x in built.inputs], "dtype": str(workload.dtype),
+        "flops": built.flops, "bytes_moved": built.bytes_moved, "parameters": built.parameters,
+        "training": workload.training, "axis": workload.axis,
+        "batch_cycle": list(workload.batch_cycle),
+    }
+
+
+def _correctness(workload: Workload, built: Built, call_fn, device: torch.device,
+                 spec: dict) -> tuple[dict | None, list[dict]]:
+    """Check one more call on each input set against the same workload built in float64.
+
+    A training workload's float64 copy starts from the same weights and takes as many
+    steps as the measured one has (its on-device counter says how many). A failed check
+    is a result (passed=False), never an error of the case.
+    """
+    outputs = [snapshot(call_fn(*inputs)) for inputs in built.all_input_sets]
+    steps = int(built.steps.item()) if built.steps is not None else 1
+    try:
+        reference = _build(workload, device, spec, torch.float64)
+        if built.steps is not None:
+            for _ in range(steps):
+                expected = [reference.fn(*reference.inputs)]
+        else:
+            expected = [reference.fn(*inputs) for inputs in reference.all_input_sets]
+        expected = [snapshot(out) for out in expected]
+    except Exception as error:  # noqa: BLE001 - a model that cannot run in float64
+        return None, [probes.no_float64_reference(_one_line(error))]
+    del reference
+    notes = []
+    try:
+        error = max(output_error(out, ref) for out, ref in zip(outputs, expected, strict=True))
+    except ValueError as mismatch:  # a wrong output shape
+        error = NON_FINITE_ERROR
+        notes.append(probes.result("correctness", f"the output cannot be compared with the "
+                                   f"float64 reference: {_one_line(mismatch)}", "wrong-shape"))
+    if not math.isfinite(error):
+        error = NON_FINITE_ERROR
+        notes.append(probes.result("correctness", "the output holds NaN or inf", "non-finite"))
+    return {"reference": "float64", "rel_error": min(error, NON_FINITE_ERROR),
+            "tolerance": workload.tolerance, "passed": bool(error <= workload.tolerance)}, notes
+
+
+def _probes(workload: Workload, mode: Mode, backend: Backend, built: Built, call_fn,
+            log: CompilerLog) -> list[dict]:
+    found = []
+    graphs = mode.traits.cuda_graphs
+    if backend.name == "cuda" and graphs and workload.family in ("launch-overhead", "matmul"):
+        found.append(probes.held_output_overwrite(call_fn, built.inputs))
+        if mode.compiled:
+            found.append(probes.mark_step_begin(call_fn, built.inputs))
+    if (backend.name == "cuda" and not mode.compiled and not graphs
+            and workload.family in ("matmul", "mlp")):
+        found.append(probes.tf32_matmul(built, backend))
+    if mode.name == "default" and workload.name == "trivial-call":
+        found.append(probes.recompile_on_new_shape(call_fn, built.inputs, log))
+    return found
+
+
+def _warm_first_call(mode: Mode, built: Built, backend: Backend) -> float:
     torch._dynamo.reset()
     clear = getattr(torch._inductor.utils, "clear_inductor_caches", None)
     if clear is not None:
@@ -59,84 +145,95 @@ class Stages:
 
     def __init__(self, result: dict) -> None:
         self.result, self.current, self.began = result, None, time.perf_counter()
-        result["stage_s"] = {}
+        result["stages_s"] = {}
 
-    def enter(self, name: str) -> None:
+    def enter(self, name: str | None) -> None:
         now = time.perf_counter()
         if self.current is not None:
-            self.result["stage_s"][self.current] = now - self.began
+            self.result["stages_s"][self.current] = now - self.began
         self.current, self.began = name, now
         self.result["stage"] = name
 
 
 def run(spec: dict, result: dict) -> None:
     backend, mode = BACKENDS[spec["backend"]], MODES[spec["mode"]]
-    workload = WORKLOADS[spec["workload"]]
+    workload = lookup(spec["workload"])
+    reason = _unsupported(workload, mode)
+    if reason:
+        raise Unsupported(reason)
+    # Inference runs without autograd; a training step needs it.
+    with contextlib.nullcontext() if workload.training else torch.no_grad():
+        _measure(spec, result, workload, mode, backend)
+
+
+def _measure(spec: dict, result: dict, workload: Workload, mode: Mode, backend: Backend) -> None:
+    device = torch.device(backend.device)
     stages = Stages(result)
     log = CompilerLog.install()
-    torch.manual_seed(0)
 
     stages.enter("build")
-    built = workload.build(torch.device(backend.device), spec["batch_size"], spec["shapes"] == "tiny")
-    _refuse_zero_inputs(built.inputs)
-    result["workload_info"] = {
-        "family": workload.family, "description": workload.description,
-        "input_shapes": [list(x.shape) for x in built.inputs], "dtype": str(workload.dtype),
-        "flops": built.flops, "bytes_moved": built.bytes_moved, "parameters": built.parameters,
-    }
-    reference = built.fn(*built.inputs).clone()
+    built = _build(workload, device, spec, workload.dtype)
+    _refuse_zero_inputs(built)
+    result["workload_info"] = _workload_info(workload, built)
 
     stages.enter("prepare")
     call_fn = mode.prepare(built.fn, built.inputs)
+    sets = built.all_input_sets
+    turn = itertools.cycle(sets)
 
-    def call():
-        return call_fn(*built.inputs)
+    def call_one():
+        return call_fn(*next(turn))
+
+    def call():  # a whole cycle where shapes vary; the timer divides by len(sets)
+        for _ in range(len(sets) - 1):
+            call_one()
+        return call_one()
 
     stages.enter("first calls")
-    first_calls = []
-    for _ in range(FIRST_CALLS):
-        start = backend.clock()
-        call()
-        first_calls.append(backend.clock() - start)
-    result["compile"] = {"cold_first_call_s": first_calls[0], "warm_first_call_s": None,
-                         "cold_first_calls_s": first_calls}
+    # Every shape of a cycle once, so each recompile shows in the first calls.
+    first = max(FIRST_CALLS, len(sets))
+    curve = workload.curve_calls(backend.name, spec["shapes"] == "tiny")
+    latencies = []
+    for number in range(max(first, 1 + curve)):
+        if number == first:
+            stages.enter("warm-up curve")
+        start = backend.clock()  # synchronizes, so each latency is one whole call
+        call_one()
+        latencies.append(backend.clock() - start)
+    result["compile"] = {"cold_first_call_s": latencies[0], "warm_first_call_s": None,
+                         "cold_first_calls_s": latencies[:first]}
+    if curve:
+        result["warmup"] = {"latencies_s": latencies[1:1 + curve]}
 
     stages.enter("correctness")
-    rel_error = output_error(call().clone(), reference)
-    result["correctness"] = {"reference": "eager", "rel_error": rel_error,
-                             "tolerance": workload.tolerance,
-                             "passed": bool(rel_error <= workload.tolerance)}
+    result["correctness"], notes = _correctness(workload, built, call_fn, device, spec)
 
     stages.enter("timing")
     backend.reset_peak_memory()
-    timing = measure(call, backend, budget_s=spec["budget_s"], known_call_s=first_calls[-1])
+    known = latencies[-1] if len(sets) == 1 else None  # a cycle's first calls include recompiles
+    timing = measure(call, backend, budget_s=spec["budget_s"], known_call_s=known,
+                     inner_calls=len(sets))
     result["timing"] = timing.__dict__ | {"samples": list(timing.samples)}
     result["memory"] = {"peak_device_bytes": backend.peak_memory(), "peak_rss_bytes": None}
 
     stages.enter("profiler")
-    result["activity"] = activity(call, backend, PROFILED_CALLS, timing.wall_per_call_s).__dict__
+    cycle_s = timing.wall_per_call_s * len(sets)
+    calls = max(1, min(PROFILED_CALLS, math.ceil(PROFILE_BUDGET_S / cycle_s)))
+    result["activity"] = activity(call, backend, calls, timing.wall_per_call_s,
+                                  inner_calls=len(sets)).__dict__
 
     if mode.compiled:
         result["dynamo"] = dynamo_counters(log).__dict__
 
     stages.enter("probes")
-    found = {}
-    if backend.name == "cuda" and mode.name in CUDA_GRAPH_MODES and workload.family in (
-            "launch-overhead", "matmul"):
-        found["held-output-overwrite"] = probes.held_output_overwrite(call_fn, built.inputs)
-        if mode.compiled:
-            found["cudagraph-mark-step-begin"] = probes.mark_step_begin(call_fn, built.inputs)
-    if backend.name == "cuda" and mode.name == "eager" and workload.family in ("matmul", "mlp"):
-        found["tf32-matmul"] = probes.tf32_matmul(built, backend)
-    if mode.name == "default" and workload.name == "trivial-call":
-        found["recompile-on-new-shape"] = probes.recompile_on_new_shape(call_fn, built.inputs, log)
+    found = notes + _probes(workload, mode, backend, built, call_fn, log)
     if found:
         result["probes"] = found
 
     if mode.compiled:
         stages.enter("warm compile")
         result["compile"]["warm_first_call_s"] = _warm_first_call(mode, built, backend)
-    stages.enter("done")
+    stages.enter(None)
     del result["stage"]
 
 
@@ -146,19 +243,27 @@ def main(argv: list[str]) -> int:
     result: dict = {"status": "ok", "reason": None}
     started = time.perf_counter()
     try:
-        with torch.no_grad():
-            run(spec, result)
+        run(spec, result)
+    except Unsupported as why:
+        result.update(status="unsupported", reason=str(why))
     except torch.cuda.OutOfMemoryError as error:
-        result.update(status="oom", reason=f"during {result.pop('stage', '?')}: {_one_line(error)}")
+        result.update(status="oom", reason=f"during {result.get('stage') or 'setup'}: "
+                      f"{_one_line(error)}")
     except Exception as error:  # noqa: BLE001 - every failure becomes this case's status
-        result.update(status="error", reason=f"during {result.pop('stage', '?')}: {_one_line(error)}")
+        result.update(status="error", reason=f"during {result.get('stage') or 'setup'}: "
+                      f"{_one_line(error)}")
+    result.pop("stage", None)
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
     result.setdefault("memory", {"peak_device_bytes": None})
     result["memory"]["peak_rss_bytes"] = peak_kib if sys.platform == "darwin" else peak_kib * 1024
     result["duration_s"] = time.perf_counter() - started
-    result["stage_s"] = result.get("stage_s", {}) | {"import": started - IMPORT_STARTED}
+    try:
+        text = json.dumps(result, allow_nan=False)
+    except ValueError as error:  # a NaN or inf slipped into a figure: say so, keep the case
+        text = json.dumps({"status": "error", "reason": f"the result is not valid JSON: {error}",
+                           "duration_s": result["duration_s"]})
     partial = result_path.with_suffix(".partial")
-    partial.write_text(json.dumps(result))
+    partial.write_text(text)
     os.replace(partial, result_path)
     return 0
 

@@ -14,10 +14,32 @@ from bench.stats import relative_error
 LAUNCH_MARKERS = ("LaunchKernel", "GraphLaunch", "LaunchCooperativeKernel")
 
 
-def output_error(out: torch.Tensor, ref: torch.Tensor) -> float:
-    """||out - ref|| / ||ref||, computed in float64."""
-    diff = (out.double() - ref.double()).norm().item()
-    return relative_error(diff, ref.double().norm().item())
+def output_tensors(out: object) -> list[torch.Tensor]:
+    """The tensors of a call's output: a tensor, or a tuple, list or dict of them."""
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, dict):
+        return [t for key in sorted(out) for t in output_tensors(out[key])]
+    if isinstance(out, tuple | list):
+        return [t for part in out for t in output_tensors(part)]
+    raise TypeError(f"the output is a {type(out).__name__}, not a tensor or a tuple, list or "
+                    f"dict of tensors")
+
+
+def snapshot(out: object) -> list[torch.Tensor]:
+    """A copy of a call's output: a CUDA graph overwrites its output on the next replay."""
+    return [t.detach().clone() for t in output_tensors(out)]
+
+
+def output_error(out: object, ref: object) -> float:
+    """||out - ref|| / ||ref|| over all output tensors, computed in float64."""
+    outs, refs = output_tensors(out), output_tensors(ref)
+    shapes, ref_shapes = [tuple(t.shape) for t in outs], [tuple(t.shape) for t in refs]
+    if shapes != ref_shapes:  # broadcasting would hide a wrong shape
+        raise ValueError(f"output shapes {shapes} differ from the reference's {ref_shapes}")
+    diff = sum((o.double() - r.double()).norm().item() ** 2 for o, r in zip(outs, refs))
+    norm = sum(r.double().norm().item() ** 2 for r in refs)
+    return relative_error(diff**0.5, norm**0.5)
 
 
 def _union_length(intervals: list[tuple[float, float]]) -> float:
@@ -31,7 +53,8 @@ def _union_length(intervals: list[tuple[float, float]]) -> float:
 
 
 def activity(call: Callable[[], object], backend: Backend, calls: int,
-             wall_per_call_s: float) -> Activity:
+             wall_per_call_s: float, inner_calls: int = 1) -> Activity:
+    """Profile `calls` calls of `call`, each making `inner_calls` workload calls."""
     from torch.autograd import DeviceType
     from torch.profiler import ProfilerActivity, profile
 
@@ -44,6 +67,7 @@ def activity(call: Callable[[], object], backend: Backend, calls: int,
             call()
         backend.synchronize()
     events = prof.events()
+    calls *= inner_calls
 
     device_events = [e for e in events if e.device_type != DeviceType.CPU]
     launches = [e for e in events if any(m in e.name for m in LAUNCH_MARKERS)]

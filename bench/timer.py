@@ -17,7 +17,10 @@ SLOW_CALL_S = 0.05
 
 def measure(call: Callable[[], object], backend: Backend, budget_s: float,
             min_samples: int = 10, max_samples: int = 400,
-            target_sample_s: float = 2e-4, known_call_s: float | None = None) -> Timing:
+            target_sample_s: float = 2e-4, known_call_s: float | None = None,
+            inner_calls: int = 1) -> Timing:
+    """Time `call` for about `budget_s`. Where one `call()` makes `inner_calls` calls of
+    the workload (a whole cycle of batch sizes), every figure is per workload call."""
     # The caller has already run `call` at least once, so compilation and cudagraph
     # recording are out of the way; here we only estimate, warm, and time.
     estimate_calls = 0
@@ -68,11 +71,12 @@ def measure(call: Callable[[], object], backend: Backend, budget_s: float,
             samples.append((time.perf_counter() - begin) / calls_per_sample)
         wall = backend.clock() - wall_start
 
+    samples = [s / inner_calls for s in samples]
     return Timing(
         samples=tuple(samples),
-        calls_per_sample=calls_per_sample,
-        warmup_calls=warmup_calls + estimate_calls,
-        wall_per_call_s=wall / (n_samples * calls_per_sample),
+        calls_per_sample=calls_per_sample * inner_calls,
+        warmup_calls=(warmup_calls + estimate_calls) * inner_calls,
+        wall_per_call_s=wall / (n_samples * calls_per_sample * inner_calls),
         timer="cuda-event" if backend.event_timer else "perf-counter",
         **summarize(samples),
     )

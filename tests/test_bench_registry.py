@@ -1,16 +1,21 @@
-"""The workload registry: every workload is registered once and builds tiny on CPU."""
+"""The workload registry: every workload is registered once, in ORDER, and builds tiny on CPU."""
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
+import subprocess
+import sys
 
 import pytest
 import torch
 
 import bench.workloads
 from bench.backends import BACKENDS
-from bench.workloads import WORKLOADS, Workload
+from bench.workloads import WORKLOADS, UnknownWorkload, Workload, lookup
+from bench.workloads.registry import ORDER
+
+CPU = torch.device("cpu")
 
 
 def defined_workloads() -> list[Workload]:
@@ -22,43 +27,71 @@ def defined_workloads() -> list[Workload]:
     return list({id(w): w for w in found}.values())
 
 
+def tiny(workload: Workload, dtype: torch.dtype | None = None):
+    size = workload.sizes("full", "cpu")[0]
+    return workload.build(CPU, size, True, dtype or workload.dtype)
+
+
 def test_every_defined_workload_is_registered_under_its_own_name():
     defined = defined_workloads()
-    assert defined
+    assert len(defined) == len(WORKLOADS)
     for workload in defined:
         assert WORKLOADS.get(workload.name) is workload, workload.name
 
 
-def test_workload_names_are_unique():
-    names = [w.name for w in defined_workloads()]
-    assert len(names) == len(set(names))
-    assert all(key == w.name for key, w in WORKLOADS.items())
+def test_registry_follows_the_torch_free_order():
+    assert list(WORKLOADS) == list(ORDER)
+    assert len(set(ORDER)) == len(ORDER)
+
+
+def test_the_registry_order_imports_without_torch():
+    code = ("import sys; from bench.workloads.registry import ORDER; "
+            "assert ORDER and 'torch' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_lookup_finds_registered_workloads_and_names_the_valid_ones_otherwise():
+    assert lookup("mlp") is WORKLOADS["mlp"]
+    with pytest.raises(UnknownWorkload, match=r"unknown workload 'nope' \(valid: trivial-call, "):
+        lookup("nope")
 
 
 @pytest.mark.parametrize("name", list(WORKLOADS))
-def test_full_profile_sweeps_at_least_one_batch_size_on_every_backend(name):
+def test_every_quick_size_is_in_the_full_sweep_of_every_backend(name):
     workload = WORKLOADS[name]
-    assert workload.batch_sizes
     for backend in BACKENDS:
-        assert workload.sizes("full", backend), backend
+        full = workload.sizes("full", backend)
+        assert full, backend
+        assert set(workload.sizes("quick", backend)) <= set(full), backend
 
 
 @pytest.mark.parametrize("name", list(WORKLOADS))
-def test_tiny_build_on_cpu_has_no_all_zero_input(name):
+def test_sizes_are_positive_or_absent(name):
     workload = WORKLOADS[name]
-    built = workload.build(torch.device("cpu"), workload.sizes("full", "cpu")[0], True)
-    assert built.inputs
-    for x in built.inputs:
-        assert x.device.type == "cpu"
-        assert x.dtype == workload.dtype
-        assert x.count_nonzero().item() > 0
+    sizes = {s for backend in BACKENDS for s in workload.sizes("full", backend)}
+    assert sizes == {None} or all(isinstance(s, int) and s > 0 for s in sizes)
+    assert workload.axis in ("batch", "n")
+    assert all(b > 0 for b in workload.batch_cycle)
 
 
 @pytest.mark.parametrize("name", list(WORKLOADS))
-def test_tiny_build_on_cpu_gives_a_finite_output(name):
+def test_tiny_build_on_cpu_has_finite_inputs_with_no_all_zero_tensor(name):
     workload = WORKLOADS[name]
-    built = workload.build(torch.device("cpu"), workload.sizes("full", "cpu")[0], True)
-    with torch.no_grad():
+    built = tiny(workload)
+    for inputs in built.all_input_sets:
+        assert inputs
+        for x in inputs:
+            assert x.device.type == "cpu"
+            assert x.dtype == workload.dtype
+            assert x.count_nonzero().item() > 0
+            assert torch.isfinite(x).all()
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_tiny_build_on_cpu_gives_a_finite_tensor(name):
+    workload = WORKLOADS[name]
+    built = tiny(workload)
+    with torch.set_grad_enabled(workload.training):
         out = built.fn(*built.inputs)
     assert isinstance(out, torch.Tensor)
     assert out.numel() > 0
@@ -67,17 +100,64 @@ def test_tiny_build_on_cpu_gives_a_finite_output(name):
 
 @pytest.mark.parametrize("name", list(WORKLOADS))
 def test_tiny_build_declares_positive_work(name):
-    workload = WORKLOADS[name]
-    built = workload.build(torch.device("cpu"), workload.sizes("full", "cpu")[0], True)
+    built = tiny(WORKLOADS[name])
     assert built.flops is None or built.flops > 0
     assert built.bytes_moved is None or built.bytes_moved > 0
+    assert built.parameters >= 0
 
 
 @pytest.mark.parametrize("name", list(WORKLOADS))
 def test_tiny_build_is_deterministic(name):
     workload = WORKLOADS[name]
-    batch = workload.sizes("full", "cpu")[0]
-    first = workload.build(torch.device("cpu"), batch, True)
-    second = workload.build(torch.device("cpu"), batch, True)
+    first, second = tiny(workload), tiny(workload)
     for a, b in zip(first.inputs, second.inputs, strict=True):
         assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_a_float64_build_holds_the_same_values(name):
+    """The case's float64 reference starts from exactly the data it measures."""
+    workload = WORKLOADS[name]
+    ours, double = tiny(workload), tiny(workload, torch.float64)
+    for a, b in zip(ours.inputs, double.inputs, strict=True):
+        assert b.dtype == torch.float64
+        assert torch.equal(a.double(), b)
+    if isinstance(ours.fn, torch.nn.Module):
+        for a, b in zip(ours.fn.parameters(), double.fn.parameters(), strict=True):
+            assert torch.equal(a.double(), b)
+
+
+def test_only_batch_cycling_workloads_have_varying_shapes():
+    varying = {w.name for w in WORKLOADS.values() if w.varying_shapes}
+    assert varying == {"dynamic-mlp"}
+    built = tiny(WORKLOADS["dynamic-mlp"])
+    batches = [inputs[0].shape[0] for inputs in built.all_input_sets]
+    assert tuple(batches) == WORKLOADS["dynamic-mlp"].batch_cycle
+
+
+def test_training_workloads_count_their_steps():
+    for workload in WORKLOADS.values():
+        built = tiny(workload)
+        assert (built.steps is not None) == workload.training, workload.name
+        if workload.training:
+            built.fn(*built.inputs)
+            built.fn(*built.inputs)
+            assert built.steps.item() == 2
+
+
+def test_matmul_sweep_sizes_are_matrix_sizes():
+    sweep = WORKLOADS["matmul-sweep"]
+    assert sweep.axis == "n"
+    assert sweep.sizes("full", "cuda") == (64, 128, 256, 512, 1024, 2048, 4096)
+    assert max(sweep.sizes("full", "cpu")) == 2048
+    assert sweep.sizes("quick", "cpu") == (128, 1024)
+    assert "matrix size" in sweep.description
+
+
+def test_only_the_warmup_workload_records_a_curve():
+    curves = {w.name: w.curve_calls("cuda", False) for w in WORKLOADS.values()
+              if w.curve_calls("cuda", False)}
+    assert curves == {"warmup-vit16x6x384": 2000}
+    warmup = WORKLOADS["warmup-vit16x6x384"]
+    assert warmup.curve_calls("cpu", False) == 300
+    assert warmup.curve_calls("cuda", True) == 50

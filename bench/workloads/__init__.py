@@ -1,33 +1,60 @@
-"""The workload registry: an explicit list, in the order pages show them."""
+"""The workload registry: `WORKLOADS` in the order of `registry.ORDER`, and `lookup`.
 
-from bench.workloads.base import Built, Workload
-from bench.workloads.conv import CONV2D_BLOCK
-from bench.workloads.elementwise import ELEMENTWISE_CHAIN
-from bench.workloads.entropy import ENTROPY
-from bench.workloads.launch import LAUNCH_CHAIN_10, LAUNCH_CHAIN_100, LAUNCH_CHAIN_1000, TRIVIAL_CALL
-from bench.workloads.matmul import MATMUL_128, MATMUL_512
-from bench.workloads.matmul_softmax import MATMUL_SOFTMAX
-from bench.workloads.mlp import MLP
-from bench.workloads.vit import VIT_LARGE, VIT_MEDIUM, VIT_SMALL
+`lookup(name)` takes a registry name or a `package.module:factory` spec for a model of
+your own (see bench/workloads/external.py), and raises UnknownWorkload with a one-line
+message otherwise.
 
-WORKLOADS: dict[str, Workload] = {
-    w.name: w
-    for w in (
-        TRIVIAL_CALL,
-        LAUNCH_CHAIN_10,
-        LAUNCH_CHAIN_100,
-        LAUNCH_CHAIN_1000,
-        MATMUL_128,
-        MATMUL_512,
-        MATMUL_SOFTMAX,
-        ELEMENTWISE_CHAIN,
-        ENTROPY,
-        MLP,
-        CONV2D_BLOCK,
-        VIT_SMALL,
-        VIT_MEDIUM,
-        VIT_LARGE,
-    )
-}
+Importing this package imports no torch: the report reads `registry.ORDER` through it.
+`WORKLOADS`, `Workload` and `Built` load the workload modules (and torch) on first use.
+"""
 
-__all__ = ["WORKLOADS", "Built", "Workload"]
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from bench.workloads.registry import ENTRIES, ORDER, UnknownWorkload, unknown_name
+
+if TYPE_CHECKING:
+    from bench.workloads.base import Built, Workload
+
+_loaded: dict[str, Workload] = {}
+
+
+def _registry() -> dict[str, Workload]:
+    if not _loaded:
+        found = {}
+        for name, where in ENTRIES:
+            module, attribute = where.split(":")
+            workload = getattr(importlib.import_module(module), attribute)
+            if workload.name != name:
+                raise ValueError(f"registry entry {name!r} points at {where}, which is "
+                                 f"{workload.name!r}")
+            found[name] = workload
+        _loaded.update(found)
+    return _loaded
+
+
+def lookup(name: str) -> Workload:
+    """The registered workload `name`, or the external one a `package.module:factory` names."""
+    if ":" in name:
+        from bench.workloads import external
+
+        return external.resolve(name)
+    try:
+        return _registry()[name]
+    except KeyError:
+        raise unknown_name(name) from None
+
+
+def __getattr__(name: str) -> Any:
+    if name == "WORKLOADS":
+        return _registry()
+    if name in ("Built", "Workload"):
+        from bench.workloads import base
+
+        return getattr(base, name)
+    raise AttributeError(f"module 'bench.workloads' has no attribute {name!r}")
+
+
+__all__ = ["ORDER", "WORKLOADS", "Built", "UnknownWorkload", "Workload", "lookup"]

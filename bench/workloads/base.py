@@ -1,4 +1,11 @@
-"""The workload contract: a name, the batch sizes it sweeps, and a builder."""
+"""The workload contract: a name, the sizes it sweeps, and a builder.
+
+`build(device, batch_size, tiny, dtype)` returns a `Built`. The case calls it twice: once in
+the workload's own dtype to measure, and once in float64 for the reference it checks every
+mode against. So a builder draws every weight and input the same way whatever the dtype:
+modules are initialised in float32 under `torch.manual_seed(0)` and then cast, and data
+comes from `random`, which draws float32 on the CPU and then casts.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +14,31 @@ from dataclasses import dataclass, field
 
 import torch
 
+AXES = ("batch", "n")
+# Shapes are tiny in tests and smoke runs: a warm-up curve of this many calls is enough there.
+TINY_CURVE_CALLS = 50
+
 
 @dataclass(frozen=True)
 class Built:
-    fn: Callable  # eager callable (function or nn.Module in eval mode)
-    inputs: tuple[torch.Tensor, ...]
-    flops: int | None
+    fn: Callable  # eager callable: an nn.Module in eval mode, a function, or a training step
+    inputs: tuple[torch.Tensor, ...]  # the first call's inputs
+    flops: int | None  # per call; averaged over the cycle where shapes vary
     bytes_moved: int | None  # every input and weight read once, every output written once
     parameters: int = 0
+    # Varying shapes: successive calls take these input sets in turn (inputs is the first).
+    input_sets: tuple[tuple[torch.Tensor, ...], ...] = ()
+    # Training: a counter every real step adds one to on the device, so the float64
+    # reference takes exactly as many steps as the measured callable did, including the
+    # ones a mode runs on its own (manual CUDA graph capture warms up with three).
+    steps: torch.Tensor | None = None
+
+    @property
+    def all_input_sets(self) -> tuple[tuple[torch.Tensor, ...], ...]:
+        return self.input_sets or (self.inputs,)
+
+
+Build = Callable[[torch.device, "int | None", bool, torch.dtype], Built]
 
 
 @dataclass(frozen=True)
@@ -22,25 +46,57 @@ class Workload:
     name: str
     family: str
     description: str
-    build: Callable[[torch.device, int | None, bool], Built]  # (device, batch size, tiny)
-    batch_sizes: tuple[int | None, ...] = (None,)
+    build: Build  # (device, batch size or matrix size, tiny, dtype)
+    batch_sizes: tuple[int | None, ...] = (None,)  # None: the workload has no size axis
     quick_batch_sizes: tuple[int | None, ...] = ()  # empty: not in the quick profile
     # A narrower full sweep where a backend is too slow for all of batch_sizes.
     batch_sizes_on: dict[str, tuple[int | None, ...]] = field(default_factory=dict)
     dtype: torch.dtype = torch.float32
-    tolerance: float = 1e-3  # relative L2 error against eager
+    tolerance: float = 1e-3  # relative L2 error against the float64 reference
+    training: bool = False  # one call is a whole optimizer step; runs with autograd on
+    axis: str = "batch"  # what the size means: "batch", or "n" for a square matrix size
+    batch_cycle: tuple[int, ...] = ()  # batch sizes successive calls take in turn
+    # Latency of each of this many calls after the first is recorded (0: no curve), or
+    # the number given for a backend in warmup_curve_calls_on; tiny shapes take TINY_CURVE_CALLS.
+    warmup_curve_calls: int = 0
+    warmup_curve_calls_on: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.axis not in AXES:
+            raise ValueError(f"workload {self.name}: axis {self.axis!r} is not one of {AXES}")
+        if self.warmup_curve_calls < 0:
+            raise ValueError(f"workload {self.name}: warmup_curve_calls must not be negative")
+
+    @property
+    def varying_shapes(self) -> bool:
+        """Successive calls see different shapes: dynamic-shape compilation applies."""
+        return bool(self.batch_cycle)
 
     def sizes(self, profile: str, backend: str) -> tuple[int | None, ...]:
         if profile == "quick":
             return self.quick_batch_sizes
         return self.batch_sizes_on.get(backend, self.batch_sizes)
 
+    def curve_calls(self, backend: str, tiny: bool) -> int:
+        calls = self.warmup_curve_calls_on.get(backend, self.warmup_curve_calls)
+        return min(calls, TINY_CURVE_CALLS) if tiny else calls
+
 
 def random(shape: Sequence[int], device: torch.device, dtype: torch.dtype = torch.float32,
-           generator_seed: int = 0) -> torch.Tensor:
-    """Seeded normal data: never all zeros, which can run faster and hide bugs."""
+           generator_seed: int = 0, scale: float = 1.0) -> torch.Tensor:
+    """Seeded normal data times `scale`, drawn and scaled in float32 on the CPU and then
+    cast, so every dtype gets the same values. Never all zeros, which can run faster and
+    hide bugs."""
     generator = torch.Generator(device="cpu").manual_seed(generator_seed)
-    return torch.randn(*shape, generator=generator, dtype=torch.float32).to(device, dtype)
+    x = torch.randn(*shape, generator=generator, dtype=torch.float32)
+    return (x * scale if scale != 1.0 else x).to(device, dtype)
+
+
+def seeded_module(make: Callable[[], torch.nn.Module], device: torch.device,
+                  dtype: torch.dtype) -> torch.nn.Module:
+    """`make()` initialised in float32 under seed 0, then cast: the same weights in every dtype."""
+    torch.manual_seed(0)
+    return make().to(device=device, dtype=dtype)
 
 
 def tensor_bytes(*tensors: torch.Tensor) -> int:
@@ -53,14 +109,3 @@ def module_bytes(module: torch.nn.Module) -> int:
 
 def count_parameters(module: torch.nn.Module) -> int:
     return sum(p.numel() for p in module.parameters())
-
-
-@dataclass(frozen=True)
-class Shapes:
-    """Seed-sized and tiny variants of a workload's dimensions."""
-
-    seed: dict = field(default_factory=dict)
-    tiny: dict = field(default_factory=dict)
-
-    def pick(self, tiny: bool) -> dict:
-        return self.tiny if tiny else self.seed

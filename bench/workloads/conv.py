@@ -3,7 +3,15 @@
 import torch
 from torch import nn
 
-from bench.workloads.base import Built, Workload, count_parameters, module_bytes, random, tensor_bytes
+from bench.workloads.base import (
+    Built,
+    Workload,
+    count_parameters,
+    module_bytes,
+    random,
+    seeded_module,
+    tensor_bytes,
+)
 
 
 class ConvBlock(nn.Module):
@@ -16,12 +24,11 @@ class ConvBlock(nn.Module):
         return torch.relu(self.conv2(torch.relu(self.conv1(x))))
 
 
-def build(device: torch.device, batch_size: int | None, tiny: bool) -> Built:
+def build(device: torch.device, batch_size: int | None, tiny: bool, dtype: torch.dtype) -> Built:
     channels, side = (4, 16) if tiny else (64, 224)
     batch = batch_size or 1
-    torch.manual_seed(0)
-    model = ConvBlock(channels).to(device).eval()
-    x = random((batch, 3, side, side), device)
+    model = seeded_module(lambda: ConvBlock(channels), device, dtype).eval()
+    x = random((batch, 3, side, side), device, dtype)
     pixels = batch * side * side
     flops = 2 * pixels * 9 * (3 * channels + channels * channels)
     out_bytes = pixels * channels * x.element_size()

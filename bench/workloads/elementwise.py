@@ -20,8 +20,8 @@ def elementwise_chain(x: torch.Tensor) -> torch.Tensor:
     return y * x
 
 
-def build(device: torch.device, batch_size: int | None, tiny: bool) -> Built:
-    x = random((16, 16) if tiny else (1024, 1024), device)
+def build(device: torch.device, batch_size: int | None, tiny: bool, dtype: torch.dtype) -> Built:
+    x = random((16, 16) if tiny else (1024, 1024), device, dtype)
     # Unfused, every op reads and writes a full tensor; the floor is one read and one write.
     return Built(elementwise_chain, (x,), flops=(OPS + 1) * x.numel(),
                  bytes_moved=2 * tensor_bytes(x))

@@ -10,9 +10,9 @@ def entropy(logits: torch.Tensor) -> torch.Tensor:
     return -(p * torch.log(p + 1e-9)).sum(dim=-1)
 
 
-def build(device: torch.device, batch_size: int | None, tiny: bool) -> Built:
+def build(device: torch.device, batch_size: int | None, tiny: bool, dtype: torch.dtype) -> Built:
     rows, cols = (4, 32) if tiny else (4096, 4096)
-    x = random((rows, cols), device)
+    x = random((rows, cols), device, dtype)
     return Built(entropy, (x,), flops=6 * x.numel(),
                  bytes_moved=tensor_bytes(x) + rows * x.element_size())
 

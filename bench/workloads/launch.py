@@ -22,8 +22,8 @@ def _chain(n: int):
 
 
 def _chain_builder(n: int):
-    def build(device: torch.device, batch_size: int | None, tiny: bool) -> Built:
-        x = random((TINY_ELEMENTS,), device)
+    def build(device: torch.device, batch_size: int | None, tiny: bool, dtype: torch.dtype) -> Built:
+        x = random((TINY_ELEMENTS,), device, dtype)
         return Built(_chain(min(n, 10) if tiny else n), (x,), flops=n * x.numel(),
                      bytes_moved=2 * tensor_bytes(x))
 
@@ -40,8 +40,9 @@ def trivial(x: torch.Tensor) -> torch.Tensor:
     return x + 1.0
 
 
-def _trivial_build(device: torch.device, batch_size: int | None, tiny: bool) -> Built:
-    x = random((TINY_ELEMENTS,), device)
+def _trivial_build(device: torch.device, batch_size: int | None, tiny: bool,
+                   dtype: torch.dtype) -> Built:
+    x = random((TINY_ELEMENTS,), device, dtype)
     return Built(trivial, (x,), flops=x.numel(), bytes_moved=2 * tensor_bytes(x))
 
 

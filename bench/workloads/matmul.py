@@ -5,16 +5,16 @@ import torch
 from bench.workloads.base import Built, Workload, random, tensor_bytes
 
 
-def _matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return a @ b
 
 
 def _builder(n: int):
-    def build(device: torch.device, batch_size: int | None, tiny: bool) -> Built:
+    def build(device: torch.device, batch_size: int | None, tiny: bool, dtype: torch.dtype) -> Built:
         size = 8 if tiny else n
-        a = random((size, size), device, generator_seed=1)
-        b = random((size, size), device, generator_seed=2)
-        return Built(_matmul, (a, b), flops=2 * size**3, bytes_moved=3 * tensor_bytes(a))
+        a = random((size, size), device, dtype, generator_seed=1)
+        b = random((size, size), device, dtype, generator_seed=2)
+        return Built(matmul, (a, b), flops=2 * size**3, bytes_moved=3 * tensor_bytes(a))
 
     return build
 

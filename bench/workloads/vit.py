@@ -4,7 +4,15 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from bench.workloads.base import Built, Workload, count_parameters, module_bytes, random, tensor_bytes
+from bench.workloads.base import (
+    Built,
+    Workload,
+    count_parameters,
+    module_bytes,
+    random,
+    seeded_module,
+    tensor_bytes,
+)
 
 IMAGE, CLASSES, HEAD_DIM = 224, 1000, 64
 
@@ -53,13 +61,12 @@ def vit_flops(patch: int, depth: int, width: int, image: int, classes: int, batc
     return batch * (embed + depth * per_block + 2 * width * classes)
 
 
-def _builder(patch: int, depth: int, width: int):
-    def build(device: torch.device, batch_size: int | None, tiny: bool) -> Built:
+def vit_builder(patch: int, depth: int, width: int):
+    def build(device: torch.device, batch_size: int | None, tiny: bool, dtype: torch.dtype) -> Built:
         dims = (8, 2, 32, 32, 10) if tiny else (patch, depth, width, IMAGE, CLASSES)
         batch = batch_size or 1
-        torch.manual_seed(0)
-        model = ViT(*dims).to(device).eval()
-        images = random((batch, 3, dims[3], dims[3]), device)
+        model = seeded_module(lambda: ViT(*dims), device, dtype).eval()
+        images = random((batch, 3, dims[3], dims[3]), device, dtype)
         out_bytes = batch * dims[4] * images.element_size()
         return Built(model, (images,), flops=vit_flops(*dims, batch),
                      bytes_moved=tensor_bytes(images) + module_bytes(model) + out_bytes,
@@ -77,7 +84,7 @@ def _vit(patch: int, depth: int, width: int, quick: tuple = ()) -> Workload:
     return Workload(f"vit{patch}x{depth}x{width}", "vit",
                     f"ViT inference, {patch}x{patch} patches, {depth} blocks, width {width}, "
                     f"{max(1, width // HEAD_DIM)} heads, 224x224 images, 1000 classes",
-                    _builder(patch, depth, width), batch_sizes=SWEEP, quick_batch_sizes=quick,
+                    vit_builder(patch, depth, width), batch_sizes=SWEEP, quick_batch_sizes=quick,
                     batch_sizes_on={"cpu": CPU_SWEEP},
                     tolerance=2e-3)
 

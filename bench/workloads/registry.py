@@ -1,0 +1,40 @@
+"""The workload registry as plain data: every workload's name, in the order pages show
+them, and the module attribute that defines it. Standard library only, so the report can
+order workloads by `ORDER` without importing torch; `bench.workloads` builds `WORKLOADS`
+from `ENTRIES` and checks that each name matches its definition."""
+
+from __future__ import annotations
+
+ENTRIES: tuple[tuple[str, str], ...] = (
+    ("trivial-call", "bench.workloads.launch:TRIVIAL_CALL"),
+    ("launch-chain-10", "bench.workloads.launch:LAUNCH_CHAIN_10"),
+    ("launch-chain-100", "bench.workloads.launch:LAUNCH_CHAIN_100"),
+    ("launch-chain-1000", "bench.workloads.launch:LAUNCH_CHAIN_1000"),
+    ("matmul-128", "bench.workloads.matmul:MATMUL_128"),
+    ("matmul-512", "bench.workloads.matmul:MATMUL_512"),
+    ("matmul-sweep", "bench.workloads.matmul_sweep:MATMUL_SWEEP"),
+    ("matmul-softmax", "bench.workloads.matmul_softmax:MATMUL_SOFTMAX"),
+    ("elementwise-chain", "bench.workloads.elementwise:ELEMENTWISE_CHAIN"),
+    ("entropy", "bench.workloads.entropy:ENTROPY"),
+    ("mlp", "bench.workloads.mlp:MLP"),
+    ("dynamic-mlp", "bench.workloads.dynamic:DYNAMIC_MLP"),
+    ("train-mlp", "bench.workloads.train:TRAIN_MLP"),
+    ("conv2d-block", "bench.workloads.conv:CONV2D_BLOCK"),
+    ("vit16x6x384", "bench.workloads.vit:VIT_SMALL"),
+    ("vit32x12x768", "bench.workloads.vit:VIT_MEDIUM"),
+    ("vit32x18x1024", "bench.workloads.vit:VIT_LARGE"),
+    ("warmup-vit16x6x384", "bench.workloads.warmup:WARMUP_VIT_SMALL"),
+    ("train-vit16x6x384", "bench.workloads.train:TRAIN_VIT_SMALL"),
+)
+
+ORDER: tuple[str, ...] = tuple(name for name, _ in ENTRIES)
+
+
+class UnknownWorkload(ValueError):
+    """A workload name or `package.module:factory` spec that names no usable workload.
+    The message is one line, fit to print after `error:`."""
+
+
+def unknown_name(name: str) -> UnknownWorkload:
+    return UnknownWorkload(f"unknown workload {name!r} (valid: {', '.join(ORDER)}; or a "
+                           f"package.module:factory of your own)")

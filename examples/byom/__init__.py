@@ -1,0 +1,1 @@
+"""Bring your own model: `python -m bench --workload examples.byom.tiny_models:factory`."""
