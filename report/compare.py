@@ -198,25 +198,42 @@ def resolve(spec: str, results_dir: Path) -> Side:
     within `results_dir`. SelectionError, one line, when it is none, several or empty."""
     path = Path(spec)
     if path.exists():
-        records, where = _read(path), str(path)
-    else:
-        everything = analysis.load(results_dir)
-        records, where = select(everything, spec), f"{spec!r} in {results_dir}"
+        records = _read(path)
         if records.empty:
-            known = "; ".join(environment_lines(everything)) or "none"
-            raise SelectionError(f"no environment matches {where}; environments: {known}")
-    if records.empty:
-        raise SelectionError(f"{where} holds no records")
-    env_ids = sorted(records["env_id"].unique())
+            raise SelectionError(f"{path} holds no records")
+        return choose(records, "", str(path), spec)
+    return choose(analysis.load(results_dir), spec, f"{spec!r} in {results_dir}")
+
+
+def choose(records: pd.DataFrame, selector: str, where: str | None = None,
+           spec: str | None = None) -> Side:
+    """The Side of the one environment of `records` that `selector` matches ("" matches all).
+    `where` names the set in messages; `spec` is what the user typed (default: selector)."""
+    where = where or repr(selector)
+    found = select(records, selector) if selector else records
+    if found.empty:
+        known = "; ".join(environment_lines(records)) or "none"
+        raise SelectionError(f"no environment matches {where}; environments: {known}")
+    env_ids = sorted(found["env_id"].unique())
     if len(env_ids) > 1:
         raise SelectionError(f"{where} is ambiguous: {len(env_ids)} environments match: "
-                             f"{'; '.join(environment_lines(records))}; narrow it, e.g. "
+                             f"{'; '.join(environment_lines(found))}; narrow it, e.g. "
                              f"env_id={env_ids[0]}")
-    if not records["ok"].any():
+    if not found["ok"].any():
         raise SelectionError(f"{where} holds no timed case (every record failed)")
-    first = records.iloc[0]
+    first = found.iloc[0]
     label = f"{first['machine']} · {first['backend']} · torch {first['torch']} · env {env_ids[0]}"
-    return Side(spec, env_ids[0], label, records)
+    return Side(spec if spec is not None else selector, env_ids[0], label, found)
+
+
+def selector_for(records: pd.DataFrame, env_id: str) -> str:
+    """The shortest readable selector naming `env_id` among `records`: `machine=M,torch=T`
+    where that is unambiguous, else the env_id."""
+    row = records[records["env_id"] == env_id].iloc[0]
+    readable = f"machine={row['machine']},torch={row['torch']}"
+    if set(select(records, readable)["env_id"]) == {env_id}:
+        return readable
+    return f"env_id={env_id}"
 
 
 def lineage_differences(old: Side, new: Side) -> list[str]:
