@@ -1,7 +1,9 @@
 """One end-to-end smoke run of `python -m bench` on CPU with tiny shapes, then resume.
 
-Two workloads x (eager, default, cuda-graph) cover an eager case, a compiled case and
-an unsupported one; all six compile modes would take minutes on a small CPU.
+matmul-128 in eager, default and cuda-graph mode, two repeats each: an eager case, a
+compiled case whose second process starts from the first one's compile caches, and an
+unsupported one, which is recorded once and costs no process. matmul-128 compiles in
+about a second on CPU; a pointwise workload would spend ten seconds in the C++ compiler.
 """
 
 from __future__ import annotations
@@ -13,53 +15,94 @@ import statistics
 
 import pytest
 import torch
-from bench_helpers import line_count, only_results_file, records, run_bench
+from bench_helpers import (
+    bench_env,
+    line_count,
+    only_results_file,
+    records,
+    run_bench,
+    scratch_folders,
+)
 
 from bench.modes import MODES
+from bench.runner import case_cache_dir
 from bench.stats import summarize
 
-WORKLOADS = ("trivial-call", "matmul-128")
-SELECTION = ("--shapes", "tiny", "--profile", "quick", "--machine", "smoke",
-             *(arg for w in WORKLOADS for arg in ("--workload", w)),
-             "--mode", "eager", "--mode", "default", "--mode", "cuda-graph")
-TINY_SHAPES = {"trivial-call": ((256,),), "matmul-128": ((8, 8), (8, 8))}
+COMMON = ("--shapes", "tiny", "--profile", "quick", "--machine", "smoke",
+          "--workload", "matmul-128")
+SELECTION = (*COMMON, "--mode", "eager", "--mode", "default", "--mode", "cuda-graph",
+             "--repeats", "2")
+# A smaller selection for the runs that measure again: one case process, one unsupported.
+AGAIN = (*COMMON, "--mode", "eager", "--mode", "cuda-graph")
+PROCESSES = [("cuda-graph", 0), ("default", 0), ("default", 1), ("eager", 0), ("eager", 1)]
 
 
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
-    results = tmp_path_factory.mktemp("results")
-    result = run_bench(*SELECTION, "--results-dir", str(results))
+    base = tmp_path_factory.mktemp("smoke")
+    results, cache, tmp = base / "results", base / "cache", base / "tmp"
+    tmp.mkdir()
+    env = bench_env(tmp)
+    result = run_bench(*SELECTION, "--results-dir", str(results), "--cache-dir", str(cache),
+                       env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     path = only_results_file(results)
-    return {"path": path, "records": records(path), "stdout": result.stdout}
+    return {"path": path, "records": records(path), "stdout": result.stdout, "cache": cache,
+            "tmp": tmp, "env": env}
 
 
 def by_status(smoke, *statuses):
     return [r for r in smoke["records"] if r.status in statuses]
 
 
-def compiled(record) -> bool:
-    return MODES[record.key.mode].compiled
+def test_run_measures_every_case_once_per_repeat(smoke):
+    assert "cpu: 5 case process(es) to run of 5 (3 case(s) x 2 repeat(s))" in smoke["stdout"]
+    assert sorted((r.key.mode, r.process.repeat) for r in smoke["records"]) == PROCESSES
+    assert line_count(smoke["path"]) == 5
 
 
-def test_run_measures_every_planned_case_once(smoke):
-    assert "cpu: 6 case(s) to measure, 0 already in" in smoke["stdout"]
-    keys = sorted((r.key.workload, r.key.mode) for r in smoke["records"])
-    assert keys == sorted((w, m) for w in WORKLOADS for m in ("eager", "default", "cuda-graph"))
-    assert line_count(smoke["path"]) == 6
+def test_repeats_interleave_every_case_before_any_second_process(smoke):
+    repeats = [r.process.repeat for r in smoke["records"]]
+    assert repeats == sorted(repeats)
+    assert [r.key.mode for r in smoke["records"]] == [
+        "eager", "default", "cuda-graph", "eager", "default"]
 
 
-def test_every_case_is_ok_or_unsupported(smoke):
-    for record in smoke["records"]:
-        expected = "unsupported" if record.key.mode == "cuda-graph" else "ok"
-        assert record.status == expected, (record.key, record.reason)
+def test_progress_lines_name_the_repeat(smoke):
+    assert "[1/5 r1/2 " in smoke["stdout"] and "[5/5 r2/2 " in smoke["stdout"]
 
 
-def test_records_carry_the_run_options(smoke):
+def test_every_process_of_the_run_shares_its_run_id_and_import_cost(smoke):
+    processes = [r.process for r in smoke["records"]]
+    assert len({p.run_id for p in processes}) == 1
+    assert len({p.parent_import_s for p in processes}) == 1
+    assert processes[0].parent_import_s > 0
+    assert {(p.repeats, p.workers, p.gpu) for p in processes} == {(2, 1, None)}
+    assert f"imported torch, Dynamo and Inductor once in {processes[0].parent_import_s:.1f} s" \
+        in smoke["stdout"]
+
+
+def test_first_repeat_compiles_cold_and_later_ones_start_from_its_caches(smoke):
+    cache = {(r.key.mode, r.process.repeat): r.process.cache for r in smoke["records"]}
+    assert cache[("default", 0)] == cache[("eager", 0)] == "cold"
+    assert cache[("default", 1)] == cache[("eager", 1)] == "warm"
+    default = next(r for r in smoke["records"] if r.key.mode == "default")
+    folder = case_cache_dir(smoke["cache"], default.env_id, default.key)
+    # Inductor wrote the FX graph cache where the runner told the forked case to.
+    assert any((folder / "inductor" / "fxgraph").rglob("*")), sorted(folder.rglob("*"))
+
+
+def test_every_scratch_folder_is_removed(smoke):
+    assert scratch_folders(smoke["tmp"]) == []
+    assert not list(smoke["path"].parent.glob("*.lock"))
+
+
+def test_records_carry_the_run_options_and_mode_traits(smoke):
     for record in smoke["records"]:
         assert (record.key.backend, record.key.shapes, record.key.tag) == ("cpu", "tiny", "main")
         assert record.key.batch_size is None
         assert record.profile == "quick"
+        assert record.mode_traits == MODES[record.key.mode].traits
 
 
 def test_environment_is_filled_in(smoke):
@@ -68,7 +111,6 @@ def test_environment_is_filled_in(smoke):
         assert env.machine == "smoke" and env.backend == "cpu"
         assert env.torch == torch.__version__
         assert env.python == platform.python_version()
-        assert env.cpu_model
         assert env.cpu_count == os.cpu_count()
         assert env.float32_matmul_precision == torch.get_float32_matmul_precision()
         assert env.device_name == env.cpu_model
@@ -80,9 +122,11 @@ def test_results_file_is_named_for_the_environment(smoke):
     assert smoke["path"].name.endswith(f"-{env_ids.pop()}.jsonl")
 
 
-def test_tiny_shapes_reach_the_case_process(smoke):
-    for record in by_status(smoke, "ok"):
-        assert record.workload_info.input_shapes == TINY_SHAPES[record.key.workload]
+def test_unsupported_case_costs_no_process_and_says_why(smoke):
+    (record,) = [r for r in smoke["records"] if r.key.mode == "cuda-graph"]
+    assert record.status == "unsupported"
+    assert record.reason == "cuda-graph needs backend cuda, not cpu"
+    assert record.duration_s == 0.0 and record.timing is None
 
 
 def test_timing_keeps_samples_and_derives_statistics_from_them(smoke):
@@ -95,34 +139,26 @@ def test_timing_keeps_samples_and_derives_statistics_from_them(smoke):
         assert timing.timer == "perf-counter"
 
 
-def test_compiled_cases_have_cold_and_warm_first_calls(smoke):
-    cases = [r for r in by_status(smoke, "ok") if compiled(r)]
-    assert cases
-    for record in cases:
+def test_compiled_cases_have_cold_and_warm_first_calls_and_counters(smoke):
+    compiled = [r for r in by_status(smoke, "ok") if r.mode_traits.compiled]
+    assert len(compiled) == 2
+    for record in compiled:
         assert record.compile.cold_first_call_s > 0
         assert record.compile.warm_first_call_s > 0
-        assert len(record.compile.cold_first_calls_s) == 3
-
-
-def test_compiled_cases_have_dynamo_counters(smoke):
-    for record in (r for r in by_status(smoke, "ok") if compiled(r)):
-        assert record.dynamo is not None
-        assert record.dynamo.unique_graphs >= 1
-        assert record.dynamo.graph_breaks == 0
+        assert record.dynamo.unique_graphs >= 1 and record.dynamo.graph_breaks == 0
 
 
 def test_eager_cases_have_no_compile_artifacts(smoke):
-    cases = [r for r in by_status(smoke, "ok") if r.key.mode == "eager"]
-    assert cases
-    for record in cases:
+    eager = [r for r in by_status(smoke, "ok") if r.key.mode == "eager"]
+    assert len(eager) == 2
+    for record in eager:
         assert record.dynamo is None
         assert record.compile.warm_first_call_s is None
         assert record.compile.cold_first_call_s > 0
 
 
-def test_outputs_match_eager(smoke):
+def test_outputs_pass_the_correctness_check(smoke):
     for record in by_status(smoke, "ok"):
-        assert record.correctness.reference == "eager"
         assert record.correctness.passed
         assert record.correctness.rel_error <= record.correctness.tolerance
 
@@ -133,12 +169,6 @@ def test_cpu_cases_report_rss_but_no_device_memory(smoke):
         assert record.memory.peak_rss_bytes > 0
 
 
-def test_recompile_probe_runs_for_compiled_trivial_call(smoke):
-    (record,) = [r for r in smoke["records"] if (r.key.workload, r.key.mode)
-                 == ("trivial-call", "default")]
-    assert record.extra["probes"]["recompile-on-new-shape"]["value"] >= 1
-
-
 @pytest.fixture
 def rerun_dir(smoke, tmp_path):
     """A copy of the smoke run's results, for runs that add to it."""
@@ -147,35 +177,30 @@ def rerun_dir(smoke, tmp_path):
     return results
 
 
-def test_same_selection_again_measures_nothing(smoke, rerun_dir):
-    result = run_bench(*SELECTION, "--results-dir", str(rerun_dir))
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "cpu: 0 case(s) to measure, 6 already in" in result.stdout
-    assert only_results_file(rerun_dir).read_bytes() == smoke["path"].read_bytes()
-
-
-# A smaller selection for the runs that measure again: one case process, one unsupported.
-AGAIN = ("--shapes", "tiny", "--profile", "quick", "--machine", "smoke",
-         "--workload", "trivial-call", "--mode", "eager", "--mode", "cuda-graph")
-
-
-def measure_again(smoke, rerun_dir, *options):
-    result = run_bench(*AGAIN, *options, "--results-dir", str(rerun_dir))
+def again(smoke, rerun_dir, *options):
+    result = run_bench(*options, "--results-dir", str(rerun_dir), "--cache-dir",
+                       str(smoke["cache"]), env=smoke["env"])
     assert result.returncode == 0, result.stderr[-3000:]
     path = only_results_file(rerun_dir)
     assert path.read_bytes().startswith(smoke["path"].read_bytes())  # nothing rewritten
     return result.stdout, records(path)[len(smoke["records"]):]
 
 
+def test_same_selection_again_measures_nothing(smoke, rerun_dir):
+    stdout, added = again(smoke, rerun_dir, *SELECTION)
+    assert "cpu: 0 case process(es) to run of 5" in stdout
+    assert added == []
+
+
+def test_more_repeats_add_only_the_missing_processes(smoke, rerun_dir):
+    stdout, added = again(smoke, rerun_dir, *AGAIN, "--repeats", "3")
+    assert "cpu: 1 case process(es) to run of 4" in stdout  # eager: r2; cuda-graph: done
+    assert [(r.key.mode, r.process.repeat, r.process.repeats, r.process.cache)
+            for r in added] == [("eager", 2, 3, "warm")]
+
+
 def test_force_measures_again(smoke, rerun_dir):
-    stdout, added = measure_again(smoke, rerun_dir, "--force")
-    assert "cpu: 2 case(s) to measure, 0 already in" in stdout
-    assert sorted((r.key.mode, r.key.tag, r.status) for r in added) == [
-        ("cuda-graph", "main", "unsupported"), ("eager", "main", "ok")]
-
-
-def test_new_tag_measures_again(smoke, rerun_dir):
-    stdout, added = measure_again(smoke, rerun_dir, "--tag", "again")
-    assert "cpu: 2 case(s) to measure, 0 already in" in stdout
-    assert sorted((r.key.mode, r.key.tag, r.status) for r in added) == [
-        ("cuda-graph", "again", "unsupported"), ("eager", "again", "ok")]
+    stdout, added = again(smoke, rerun_dir, *AGAIN, "--force", "--repeats", "1")
+    assert "cpu: 2 case process(es) to run of 2" in stdout
+    assert sorted((r.key.mode, r.status, r.process.cache) for r in added) == [
+        ("cuda-graph", "unsupported", "cold"), ("eager", "ok", "cold")]
