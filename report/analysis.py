@@ -153,7 +153,7 @@ def _numbered(path: Path, warn):
     """Records of `path` with their line numbers (blank lines keep their numbers)."""
     numbers = [n for n, raw in enumerate(path.read_bytes().split(b"\n")[:-1], start=1)
                if raw.strip()]
-    return zip(numbers, read_records(path, warn=warn), strict=False)
+    return zip(numbers, list(read_records(path, warn=warn)), strict=True)
 
 
 # ---- ordering --------------------------------------------------------------------------

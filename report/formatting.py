@@ -58,7 +58,7 @@ def latency(row: dict | None, side: str = "") -> str:
     if _missing(median):
         return NOT_MEASURED
     unit, scale = _unit(median)
-    n = row[f"n_processes{side}"]
+    n = int(row[f"n_processes{side}"])
     within = f"{sig(row[f'lo_s{side}'] / scale)}–{sig(row[f'hi_s{side}'] / scale)}, {n} proc."
     return _spread(seconds(median), within, n, row.get("env_repeated"))
 
