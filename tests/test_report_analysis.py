@@ -1,0 +1,225 @@
+"""The analysis layer: which records the site shows, a case's figure as the median of its
+process medians with their spread, comparisons settled only when every pairing of
+processes agrees, ties inside the spread, break-even, and mode traits read from records."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pandas as pd
+import pytest
+from fixtures import RESULTS
+from fixtures import make_results as fx
+
+from bench.records import CaseKey
+from report import analysis, formatting
+from report.analysis import Data
+
+A, B, CPU = fx.ENV_A.env_id(), fx.ENV_B.env_id(), fx.ENV_CPU.env_id()
+
+
+@pytest.fixture(scope="module")
+def data() -> Data:
+    return Data(analysis.load(RESULTS))
+
+
+def load(tmp_path, *records) -> Data:
+    fx.write(tmp_path / "r.jsonl", list(records))
+    return Data(analysis.load(tmp_path))
+
+
+def case(data: Data, env_id: str, workload: str, mode: str, batch=None) -> dict:
+    c = data.cases
+    found = c[(c["env_id"] == env_id) & (c["workload"] == workload) & (c["mode"] == mode)
+              & (c["batch_size"].isna() if batch is None else c["batch_size"] == batch)]
+    assert len(found) == 1, found
+    return analysis.rows(found)[0]
+
+
+def runs(workload, mode, scales, batch=None, **kw):
+    """One process per scale, each `scale` x the fixture latency of the mode."""
+    return [fx.ok_record(fx.ENV_A, workload, mode, batch, scale=s, repeat=i,
+                         repeats=len(scales), **kw) for i, s in enumerate(scales)]
+
+
+def test_a_case_is_the_median_of_its_process_medians_with_their_range(tmp_path):
+    data = load(tmp_path, *runs("matmul-128", "eager", (1.0, 1.3, 0.9)))
+    row = case(data, A, "matmul-128", "eager")
+    base = fx.latency(fx.ENV_A, "matmul-128", "eager", None)
+    assert row["median_s"] == pytest.approx(base)
+    assert (row["lo_s"], row["hi_s"]) == (pytest.approx(0.9 * base), pytest.approx(1.3 * base))
+    assert row["n_processes"] == 3 and row["spread"] == pytest.approx(0.4 / 0.9)
+    assert formatting.latency(row) == "12.0 µs (10.8–15.6, 3 proc.)"
+
+
+def test_rerun_tags_are_further_processes_of_the_same_case(tmp_path):
+    main = fx.ok_record(fx.ENV_A, "matmul-128", "eager", None)
+    rerun = fx.ok_record(fx.ENV_A, "matmul-128", "eager", None, tag="rerun-1", scale=2.0,
+                         started="2026-11-21T00:00:00+00:00")
+    other = fx.ok_record(fx.ENV_A, "matmul-128", "eager", None, tag="experiment", scale=9.0)
+    data = load(tmp_path, main, rerun, other)
+    row = case(data, A, "matmul-128", "eager")
+    assert row["n_processes"] == 2 and row["hi_s"] == pytest.approx(2 * row["lo_s"])
+    assert len(data.shown) == 3  # the experiment tag is listed, not pooled
+
+
+def test_newest_record_of_a_process_wins_and_counts_as_superseded(tmp_path):
+    old = fx.ok_record(fx.ENV_A, "matmul-128", "eager", None, scale=5.0,
+                       started="2026-01-01T00:00:00+00:00")
+    new = fx.ok_record(fx.ENV_A, "matmul-128", "eager", None, started="2026-02-01T00:00:00Z")
+    data = load(tmp_path, new, old)  # newest first: file order alone would pick wrongly
+    assert case(data, A, "matmul-128", "eager")["median_s"] == pytest.approx(
+        new.timing.median_s)
+    assert data.superseded == 1
+
+
+def test_a_newer_run_with_fewer_repeats_drops_the_older_runs_extra_processes(tmp_path):
+    older = runs("matmul-128", "eager", (1.0, 1.0, 3.0), started="2026-01-01T00:00:00+00:00")
+    newer = fx.ok_record(fx.ENV_A, "matmul-128", "eager", None,
+                         started="2026-02-01T00:00:00+00:00")
+    data = load(tmp_path, *older, newer)
+    assert case(data, A, "matmul-128", "eager")["n_processes"] == 1
+
+
+def test_resumed_repeats_of_two_invocations_join_one_case(tmp_path):
+    first = runs("matmul-128", "eager", (1.0, 1.1, 1.2))[:2]
+    second = runs("matmul-128", "eager", (1.0, 1.1, 1.2),
+                  started="2026-11-21T00:00:00+00:00")[2:]
+    assert case(load(tmp_path, *first, *second), A, "matmul-128", "eager")["n_processes"] == 3
+
+
+def test_a_failed_process_leaves_the_case_ok_and_counts_it(tmp_path):
+    ok = runs("matmul-128", "eager", (1.0, 1.1, 1.2))[:2]
+    bad = fx.failed(fx.ENV_A, "matmul-128", "eager", None, "timeout", "slow", repeat=2,
+                    repeats=3)
+    row = case(load(tmp_path, *ok, bad), A, "matmul-128", "eager")
+    assert row["ok"] and row["status"] == "ok" and row["n_processes"] == 2
+    assert row["n_failed"] == 1
+
+
+def test_cold_compile_time_comes_from_cold_processes_only(tmp_path):
+    records = runs("matmul-128", "default", (1.0, 1.0, 1.0))
+    warm = [dataclasses.replace(r, compile=dataclasses.replace(r.compile, cold_first_call_s=0.5))
+            for r in records[1:]]
+    row = case(load(tmp_path, records[0], *warm), A, "matmul-128", "default")
+    assert row["cold_first_call_s"] == records[0].compile.cold_first_call_s
+
+
+def test_compare_is_settled_only_when_every_pairing_agrees(tmp_path):
+    eager = runs("vit16x6x384", "eager", (1.0, 1.0, 1.0), batch=1)
+    close = runs("vit16x6x384", "reduce-overhead", (1.0, 2.6, 1.0), batch=1)  # 2.86x, 1.10x
+    clear = runs("vit16x6x384", "max-autotune", (1.0, 1.1, 0.95), batch=1)
+    data = load(tmp_path, *eager, *close, *clear)
+    ro = analysis.rows(analysis.compare(data.cases, "reduce-overhead", at_least=1.3))[0]
+    assert ro["speedup"] == pytest.approx(1 / 0.35) and ro["holds"]
+    assert ro["speedup_lo"] == pytest.approx(1 / (0.35 * 2.6))
+    assert ro["pairings"] == 9 and ro["settled"] is False
+    ma = analysis.rows(analysis.compare(data.cases, "max-autotune", at_least=1.3))[0]
+    assert ma["holds"] and ma["settled"] is True
+
+
+def test_compare_with_one_process_a_side_is_one_pairing(tmp_path):
+    data = load(tmp_path, fx.ok_record(fx.ENV_A, "matmul-128", "eager", None),
+                fx.ok_record(fx.ENV_A, "matmul-128", "default", None))
+    row = analysis.rows(analysis.compare(data.cases, "default"))[0]
+    assert row["pairings"] == 1 and row["settled"] is True
+    assert formatting.speedup(row) == "1.25×"  # a single-run environment: no mark per cell
+
+
+def test_compare_without_a_baseline_is_not_judged(data):
+    rows = analysis.rows(analysis.compare(data.cases, "max-autotune"))
+    failed = [r for r in rows if r["workload"] == "vit16x6x384" and r["batch_size"] == 4
+              and r["env_id"] == A]
+    assert failed[0]["status"] == "oom" and failed[0]["speedup"] is None
+    assert failed[0]["holds"] is None
+
+
+def test_fastest_mode_is_a_tie_when_the_lead_is_inside_the_spread(tmp_path):
+    eager = runs("trivial-call", "eager", (1.0, 1.0, 1.0))
+    default = runs("trivial-call", "default", (0.99 / 0.8, 1.1 / 0.8, 1.2 / 0.8))
+    best = analysis.rows(analysis.fastest(load(tmp_path, *eager, *default).cases))[0]
+    assert best["mode"] == "eager" and best["mode_runner_up"] == "default"
+    assert best["tie"] is True
+    apart = runs("trivial-call", "default", (0.5 / 0.8, 0.6 / 0.8, 0.55 / 0.8))
+    best = analysis.rows(analysis.fastest(load(tmp_path, *eager, *apart).cases))[0]
+    assert best["mode"] == "default" and best["tie"] is False
+    assert best["margin"] == pytest.approx(1 / 0.55 - 1)
+
+
+def test_break_even_rounds_up_and_is_never_without_a_saving():
+    calls = analysis.break_even(pd.Series([10.0, 5.0, None, 5.0]),
+                                pd.Series([3.0, -1.0, 1.0, 0.0]))
+    assert calls[0] == 4.0 and calls[1] == analysis.NEVER and math.isnan(calls[2])
+    assert calls[3] == analysis.NEVER
+    assert formatting.calls(analysis.NEVER) == "never"
+
+
+def test_boundedness_bands():
+    classes = analysis.boundedness(pd.Series([0.2, 0.6, 0.9, None]))
+    assert list(classes) == ["launch-bound", "mixed", "device-bound", None]
+
+
+def test_mode_traits_come_from_the_records(data):
+    assert data.traits["cuda-graph"]["cuda_graphs"] and not data.traits["cuda-graph"]["compiled"]
+    assert analysis.mode_with(data.cases, compiled=True) == "default"
+    assert analysis.mode_with(data.cases, compiled=True, cuda_graphs=True) == "reduce-overhead"
+    assert analysis.graph_pairs(data.cases) == [
+        ("reduce-overhead", "eager"), ("reduce-overhead", "default"),
+        ("max-autotune", "max-autotune-no-cudagraphs")]
+
+
+def test_a_new_mode_needs_no_change_to_the_report(tmp_path):
+    record = fx.ok_record(fx.ENV_A, "matmul-128", "eager", None)
+    new = dataclasses.replace(record, key=CaseKey("cuda", "matmul-128", "aa-mode", None),
+                              mode_traits=dataclasses.replace(record.mode_traits,
+                                                              description="a new mode"))
+    data = load(tmp_path, new, record)
+    assert data.modes == ["eager", "aa-mode"]
+    assert data.traits["aa-mode"]["mode_description"] == "a new mode"
+
+
+def test_workloads_follow_the_registry_and_unknown_ones_come_after(tmp_path):
+    record = fx.ok_record(fx.ENV_A, "matmul-128", "eager", None)
+    external = dataclasses.replace(
+        record, key=CaseKey("cuda", "aa-external", "eager", None),
+        workload_info=dataclasses.replace(record.workload_info, family="external"))
+    trivial = fx.ok_record(fx.ENV_A, "trivial-call", "eager", None)
+    data = load(tmp_path, external, record, trivial)
+    assert data.workloads == ["trivial-call", "matmul-128", "aa-external"]
+    assert [f for f, _ in data.families()] == ["launch-overhead", "matmul", "external"]
+
+
+def test_environments_with_the_same_gpu_are_not_merged(data):
+    a, b = data.environments[A], data.environments[B]
+    assert a.label != b.label and "h100-a" in a.label and "h100-b" in b.label
+    assert case(data, A, "trivial-call", "default")["median_s"] != case(
+        data, B, "trivial-call", "default")["median_s"]
+    assert data.environments[CPU].label == "Intel Xeon Platinum 8480+ · torch 2.11.0"
+
+
+def test_an_environment_of_single_runs_is_marked_so(data):
+    assert data.environments[A].repeated and data.environments[CPU].repeated
+    assert not data.environments[B].repeated  # the v1 file: one process per case
+
+
+def test_tiny_shapes_are_left_out_and_counted(data):
+    assert data.hidden_shapes == {"tiny": 1}
+    assert (data.shown["shapes"] == "seed").all()
+
+
+def test_the_older_record_in_a_subfolder_loses(data):
+    row = case(data, A, "matmul-128", "default")
+    assert "older" not in row["source"]
+    assert row["median_s"] == pytest.approx(fx.latency(fx.ENV_A, "matmul-128", "default", None))
+
+
+def test_representative_batch_is_one_where_measured(data):
+    assert data.representative_batch("vit16x6x384") == 1
+    assert data.representative_batch("matmul-128") is None
+    at = data.representative()
+    assert set(at.loc[at["workload"] == "vit16x6x384", "batch_size"]) == {1}
+
+
+def test_every_known_backend_is_listed_even_unmeasured(data):
+    assert data.backends == ["cuda", "cpu", "mps"] and data.envs("mps") == []
