@@ -1,0 +1,476 @@
+"""The decision guide's rules: thresholds found in the records, and the one function that
+turns them and a model's own measurements into a recommended mode.
+
+The guide asks, in this order: which device; training or inference; do shapes vary
+between calls; is eager launch-bound (GPU busy fraction) and does the compiled call still
+launch many kernels; does one process make enough calls to pay for compiling. Every
+threshold is found in one environment's cases by `find_split`: the cut on one proxy
+(eager's busy fraction, the compiled call's kernels, eager's time per call) that best
+separates the points where a mode paid from those where it did not, judged by balanced
+accuracy so that a rare outcome is not drowned by a common one. A question whose data is
+missing is still asked, and answered "not measured".
+
+Nothing here names a mode: the modes the questions compare are found by their traits
+(`analysis.mode_with`), and the mode a leaf recommends is `pick`ed from its points.
+
+- `flow(cases)`: the questions and leaves of one environment (a `Flow`).
+- `recommend(point, flow)`: the recommended mode at one point (env, workload, batch),
+  with the reason: the path through the flow and the point's own measurements, by the
+  same `pick` rule the leaves use.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from report.analysis import (
+    BASELINE,
+    MEANINGFUL_GAIN,
+    POINT,
+    TRAITS,
+    break_even,
+    compare,
+    mode_rank,
+    mode_with,
+    workload_rank,
+)
+
+PAYS = 1.0 + MEANINGFUL_GAIN  # a mode "pays" over another from this speedup on, in every pairing
+
+
+# ---- points: one row per (env, workload, batch), with the proxies the questions use ----------
+
+def _varying(cycle: Any) -> bool:
+    return isinstance(cycle, tuple | list) and len(cycle) > 0
+
+
+def points(cases: pd.DataFrame) -> pd.DataFrame:
+    """One row per point that has an ok eager case: its eager busy fraction, kernels and
+    time per call, the plain compiled mode's kernels per call, and whether the workload is
+    a training step or cycles its shapes (from the records' workload info)."""
+    eager = cases[(cases["mode"] == BASELINE) & cases["ok"]]
+    out = eager[[*POINT, "backend", "family", "training", "batch_cycle", "axis", "busy_fraction",
+                 "device_kernels_per_call", "median_s"]].rename(columns={
+        "busy_fraction": "eager_busy", "device_kernels_per_call": "eager_kernels",
+        "median_s": "eager_s"})
+    plain = mode_with(cases, compiled=True)
+    compiled = cases[(cases["mode"] == plain) & cases["ok"]][
+        [*POINT, "device_kernels_per_call"]].rename(
+        columns={"device_kernels_per_call": "compiled_kernels"})
+    out = out.merge(compiled, on=POINT, how="left")
+    out["training"] = out["training"].fillna(False).astype(bool)
+    out["varying"] = out["batch_cycle"].map(_varying)
+    return out.reset_index(drop=True)
+
+
+def _label(workload: str, batch: Any) -> str:
+    return workload if pd.isna(batch) else f"{workload} at batch {int(batch)}"
+
+
+# ---- a threshold on one proxy ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Split:
+    """A cut on `proxy` found in the records. `pays_when` "below": the outcome held at
+    `near_hits` of `near_n` points with proxy <= `near` and at `far_hits` of `far_n` points
+    with proxy >= `far` (the next measured value); "above" mirrors it (>= near, <= far).
+    Without both outcomes among the points there is no cut: `near`/`far` are None and
+    `near_hits` of `near_n` counts every point."""
+
+    proxy: str
+    pays_when: str  # "below" or "above"
+    near: float | None
+    far: float | None
+    near_hits: int
+    near_n: int
+    far_hits: int
+    far_n: int
+    near_points: tuple[str, ...] = ()  # "workload at batch N", in proxy order
+    far_points: tuple[str, ...] = ()
+
+    @property
+    def measured(self) -> bool:
+        return self.near_n + self.far_n > 0
+
+    @property
+    def found(self) -> bool:
+        return self.near is not None
+
+    def side(self, value: float | None) -> bool | None:
+        """True where `value` falls on the side where the mode paid; None if unknown."""
+        if not self.found or value is None or pd.isna(value):
+            return None
+        if self.pays_when == "below":
+            return value <= (self.near + self.far) / 2
+        return value >= (self.near + self.far) / 2
+
+
+def find_split(df: pd.DataFrame, proxy: str, outcome: str, pays_when: str = "below") -> Split:
+    """The cut between two adjacent measured values of `proxy` that best separates rows
+    where `outcome` is true from the rest, by balanced accuracy (mean of the hit rate on
+    each side); the first best cut in proxy order wins a tie."""
+    d = df[df[proxy].notna() & df[outcome].notna()]
+    d = d.assign(_w=d["workload"].map(workload_rank)).sort_values(
+        [proxy, "_w", "batch_size"], ascending=pays_when == "below", kind="stable")
+    values = [float(v) for v in d[proxy]]
+    hit = [bool(v) for v in d[outcome]]
+    names = tuple(_label(w, b) for w, b in zip(d["workload"], d["batch_size"], strict=True))
+    yes, no = sum(hit), len(hit) - sum(hit)
+    if yes == 0 or no == 0:
+        return Split(proxy, pays_when, None, None, yes, len(hit), 0, 0, names, ())
+    best, best_score = None, -1.0
+    for i in range(1, len(values)):
+        if values[i - 1] == values[i]:
+            continue
+        near_yes, far_no = sum(hit[:i]), sum(not h for h in hit[i:])
+        score = (near_yes / yes + far_no / no) / 2
+        if score > best_score + 1e-12:
+            best, best_score = i, score
+    if best is None or best_score <= 0.5:
+        return Split(proxy, pays_when, None, None, yes, len(hit), 0, 0, names, ())
+    return Split(proxy, pays_when, values[best - 1], values[best], sum(hit[:best]), best,
+                 sum(hit[best:]), len(hit) - best, names[:best], names[best:])
+
+
+# ---- what a set of points recommends -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Pick:
+    """The mode a set of points recommends. `speedup` is its median speedup over eager at
+    the points where both were timed (`n` of them), with the smallest and largest over
+    every process pairing (`lo`, `hi`); `cold_calls`/`warm_calls` the median number of
+    calls after which its cold/warm first call has paid for itself (NEVER: no saving)."""
+
+    mode: str | None
+    speedup: float | None = None
+    lo: float | None = None
+    hi: float | None = None
+    n: int = 0
+    cold_calls: float | None = None
+    warm_calls: float | None = None
+    cold_s: float | None = None
+    warm_s: float | None = None
+    runner_up: str | None = None
+    runner_up_speedup: float | None = None
+    points: tuple[str, ...] = ()
+
+    @property
+    def measured(self) -> bool:
+        return self.mode is not None
+
+    @property
+    def compiles(self) -> bool:
+        return self.mode not in (None, BASELINE)
+
+
+def _median(series: pd.Series) -> float | None:
+    found = series.dropna()
+    return float(found.median()) if len(found) else None
+
+
+def pick(cases: pd.DataFrame) -> Pick:
+    """The mode to use at the points of `cases` (any number, all modes): the mode with the
+    highest median speedup over eager, except that a mode within MEANINGFUL_GAIN of it that
+    costs less wins: eager (nothing to compile) first, then the mode with the fewest
+    traits (compiling, CUDA graphs, autotuning, dynamic shapes: each one more thing that
+    can go wrong), then the smallest median cold first call. Only modes timed at every
+    point where eager was are candidates."""
+    eager = cases[(cases["mode"] == BASELINE) & cases["ok"]]
+    if eager.empty:
+        return Pick(None)
+    n = len(eager)
+    names = tuple(_label(w, b) for w, b in zip(eager["workload"], eager["batch_size"],
+                                                strict=True))
+    table = []
+    for mode in sorted(set(cases["mode"]), key=mode_rank):
+        found = compare(cases, mode)
+        found = found[found["speedup"].notna()]
+        if len(found) < n:
+            continue
+        saving = found["median_s_base"] - found["median_s"]
+        table.append({
+            "mode": mode, "traits": int(sum(bool(found[t].iloc[0]) for t in TRAITS)),
+            "speedup": float(found["speedup"].median()),
+            "lo": float(found["speedup_lo"].min()), "hi": float(found["speedup_hi"].max()),
+            "cold_s": _median(found["cold_first_call_s"]) if mode != BASELINE else None,
+            "warm_s": _median(found["warm_first_call_s"]) if mode != BASELINE else None,
+            "cold_calls": _median(break_even(found["cold_first_call_s"], saving)),
+            "warm_calls": _median(break_even(found["warm_first_call_s"], saving))})
+    if not table:
+        return Pick(None)
+    best = max(row["speedup"] for row in table)
+    close = [row for row in table if row["speedup"] * PAYS >= best]
+    chosen = min(close, key=lambda row: (row["mode"] != BASELINE, row["traits"],
+                                         math.inf if row["cold_s"] is None else row["cold_s"],
+                                         -row["speedup"]))
+    others = sorted((row for row in table if row["mode"] != chosen["mode"]),
+                    key=lambda row: -row["speedup"])
+    if chosen["mode"] == BASELINE:
+        chosen = {**chosen, "cold_calls": None, "warm_calls": None}
+    return Pick(chosen["mode"], chosen["speedup"], chosen["lo"], chosen["hi"], n,
+                chosen["cold_calls"], chosen["warm_calls"], chosen["cold_s"], chosen["warm_s"],
+                others[0]["mode"] if others else None,
+                others[0]["speedup"] if others else None, names)
+
+
+# ---- the flow of one environment ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Leaf:
+    """Where a path through the flow ends: the points that took it and what they pick."""
+
+    key: str
+    title: str  # the path, in words: "CUDA, inference, fixed shapes, launch-bound, many kernels"
+    pick: Pick
+    recompiles: int | None = None  # the plain compiled mode's recompiles, for varying shapes
+
+
+@dataclass(frozen=True)
+class Flow:
+    """The questions and leaves of one environment (`env_id`), found in its cases."""
+
+    env_id: str
+    backend: str
+    graphs_mode: str | None  # the compiled mode that adds CUDA graphs
+    plain_mode: str | None  # the compiled mode with no extra trait
+    dynamic_mode: str | None
+    busy: Split | None  # does graphs_mode pay over plain_mode, by eager's busy fraction
+    kernels: Split | None  # ... and among the launch-bound, by the compiled call's kernels
+    latency: Split | None  # without a busy fraction: does plain_mode pay over eager, by eager's time
+    leaves: dict[str, Leaf] = field(default_factory=dict)
+    batch_limits: tuple[tuple[str, int], ...] = ()  # largest batch on the busy split's paying side
+    dynamic_points: int = 0
+    training_points: int = 0
+
+    @property
+    def measured(self) -> bool:
+        return any(leaf.pick.measured for leaf in self.leaves.values())
+
+
+LEAVES = {
+    "training": "training steps",
+    "varying": "shapes that vary between calls",
+    "device-bound": "device-bound: eager keeps the GPU busy",
+    "launch-few": "launch-bound, but the compiled call launches few kernels",
+    "launch-many": "launch-bound, and the compiled call still launches many kernels",
+    "launch-unknown": "launch-bound, kernels after compiling not profiled",
+    "slow-call": "eager calls that take long",
+    "fast-call": "eager calls that are short",
+    "all": "every measured inference point",
+}
+
+
+def _pays(cases: pd.DataFrame, mode: str | None, base: str | None) -> pd.DataFrame:
+    """Per point: whether `mode` beat `base` by MEANINGFUL_GAIN in every process pairing."""
+    if mode is None or base is None:
+        return pd.DataFrame(columns=[*POINT, "pays", "gain"])
+    found = compare(cases, mode, base, at_least=PAYS)
+    found = found[found["speedup"].notna()]
+    return found.assign(pays=found["holds"].astype(bool) & found["settled"].astype(bool),
+                        gain=found["speedup"])[[*POINT, "pays", "gain"]]
+
+
+def _at(cases: pd.DataFrame, pts: pd.DataFrame) -> pd.DataFrame:
+    keys = pts[POINT].drop_duplicates()
+    return cases.merge(keys, on=POINT, how="inner")
+
+
+def _batch_limits(pts: pd.DataFrame, split: Split) -> tuple[tuple[str, int], ...]:
+    """Per batched workload measured on both sides of `split`: the largest batch whose
+    eager busy fraction is on the paying side, when every smaller batch is too."""
+    out = []
+    batched = pts[pts["batch_size"].notna() & (pts["axis"] == "batch")]
+    for workload, group in batched.groupby("workload"):
+        sides = [(int(b), split.side(v)) for b, v in
+                 sorted(zip(group["batch_size"], group["eager_busy"], strict=True))]
+        if any(s is None for _, s in sides) or not any(s for _, s in sides) or all(
+                s for _, s in sides):
+            continue
+        below = [b for b, s in sides if s]
+        if below == [b for b, _ in sides[:len(below)]]:
+            out.append((workload, below[-1]))
+    return tuple(sorted(out, key=lambda item: (-len(pts[pts["workload"] == item[0]]),
+                                               workload_rank(item[0]))))
+
+
+def flow(cases: pd.DataFrame) -> Flow:
+    """The guide for the cases of one environment."""
+    env_ids = sorted(set(cases["env_id"]))
+    if len(env_ids) != 1:
+        raise ValueError(f"flow() takes one environment's cases, got {len(env_ids)}")
+    cases = cases[cases["shapes"] == cases["shapes"].iloc[0]]
+    pts = points(cases)
+    graphs = mode_with(cases, compiled=True, cuda_graphs=True)
+    plain = mode_with(cases, compiled=True)
+    dynamic = mode_with(cases, compiled=True, dynamic=True)
+    backend = str(cases["backend"].iloc[0])
+    # A CUDA-graph mode that never ran here (CPU, MPS) asks nothing of this environment.
+    if graphs is not None and not cases[(cases["mode"] == graphs)]["cuda_graphs"].any():
+        graphs = None
+    leaves: dict[str, Leaf] = {}
+
+    def leaf(key: str, at: pd.DataFrame, **extra) -> None:
+        leaves[key] = Leaf(key, LEAVES[key], pick(_at(cases, at)), **extra)
+
+    training = pts[pts["training"]]
+    varying = pts[~pts["training"] & pts["varying"]]
+    fixed = pts[~pts["training"] & ~pts["varying"]]
+    leaf("training", training)
+    recompiles = cases[(cases["mode"] == plain) & cases["ok"]].merge(
+        varying[POINT], on=POINT)["recompiles"].dropna()
+    leaf("varying", varying, recompiles=int(recompiles.max()) if len(recompiles) else None)
+
+    busy = kernels = latency = None
+    limits: tuple[tuple[str, int], ...] = ()
+    profiled = fixed[fixed["eager_busy"].notna()]
+    if len(profiled) and graphs is not None:
+        judged = profiled.merge(_pays(cases, graphs, plain), on=POINT, how="left")
+        busy = find_split(judged, "eager_busy", "pays", "below")
+        if busy.found:
+            sides = judged["eager_busy"].map(busy.side).astype(bool)
+            near, far = judged[sides], judged[~sides]
+            kernels = find_split(near, "compiled_kernels", "pays", "above")
+            limits = _batch_limits(pts[~pts["training"] & ~pts["varying"]], busy)
+            leaf("device-bound", far)
+            if kernels.found:
+                many = near["compiled_kernels"].map(kernels.side)
+                leaf("launch-many", near[many.eq(True)])
+                leaf("launch-few", near[many.eq(False)])
+            else:
+                leaf("launch-unknown", near)
+        else:
+            leaf("all", profiled)
+    else:
+        judged = fixed.merge(_pays(cases, plain, BASELINE), on=POINT, how="left")
+        latency = find_split(judged, "eager_s", "pays", "above")
+        if latency.found:
+            slow = judged["eager_s"].map(latency.side).astype(bool)
+            leaf("slow-call", judged[slow])
+            leaf("fast-call", judged[~slow])
+        else:
+            leaf("all", fixed)
+    return Flow(cases["env_id"].iloc[0], backend, graphs, plain, dynamic, busy, kernels, latency,
+                leaves, limits, len(varying), len(training))
+
+
+# ---- one point's recommendation -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Step:
+    """One question on a point's path: what was asked, the point's answer and the
+    threshold it was judged against (`None` where this environment has none)."""
+
+    question: str
+    answer: str
+    threshold: str | None = None
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    mode: str | None  # None: eager was not timed at this point
+    leaf: str | None  # the flow's leaf the point's proxies lead to, if they lead to one
+    leaf_mode: str | None  # what that leaf recommends from the environment's points
+    steps: tuple[Step, ...]
+    own: Pick  # the point's own measurements, picked by the same rule
+    agrees: bool | None  # own pick == the leaf's pick (None: no leaf)
+
+    @property
+    def reason(self) -> str:
+        return "; ".join(f"{s.question} {s.answer}" + (f" ({s.threshold})" if s.threshold else "")
+                         for s in self.steps)
+
+
+def _fmt(proxy: str, value: float) -> str:
+    if proxy == "eager_busy":
+        return f"{value:.0%}"
+    if proxy == "eager_s":
+        return f"{value * 1e3:.3g} ms"
+    return f"{value:g}"
+
+
+def threshold_text(split: Split | None) -> str | None:
+    if split is None or not split.found:
+        return None
+    sign = "≤" if split.pays_when == "below" else "≥"
+    return f"{sign} {_fmt(split.proxy, split.near)}"
+
+
+def walk(point: pd.Series, fl: Flow) -> tuple[str | None, tuple[Step, ...]]:
+    """The leaf of `fl` that a point's proxies (a `points` row) lead to, and the path."""
+    steps = [Step("device:", fl.backend)]
+    if point["training"]:
+        steps.append(Step("a training step:", "yes"))
+        return "training", tuple(steps)
+    steps.append(Step("a training step:", "no"))
+    if point["varying"]:
+        steps.append(Step("shapes vary between calls:", "yes"))
+        return "varying", tuple(steps)
+    steps.append(Step("shapes vary between calls:", "no"))
+    if fl.busy is not None:
+        if not fl.busy.found:
+            return ("all" if "all" in fl.leaves else None), tuple(steps)
+        side = fl.busy.side(point["eager_busy"])
+        value = point["eager_busy"]
+        shown = "not profiled" if pd.isna(value) else _fmt("eager_busy", value)
+        steps.append(Step("eager keeps the GPU busy", shown,
+                          f"launch-bound at {threshold_text(fl.busy)}"))
+        if side is None:
+            return None, tuple(steps)
+        if not side:
+            return "device-bound", tuple(steps)
+        if fl.kernels is None or not fl.kernels.found:
+            return "launch-unknown", tuple(steps)
+        value = point["compiled_kernels"]
+        many = fl.kernels.side(value)
+        steps.append(Step("kernels per compiled call:", "not profiled" if pd.isna(value)
+                          else f"{value:g}", f"many at {threshold_text(fl.kernels)}"))
+        if many is None:
+            return None, tuple(steps)
+        return ("launch-many" if many else "launch-few"), tuple(steps)
+    if fl.latency is not None and fl.latency.found:
+        slow = fl.latency.side(point["eager_s"])
+        steps.append(Step("eager call:", _fmt("eager_s", point["eager_s"]),
+                          f"long at {threshold_text(fl.latency)}"))
+        return ("slow-call" if slow else "fast-call"), tuple(steps)
+    return ("all" if "all" in fl.leaves else None), tuple(steps)
+
+
+def recommend(point_cases: pd.DataFrame, fl: Flow | None = None) -> Recommendation:
+    """The mode to use at one point (the cases of one env, workload and batch, every mode),
+    and why. The point's own measurements decide, by `pick`, the rule every leaf of the
+    flow uses; the flow (`flow()` of the point's environment, or of these cases alone)
+    gives the path its proxies take and what that leaf recommends from the environment."""
+    keys = point_cases[POINT].drop_duplicates()
+    if len(keys) != 1:
+        raise ValueError(f"recommend() takes the cases of one point, got {len(keys)}")
+    fl = fl if fl is not None else flow(point_cases)
+    own = pick(point_cases)
+    found = points(point_cases)
+    if found.empty:
+        return Recommendation(None, None, None, (Step("eager:", "not timed here"),), own, None)
+    leaf_key, steps = walk(found.iloc[0], fl)
+    leaf = fl.leaves.get(leaf_key) if leaf_key else None
+    leaf_mode = leaf.pick.mode if leaf is not None else None
+    agrees = None if leaf_mode is None else leaf_mode == own.mode
+    return Recommendation(own.mode, leaf_key, leaf_mode, steps, own, agrees)
+
+
+def recommendations(cases: pd.DataFrame, flows: dict[str, Flow]) -> pd.DataFrame:
+    """`recommend` at every point of `cases` whose environment has a flow in `flows`."""
+    out = []
+    for key, group in cases.groupby(POINT, dropna=False, sort=False):
+        fl = flows.get(key[0])
+        if fl is None:
+            continue
+        rec = recommend(group, fl)
+        out.append({**dict(zip(POINT, key, strict=True)), "recommendation": rec,
+                    "recommended": rec.mode})
+    frame = pd.DataFrame(out, columns=[*POINT, "recommendation", "recommended"])
+    frame["batch_size"] = frame["batch_size"].astype("Int64")
+    order = pd.DataFrame({"_w": frame["workload"].map(workload_rank),
+                          "_b": frame["batch_size"].map(lambda b: -1 if pd.isna(b) else int(b))})
+    return frame.loc[order.sort_values(["_w", "_b"], kind="stable").index].reset_index(drop=True)
