@@ -1,69 +1,45 @@
 """A case that crashes, raises or hangs gets its own status, and the run goes on.
 
-Faults are injected without test hooks in bench/: the case processes the runner
-starts inherit PYTHONPATH with tests/bench_helpers/faults/sitecustomize.py and
-ATLAS_TEST_FAULTS, which swap one workload's builder in their registry.
+Faults are injected without test hooks in bench/: the runner starts with
+tests/bench_helpers/faults/sitecustomize.py on its path and ATLAS_TEST_FAULTS set, which
+swap one workload's builder in the registry; forked cases inherit the swap, spawned ones
+load it again.
 """
 
 from __future__ import annotations
 
-import io
-import os
-import time
-
 import pytest
-from bench_helpers import FAULTS_DIR, ROOT, is_gone, records
+from bench_helpers import all_gone, bench_env, only_results_file, records, run_bench
 
-from bench.environment import collect
-from bench.records import CaseKey
-from bench.runner import OutOfTime, RunConfig, run, run_in_subprocess
-
-OK_WORKLOAD = "elementwise-chain"
-
-
-def key(workload: str, tag: str = "main", mode: str = "eager") -> CaseKey:
-    return CaseKey("cpu", workload, mode, None, "tiny", tag)
+OK = "ok"
+# In plan order: each fault is followed by a workload that must still be measured.
+FAULTS = {"trivial-call": "crash", "matmul-128": "raise", "launch-chain-10": "hang"}
+AFTER = {"crash": "entropy", "raise": "launch-chain-100", "hang": "elementwise-chain"}
+TIMEOUT_S = 8  # a tiny eager case takes well under a second once forked
 
 
-def config(results_dir, timeout_s: float) -> RunConfig:
-    return RunConfig(profile="quick", shapes="tiny", tag="main", force=False, timeout_s=timeout_s,
-                     budget_s=0.02, results_dir=results_dir, max_minutes=None)
-
-
-def run_with_faults(cases, faults: str, results_dir, scratch, timeout_s: float):
-    with pytest.MonkeyPatch.context() as patch:
-        # Only the children's environment changes; this process runs bench unpatched.
-        patch.setenv("PYTHONPATH", os.pathsep.join([str(FAULTS_DIR), str(ROOT)]))
-        patch.setenv("ATLAS_TEST_FAULTS", faults)
-        patch.setenv("ATLAS_TEST_FAULT_DIR", str(scratch))
-        out = io.StringIO()
-        path = run(cases, collect("cpu", "fault-test"), config(results_dir, timeout_s), out=out)
-    return {(r.key.workload, r.key.mode, r.key.tag): r for r in records(path)}, out.getvalue()
+def selection(*workloads: str) -> list[str]:
+    return ["--shapes", "tiny", "--profile", "full", "--repeats", "1", "--machine", "faults",
+            *(arg for w in workloads for arg in ("--workload", w)),
+            "--mode", "eager", "--mode", "cuda-graph"]
 
 
 @pytest.fixture(scope="module")
 def faulty_run(tmp_path_factory):
-    """Crash, then ok; raise, then ok; unsupported; then (second run) hang, then ok."""
-    results = tmp_path_factory.mktemp("results")
-    scratch = tmp_path_factory.mktemp("scratch")
-    first, first_out = run_with_faults(
-        [key("trivial-call"), key(OK_WORKLOAD, "after-crash"),
-         key("matmul-128"), key(OK_WORKLOAD, "after-raise"),
-         key(OK_WORKLOAD, mode="cuda-graph")],
-        "trivial-call=crash,matmul-128=raise", results, scratch, timeout_s=300)
-    # The hang costs the whole timeout, so keep it just long enough for an ok case.
-    ok_time = max(first[(OK_WORKLOAD, "eager", tag)].duration_s
-                  for tag in ("after-crash", "after-raise"))
-    timeout_s = max(10.0, 4 * ok_time)
-    second, second_out = run_with_faults(
-        [key("launch-chain-10"), key(OK_WORKLOAD, "after-hang")],
-        "launch-chain-10=hang", results, scratch, timeout_s=timeout_s)
-    return {"records": first | second, "output": first_out + second_out,
-            "timeout_s": timeout_s, "scratch": scratch}
+    tmp = tmp_path_factory.mktemp("faults")
+    workloads = [w for fault, after in AFTER.items()
+                 for w in (next(k for k, v in FAULTS.items() if v == fault), after)]
+    result = run_bench(*selection(*workloads), "--timeout", str(TIMEOUT_S),
+                       "--results-dir", str(tmp / "results"), "--cache-dir", str(tmp / "cache"),
+                       env=bench_env(tmp, ",".join(f"{w}={f}" for w, f in FAULTS.items())))
+    assert result.returncode == 0, result.stderr[-3000:]
+    found = records(only_results_file(tmp / "results"))
+    return {"records": {(r.key.workload, r.key.mode): r for r in found}, "order": found,
+            "output": result.stdout, "tmp": tmp}
 
 
-def record(faulty_run, workload, tag="main", mode="eager"):
-    return faulty_run["records"][(workload, mode, tag)]
+def record(faulty_run, workload, mode="eager"):
+    return faulty_run["records"][(workload, mode)]
 
 
 def test_crashed_case_is_an_error_naming_the_signal(faulty_run):
@@ -79,89 +55,73 @@ def test_raising_case_is_an_error_naming_the_exception_and_stage(faulty_run):
     assert raised.reason == "during build: RuntimeError: boom"
 
 
-def test_hanging_case_times_out(faulty_run):
+def test_hanging_case_times_out_and_dies_with_its_workers(faulty_run):
     hung = record(faulty_run, "launch-chain-10")
     assert hung.status == "timeout"
-    assert hung.reason == f"no result within {faulty_run['timeout_s']:g} s"
+    assert hung.reason == f"no result within {TIMEOUT_S:g} s"
+    pids = [int(p) for p in (faulty_run["tmp"] / "hang.pids").read_text().split()]
+    assert all_gone(pids)
 
 
-def test_timeout_kills_the_case_and_its_workers(faulty_run):
-    pids = [int(p) for p in (faulty_run["scratch"] / "hang.pids").read_text().split()]
-    deadline = time.monotonic() + 10
-    while not all(is_gone(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert [pid for pid in pids if not is_gone(pid)] == []
-
-
-@pytest.mark.parametrize("fault", ["crash", "raise", "hang"])
+@pytest.mark.parametrize("fault", sorted(AFTER))
 def test_case_after_a_failure_is_still_measured(fault, faulty_run):
-    after = record(faulty_run, OK_WORKLOAD, f"after-{fault}")
-    assert after.status == "ok", after.reason
+    after = record(faulty_run, AFTER[fault])
+    assert after.status == OK, after.reason
     assert after.timing.count > 0
     assert after.correctness.passed
 
 
-@pytest.mark.parametrize("workload", ["trivial-call", "matmul-128", "launch-chain-10"])
+@pytest.mark.parametrize("workload", sorted(FAULTS))
 def test_failed_case_keeps_the_end_of_its_log(workload, faulty_run):
-    assert isinstance(record(faulty_run, workload).extra["log_tail"], list)
+    assert f"injected fault: {FAULTS[workload]}" in record(faulty_run, workload).log_tail
 
 
-def test_cuda_graph_on_cpu_is_unsupported_with_a_reason(faulty_run):
-    unsupported = record(faulty_run, OK_WORKLOAD, mode="cuda-graph")
+def test_mode_the_backend_cannot_run_is_unsupported_with_a_reason(faulty_run):
+    unsupported = record(faulty_run, "entropy", mode="cuda-graph")
     assert unsupported.status == "unsupported"
     assert unsupported.reason == "cuda-graph needs backend cuda, not cpu"
-    assert unsupported.timing is None
 
 
 def test_run_reports_each_failure_on_its_progress_line(faulty_run):
     output = faulty_run["output"]
     assert "error: case process killed by SIGSEGV" in output
     assert "error: during build: RuntimeError: boom" in output
-    assert "timeout: no result within" in output
+    assert f"timeout: no result within {TIMEOUT_S:g} s" in output
     assert "unsupported: cuda-graph needs backend cuda" in output
 
 
-def test_case_without_a_result_in_time_is_a_timeout(tmp_path):
-    # Far too short even to import torch.
-    result = run_in_subprocess(key("trivial-call"), config(tmp_path, timeout_s=0.05))
-    assert result["status"] == "timeout"
-    assert result["reason"] == "no result within 0.05 s"
-
-
-def test_case_cut_off_by_the_run_deadline_raises_instead_of_timing_out(tmp_path):
-    with pytest.raises(OutOfTime):
-        run_in_subprocess(key("trivial-call"), config(tmp_path, timeout_s=300),
-                          deadline=time.monotonic() + 0.05)
+def test_spawned_cases_fail_and_recover_the_same_way(tmp_path):
+    """--isolation spawn, the fallback where forking is not possible or not wanted."""
+    result = run_bench(*selection("trivial-call", "entropy"), "--isolation", "spawn", "--results-dir", str(tmp_path / "results"),
+                       "--cache-dir", str(tmp_path / "cache"),
+                       env=bench_env(tmp_path, "trivial-call=crash"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "imported torch" not in result.stdout  # nothing is imported for the cases
+    found = {(r.key.workload, r.key.mode): r for r in records(only_results_file(
+        tmp_path / "results"))}
+    assert "killed by SIGSEGV" in found[("trivial-call", "eager")].reason
+    assert "injected fault: crash" in found[("trivial-call", "eager")].log_tail
+    assert found[("entropy", "eager")].status == OK
+    assert found[("entropy", "eager")].process.parent_import_s is None
 
 
 def test_run_deadline_leaves_the_unfinished_case_unrecorded_and_resumable(tmp_path):
-    results = tmp_path / "results"
-    cfg = RunConfig(profile="quick", shapes="tiny", tag="main", force=False, timeout_s=300,
-                    budget_s=0.02, results_dir=results, max_minutes=0.001)
-    out = io.StringIO()
-    path = run([key("trivial-call"), key(OK_WORKLOAD)], collect("cpu", "deadline-test"), cfg,
-               out=out)
-    assert not path.exists() or records(path) == []
-    assert "stopped unfinished at --max-minutes; not recorded" in out.getvalue()
-    assert "2 case(s) left; run again to resume" in out.getvalue()
+    result = run_bench(*selection("trivial-call", "entropy"), "--max-minutes", "0.0001", "--results-dir", str(tmp_path / "results"),
+                       env=bench_env(tmp_path, "trivial-call=hang"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "stopped unfinished at --max-minutes; not recorded" in result.stdout
+    assert "4 case(s) left; run again to resume" in result.stdout
+    assert list((tmp_path / "results").glob("*.jsonl")) == []
 
 
 def test_run_does_not_start_a_case_that_the_longest_so_far_says_will_not_finish(tmp_path):
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    hang_s = 6.0
-    cfg = RunConfig(profile="quick", shapes="tiny", tag="main", force=False, timeout_s=hang_s,
-                    budget_s=0.02, results_dir=tmp_path / "results",
-                    max_minutes=1.6 * hang_s / 60)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PYTHONPATH", os.pathsep.join([str(FAULTS_DIR), str(ROOT)]))
-        patch.setenv("ATLAS_TEST_FAULTS", "launch-chain-10=hang")
-        patch.setenv("ATLAS_TEST_FAULT_DIR", str(scratch))
-        out = io.StringIO()
-        # The hang times out after hang_s, leaving about 0.6 * hang_s: less than it took.
-        path = run([key("launch-chain-10"), key(OK_WORKLOAD)], collect("cpu", "deadline-test"),
-                   cfg, out=out)
-    assert [r.status for r in records(path)] == ["timeout"]
-    assert "not starting another case" in out.getvalue()
-    assert "stopped unfinished" not in out.getvalue()
-    assert "1 case(s) left; run again to resume" in out.getvalue()
+    hang_s = 4.0
+    # The hang times out after hang_s, leaving about 0.6 * hang_s: less than it took.
+    result = run_bench(*selection("launch-chain-10", "entropy"), "--timeout", str(hang_s), "--max-minutes", str(1.6 * hang_s / 60),
+                       "--results-dir", str(tmp_path / "results"),
+                       env=bench_env(tmp_path, "launch-chain-10=hang"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert [r.status for r in records(only_results_file(tmp_path / "results"))] == ["timeout"]
+    assert "not starting another case" in result.stdout
+    assert "stopped unfinished" not in result.stdout
+    assert "3 case(s) left; run again to resume" in result.stdout
