@@ -1,0 +1,453 @@
+"""The verdict engine (report/ledger.py) and the claims page built from it.
+
+Each verdict comes from a small set of records made here with bench.records, written to
+a results folder and read back through report.analysis, so the whole path from records
+to verdict is exercised. Every test has a counterpart fixture that must not produce the
+same verdict, so each can fail."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bench.modes import MODES
+from bench.records import (
+    Activity,
+    CaseKey,
+    CompileTimes,
+    Correctness,
+    DynamoCounters,
+    Environment,
+    Memory,
+    Process,
+    Record,
+    Timing,
+    WarmupCurve,
+    WorkloadInfo,
+)
+from report import analysis, ledger
+from report.pages import ledger as page
+from report.site import Site
+
+# ---- fixtures: records made to order ----------------------------------------------------
+
+FAMILIES = {"vit16x6x384": "vit", "vit32x18x1024": "vit", "mlp": "mlp", "entropy": "entropy",
+            "launch-chain-10": "launch-overhead", "launch-chain-100": "launch-overhead",
+            "launch-chain-1000": "launch-overhead", "matmul-sweep": "matmul-sweep",
+            "warmup-vit16x6x384": "warmup", "train-mlp": "train", "dynamic-mlp": "dynamic"}
+
+
+def environment(backend: str = "cuda", machine: str = "gpu-host") -> Environment:
+    cuda = backend == "cuda"
+    return Environment(
+        machine=machine, backend=backend, os="Linux", python="3.12.3", torch="2.11.0",
+        torch_requested=None, triton="3.5.0" if cuda else None,
+        cuda_runtime="12.8" if cuda else None, cudnn=None, driver="570" if cuda else None,
+        device_name="NVIDIA H200" if cuda else "AMD EPYC", gpu_sm_count=None,
+        gpu_memory_bytes=None, cpu_model="AMD EPYC", cpu_count=2, torch_threads=2,
+        float32_matmul_precision="highest", cuda_matmul_allow_tf32=None, cudnn_allow_tf32=None,
+        git_commit=None, git_dirty=None)
+
+
+CUDA, CPU = environment("cuda"), environment("cpu", "cpu-host")
+
+
+def record(env: Environment, workload: str, mode: str, batch: int | None, median: float, *,
+           repeat: int = 0, repeats: int = 1, flops: int | None = None, busy: float | None = None,
+           kernels: float | None = None, cold: float | None = None, warmup=None,
+           passed: bool = True, recompiles: int = 0, status: str = "ok") -> Record:
+    axis = "n" if workload == "matmul-sweep" else "batch"
+    info = WorkloadInfo(family=FAMILIES[workload], description=workload, input_shapes=((1,),),
+                        dtype="float32", flops=flops, bytes_moved=None, parameters=0,
+                        training=workload.startswith("train-"), axis=axis)
+    ok = status == "ok"
+    timing = Timing(samples=(median * 0.99, median, median * 1.01), calls_per_sample=1,
+                    warmup_calls=3, median_s=median, q1_s=median * 0.99, q3_s=median * 1.01,
+                    iqr_s=median * 0.02, min_s=median * 0.99, count=3,
+                    wall_per_call_s=median, timer="perf-counter") if ok else None
+    return Record(
+        key=CaseKey(env.backend, workload, mode, batch), status=status,
+        reason=None if ok else "ran out of memory", profile="full", env=env,
+        env_id=env.env_id(), started_at=f"2026-01-01T00:00:{repeat:02d}+00:00",
+        duration_s=1.0,
+        process=Process(repeat=repeat, repeats=repeats, run_id="r", gpu=None, workers=1,
+                        parent_import_s=None, cache="cold"),
+        mode_traits=MODES[mode].traits, workload_info=info, timing=timing,
+        compile=CompileTimes(cold_first_call_s=cold, warm_first_call_s=None) if ok else None,
+        memory=Memory(None, None) if ok else None,
+        activity=Activity(profiled_calls=5, device_kernels_per_call=kernels,
+                          launches_per_call=None, graph_launches_per_call=None,
+                          cpu_ops_per_call=None, device_busy_s_per_call=None,
+                          busy_fraction=busy) if ok else None,
+        dynamo=DynamoCounters(0, recompiles, 1, 0) if ok else None,
+        correctness=Correctness("float64", 1e-7, 1e-3, passed) if ok else None,
+        warmup=WarmupCurve(tuple(warmup)) if warmup else None)
+
+
+def data_of(tmp_path: Path, records: list[Record]) -> analysis.Data:
+    path = tmp_path / "results" / "fixture.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(r.to_json() + "\n" for r in records), encoding="utf-8")
+    return analysis.Data(analysis.load(path.parent))
+
+
+def speedups(env, workload, mode, baseline, by_batch: dict, *, processes=None) -> list[Record]:
+    """A baseline at 1 ms and `mode` at 1 ms / speedup, per batch (None: unbatched). With
+    `processes`, {batch: (baseline medians, mode medians)} for several processes."""
+    out = []
+    for batch, speedup in by_batch.items():
+        sides = (processes or {}).get(batch) or ((1e-3,), (1e-3 / speedup,))
+        for side_mode, medians in zip((baseline, mode), sides, strict=True):
+            out += [record(env, workload, side_mode, batch, m, repeat=i, repeats=len(medians),
+                           flops=10**6 * (batch or 1))
+                    for i, m in enumerate(medians)]
+    return out
+
+
+def claim(test: dict, *, backend: str = "cuda", workloads=("vit16x6x384",), families=(),
+          testable: bool = True, missing: str = "", claim_id: str = "a-claim",
+          batch: dict | None = None) -> ledger.Claim:
+    conditions = {"backend": backend, "training": False}
+    if workloads:
+        conditions["workloads"] = list(workloads)
+    if families:
+        conditions["families"] = list(families)
+    if batch:
+        conditions["batch"] = batch
+    raw = {"id": claim_id, "seed": "001", "line": 1, "paraphrase": "a claim made for a test",
+           "figures": "", "metric": "speedup", "conditions": conditions, "test": test,
+           "testable": testable, "missing": missing}
+    return ledger.parse_ledger({"claims": [raw], "contradictions": []}).claims[0]
+
+
+def verdicts(data: analysis.Data, *claims: ledger.Claim) -> dict[str, list[ledger.Judgement]]:
+    book = ledger.Ledger(tuple(claims), ())
+    return {r.claim.id: r.judgements for r in ledger.judge(book, data)}
+
+
+def only(data: analysis.Data, c: ledger.Claim) -> ledger.Judgement:
+    [j] = verdicts(data, c)[c.id]
+    return j
+
+
+RO_OVER_DEFAULT = {"kind": "speedup", "mode": "reduce-overhead", "baseline": "default",
+                   "at_least": 1.5, "tolerance": 0}
+
+
+# ---- holds, fails, depends ----------------------------------------------------------------
+
+def test_a_claim_that_every_comparison_meets_holds(tmp_path):
+    data = data_of(tmp_path, speedups(CUDA, "vit16x6x384", "reduce-overhead", "default",
+                                      {1: 2.0, 8: 1.8, 32: 1.6}))
+    j = only(data, claim(RO_OVER_DEFAULT))
+    assert j.verdict == "holds"
+    assert j.figure_range == pytest.approx((1.6, 2.0))
+
+
+def test_a_claim_that_no_comparison_meets_fails(tmp_path):
+    data = data_of(tmp_path, speedups(CUDA, "vit16x6x384", "reduce-overhead", "default",
+                                      {1: 1.2, 8: 1.1}))
+    assert only(data, claim(RO_OVER_DEFAULT)).verdict == "fails"
+
+
+def test_depends_names_the_batch_where_the_answer_flips(tmp_path):
+    data = data_of(tmp_path, speedups(CUDA, "vit16x6x384", "reduce-overhead", "default",
+                                      {1: 2.0, 2: 1.8, 4: 1.6, 8: 1.1, 16: 1.0}))
+    j = only(data, claim(RO_OVER_DEFAULT))
+    assert j.verdict == "depends"
+    assert j.condition == "holds for batch ≤ 4, fails from batch 8 (vit16x6x384)"
+
+
+def test_depends_names_the_threshold_of_each_workload_and_the_constant_ones(tmp_path):
+    records = (speedups(CUDA, "vit16x6x384", "reduce-overhead", "default", {1: 2.0, 8: 1.0})
+               + speedups(CUDA, "mlp", "reduce-overhead", "default", {1: 1.6, 32: 1.7}))
+    j = only(data_of(tmp_path, records), claim(RO_OVER_DEFAULT, workloads=("vit16x6x384", "mlp")))
+    assert j.verdict == "depends"
+    assert j.condition == ("holds for batch ≤ 1, fails from batch 8 (vit16x6x384); "
+                           "holds throughout on mlp")
+
+
+def test_an_answer_that_flips_back_is_mixed_not_a_threshold(tmp_path):
+    data = data_of(tmp_path, speedups(CUDA, "vit16x6x384", "reduce-overhead", "default",
+                                      {1: 2.0, 2: 1.0, 4: 2.0}))
+    j = only(data, claim(RO_OVER_DEFAULT))
+    assert j.verdict == "depends"
+    assert j.condition.startswith("holds in 2 of 3 cases")
+    assert "≤" not in j.condition
+
+
+def test_a_within_claim_names_both_edges_of_its_band(tmp_path):
+    data = data_of(tmp_path, speedups(CUDA, "vit16x6x384", "reduce-overhead", "default",
+                                      {1: 0.8, 2: 0.9, 4: 1.0, 8: 1.2}))
+    test = {"kind": "speedup", "mode": "reduce-overhead", "baseline": "default", "within": 0.05,
+            "tolerance": 0}
+    j = only(data, claim(test))
+    assert j.verdict == "depends"
+    assert j.condition == ("below the band for batch ≤ 2, holds at batch 4, above the band "
+                           "from batch 8 (vit16x6x384)")
+
+
+# ---- unsettled: some pairing of processes gives the other answer -------------------------------
+
+def test_one_flipping_pairing_makes_a_comparison_unsettled(tmp_path):
+    # Medians: 1.0 / 0.62 = 1.61 holds; the pairing 1.0 / 0.70 = 1.43 does not.
+    records = speedups(CUDA, "vit16x6x384", "reduce-overhead", "default", {1: None},
+                       processes={1: ((1.0, 1.0, 1.0), (0.60, 0.62, 0.70))})
+    j = only(data_of(tmp_path, records), claim(RO_OVER_DEFAULT))
+    assert j.verdict == "unsettled"
+    assert j.lo == pytest.approx(1.0 / 0.70) and j.hi == pytest.approx(1.0 / 0.60)
+    assert j.n == 9
+
+
+def test_processes_that_all_agree_settle_the_comparison(tmp_path):
+    records = speedups(CUDA, "vit16x6x384", "reduce-overhead", "default", {1: None},
+                       processes={1: ((1.0, 1.0, 1.0), (0.60, 0.62, 0.64))})
+    assert only(data_of(tmp_path, records), claim(RO_OVER_DEFAULT)).verdict == "holds"
+
+
+# ---- not measured, not testable, backend scope ------------------------------------------------
+
+def test_a_claim_without_its_cases_is_not_measured_and_says_what_is_missing(tmp_path):
+    data = data_of(tmp_path, speedups(CUDA, "mlp", "reduce-overhead", "default", {1: 2.0}))
+    j = only(data, claim(RO_OVER_DEFAULT, workloads=("dynamic-mlp",)))
+    assert j.verdict == "not measured"
+    assert "dynamic-mlp" in j.reason
+
+
+def test_a_missing_side_is_not_measured(tmp_path):
+    records = [record(CUDA, "vit16x6x384", "default", 1, 1e-3),
+               record(CUDA, "vit16x6x384", "reduce-overhead", 1, 1e-3, status="oom")]
+    j = only(data_of(tmp_path, records), claim(RO_OVER_DEFAULT))
+    assert j.verdict == "not measured"
+    assert "reduce-overhead: oom" in j.reason
+
+
+def test_an_untestable_claim_says_what_is_missing(tmp_path):
+    data = data_of(tmp_path, speedups(CUDA, "vit16x6x384", "reduce-overhead", "default", {1: 2}))
+    c = claim({"kind": "none"}, testable=False, missing="a DRAM-traffic counter")
+    j = only(data, c)
+    assert (j.verdict, j.reason) == ("not testable here", "a DRAM-traffic counter")
+    assert only(data, claim(RO_OVER_DEFAULT)).verdict != "not testable here"
+
+
+def test_a_cuda_claim_is_not_judged_on_cpu(tmp_path):
+    data = data_of(tmp_path, speedups(CPU, "vit16x6x384", "reduce-overhead", "default", {1: 2}))
+    [j] = verdicts(data, claim(RO_OVER_DEFAULT, backend="cuda"))["a-claim"]
+    assert j.env_id is None and j.verdict == "not measured"
+    assert j.reason == "no cuda environment"
+    [k] = verdicts(data, claim(RO_OVER_DEFAULT, backend="any"))["a-claim"]
+    assert k.env_id == CPU.env_id() and k.verdict == "holds"
+
+
+def test_a_claim_about_any_backend_is_judged_in_every_environment(tmp_path):
+    records = (speedups(CUDA, "vit16x6x384", "reduce-overhead", "default", {1: 2.0})
+               + speedups(CPU, "vit16x6x384", "reduce-overhead", "default", {1: 1.0}))
+    found = verdicts(data_of(tmp_path, records), claim(RO_OVER_DEFAULT, backend="any"))
+    assert {j.backend: j.verdict for j in found["a-claim"]} == {"cuda": "holds", "cpu": "fails"}
+
+
+def test_the_batch_condition_keeps_only_its_batches(tmp_path):
+    data = data_of(tmp_path, speedups(CUDA, "vit16x6x384", "reduce-overhead", "default",
+                                      {1: 2.0, 4: 1.6, 32: 1.0}))
+    assert only(data, claim(RO_OVER_DEFAULT, batch={"at_most": 4})).verdict == "holds"
+    assert only(data, claim(RO_OVER_DEFAULT)).verdict == "depends"
+
+
+# ---- tolerance and direction ----------------------------------------------------------------
+
+@pytest.mark.parametrize(("test", "figure", "agrees"), [
+    ({"at_least": 1.43, "tolerance": 0.1}, 1.30, True),  # from 1.43 * 0.9 = 1.287
+    ({"at_least": 1.43, "tolerance": 0.1}, 1.28, False),
+    ({"below": 0.42, "tolerance": 0.5}, 0.62, True),  # under 0.42 * 1.5 = 0.63
+    ({"below": 0.42, "tolerance": 0.5}, 0.64, False),
+    # A stated gain needs a gain, whatever the tolerance: 1.05 * 0.9 is below 1.
+    ({"at_least": 1.05, "tolerance": 0.1}, 0.99, False),
+    ({"at_least": 1.05, "tolerance": 0.1}, 1.0, False),
+    ({"at_least": 1.05, "tolerance": 0.1}, 1.01, True),
+    # A stated loss needs a loss: 0.94 * 1.1 is above 1.
+    ({"below": 0.94, "tolerance": 0.1}, 0.99, True),
+    ({"below": 0.94, "tolerance": 0.1}, 1.01, False),
+    ({"within": 0.05, "tolerance": 0}, 0.96, True),
+    ({"within": 0.05, "tolerance": 0}, 1.06, False),
+])
+def test_a_ratio_is_judged_with_tolerance_and_direction(test, figure, agrees):
+    spec = ledger.Test(kind="speedup", mode="default", baseline="eager", **test)
+    assert ledger.rule(spec)(figure) is agrees
+
+
+def test_an_absolute_figure_has_no_implied_direction():
+    spec = ledger.Test(kind="absolute", mode="eager", field="busy_fraction", below=0.8,
+                       tolerance=0.1)
+    assert ledger.rule(spec)(0.87) is True  # under 0.8 * 1.1 = 0.88
+    assert ledger.rule(spec)(0.89) is False
+    within = ledger.Test(kind="absolute", mode="eager", field="cold_first_call_s", value=20,
+                         within=0.5)
+    assert ledger.rule(within)(29.0) and not ledger.rule(within)(31.0)
+
+
+def test_tolerance_decides_a_real_comparison(tmp_path):
+    data = data_of(tmp_path, speedups(CUDA, "vit16x6x384", "reduce-overhead", "default", {1: 1.3}))
+    loose = claim({**RO_OVER_DEFAULT, "at_least": 1.43, "tolerance": 0.1})
+    strict = claim({**RO_OVER_DEFAULT, "at_least": 1.43, "tolerance": 0.0})
+    assert only(data, loose).verdict == "holds"
+    assert only(data, strict).verdict == "fails"
+
+
+# ---- aggregate, crossover, break-even, correctness -------------------------------------------
+
+def test_up_to_x_is_judged_on_the_largest_speedup(tmp_path):
+    data = data_of(tmp_path, speedups(CUDA, "vit16x6x384", "reduce-overhead", "eager",
+                                      {1: 6.2, 8: 1.0, 32: 0.9}))
+    test = {"kind": "speedup", "mode": "reduce-overhead", "baseline": "eager", "at_least": 6.0,
+            "tolerance": 0, "aggregate": "max"}
+    j = only(data, claim(test))
+    assert j.verdict == "holds" and j.figure == pytest.approx(6.2)
+    assert only(data, claim({**test, "at_least": 7.0})).verdict == "fails"
+
+
+def _sweep(env, by_n: dict) -> list[Record]:
+    return speedups(env, "matmul-sweep", "reduce-overhead", "eager", by_n)
+
+
+CROSSOVER = {"kind": "crossover", "mode": "reduce-overhead", "baseline": "eager", "axis": "n",
+             "above": 500, "tolerance": 1.0}
+
+
+def test_a_crossover_inside_the_band_holds(tmp_path):
+    data = data_of(tmp_path, _sweep(CUDA, {64: 0.5, 128: 0.6, 256: 0.9, 512: 1.2, 1024: 1.5}))
+    j = only(data, claim(CROSSOVER, workloads=("matmul-sweep",)))
+    assert j.verdict == "holds"
+    assert j.crossing == 512
+    assert "loses at n 256" in j.condition
+
+
+def test_a_crossover_outside_the_band_fails(tmp_path):
+    data = data_of(tmp_path, _sweep(CUDA, {64: 1.5, 128: 1.6, 256: 1.7, 512: 1.8}))
+    j = only(data, claim(CROSSOVER, workloads=("matmul-sweep",)))
+    assert j.verdict == "fails" and j.crossing == 64
+
+
+def test_break_even_counts_calls_from_cold_compile_and_saving(tmp_path):
+    records = [record(CUDA, "vit16x6x384", "eager", 1, 3e-3),
+               record(CUDA, "vit16x6x384", "reduce-overhead", 1, 1e-3, cold=10.0)]
+    data = data_of(tmp_path, records)
+    test = {"kind": "break-even", "mode": "reduce-overhead", "below": 10000, "tolerance": 0}
+    j = only(data, claim(test))
+    assert j.figure == 5000 and j.verdict == "holds"
+    assert only(data, claim({**test, "below": 4000})).verdict == "fails"
+
+
+def test_correctness_fails_where_a_process_fails(tmp_path):
+    records = [record(CUDA, "vit16x6x384", "default", 1, 1e-3, repeat=i, repeats=2, passed=p)
+               for i, p in enumerate((True, False))]
+    j = only(data_of(tmp_path, records), claim({"kind": "correctness", "mode": "default"}))
+    assert j.verdict in ("fails", "unsettled")
+    good = [record(CUDA, "vit16x6x384", "default", 1, 1e-3)]
+    assert only(data_of(tmp_path / "good", good),
+                claim({"kind": "correctness", "mode": "default"})).verdict == "holds"
+
+
+# ---- derived figures ---------------------------------------------------------------------------
+
+def _chains(env, mode, per_launch: float, fixed: float = 5e-6) -> list[Record]:
+    return [record(env, f"launch-chain-{n}", mode, None, fixed + n * per_launch)
+            for n in (10, 100, 1000)]
+
+
+def test_per_launch_overhead_is_the_slope_over_the_launch_chains(tmp_path):
+    data = data_of(tmp_path, _chains(CUDA, "eager", 7e-6) + _chains(CUDA, "cuda-graph", 1.5e-6))
+    test = {"kind": "absolute", "field": "per_launch_overhead_s", "mode": "eager",
+            "value": 2.0e-5, "within": 0.5}
+    j = only(data, claim(test, families=("launch-overhead",), workloads=()))
+    assert j.figure == pytest.approx(7e-6)
+    assert j.verdict == "fails"  # 7 µs is outside 10-30 µs
+    graph = claim({"kind": "absolute", "field": "per_launch_overhead_s", "mode": "cuda-graph",
+                   "below": 2e-6, "tolerance": 0}, families=("launch-overhead",), workloads=())
+    assert only(data, graph).figure == pytest.approx(1.5e-6)
+    assert only(data, graph).verdict == "holds"
+
+
+def test_per_launch_overhead_needs_two_chain_lengths(tmp_path):
+    data = data_of(tmp_path, _chains(CUDA, "eager", 7e-6)[:1])
+    test = {"kind": "absolute", "field": "per_launch_overhead_s", "mode": "eager",
+            "value": 2.0e-5, "within": 0.5}
+    assert only(data, claim(test, families=("launch-overhead",), workloads=())).verdict == \
+        "not measured"
+
+
+def test_warmup_calls_count_the_compiling_call_and_the_slow_ones():
+    curve = [5e-3, 4e-3, 3e-3] + [1e-3] * 40 + [9e-3] + [1e-3] * 40  # one late spike
+    assert ledger.warmup_calls(curve) == 4  # the compiling call and three slow ones
+    assert ledger.warmup_calls([1e-3] * 80) == 1
+    assert ledger.warmup_calls([1e-3] * 3) is None  # too short to have a steady half
+
+
+def test_warmup_claims_read_the_curve_of_each_process(tmp_path):
+    curve = [5e-3] * 10 + [1e-3] * 90
+    records = [record(CUDA, "warmup-vit16x6x384", "reduce-overhead", 1, 1e-3, warmup=curve)]
+    test = {"kind": "absolute", "field": "warmup_calls_to_steady", "mode": "reduce-overhead",
+            "below": 3, "tolerance": 1.0}
+    j = only(data_of(tmp_path, records), claim(test, workloads=("warmup-vit16x6x384",)))
+    assert (j.figure, j.verdict) == (11, "fails")
+
+
+# ---- the ledger file ----------------------------------------------------------------------------
+
+def test_the_project_ledger_loads():
+    book = ledger.load_ledger()
+    assert len(book.claims) >= 45 and len(book.contradictions) >= 4
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"test": {"kind": "vibes"}}, "test kind 'vibes'"),
+    ({"conditions": {"backend": "rocm", "training": False}}, "backend 'rocm'"),
+    ({"test": {"kind": "speedup", "mode": "default", "baseline": "eager", "at_least": 1.1}},
+     "needs a tolerance"),
+    ({"conditions": {"backend": "cuda", "training": False, "batch": "small"}},
+     "conditions.batch"),
+])
+def test_a_malformed_claim_is_one_line_naming_its_id(tmp_path, change, words):
+    book = yaml.safe_load(ledger.LEDGER.read_text(encoding="utf-8"))
+    book["claims"][3].update(change)
+    bad_id = book["claims"][3]["id"]
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump(book), encoding="utf-8")
+    with pytest.raises(ledger.LedgerError) as caught:
+        ledger.load_ledger(path)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert f"claim {bad_id}:" in message and words in message
+
+
+def test_invalid_yaml_is_one_line_with_its_line_number(tmp_path):
+    path = tmp_path / "claims.yaml"
+    path.write_text("claims:\n  - id: [unclosed\n", encoding="utf-8")
+    with pytest.raises(ledger.LedgerError, match=r"^claims\.yaml:\d+: not valid YAML") as caught:
+        ledger.load_ledger(path)
+    assert "\n" not in str(caught.value)
+
+
+# ---- the page -----------------------------------------------------------------------------------
+
+def test_the_page_shows_verdicts_thresholds_and_evidence(tmp_path):
+    records = (speedups(CUDA, "vit16x6x384", "reduce-overhead", "default",
+                        {1: 2.0, 2: 1.8, 4: 1.6, 8: 1.1, 16: 1.0})
+               + _chains(CUDA, "eager", 7e-6))
+    site = Site(data_of(tmp_path, records), tmp_path / "docs")
+    page.render(site)
+    text = (tmp_path / "docs" / page.PAGE).read_text(encoding="utf-8")
+    assert "holds for batch ≤ 4, fails from batch 8 (vit16x6x384)" in text
+    assert "{ #vit-small-ro-36pct }" in text
+    assert "(../workloads/vit16x6x384.md#latency)" in text
+    assert "## Contradictions" in text
+    assert text.count("### ") >= 5 + 10  # five seeds and ten contradictions
+    assert "MPS hardware" in text  # untestable claims say what they need
+
+
+def test_figures_carry_their_spread_across_processes():
+    assert page.spread_text(1.38, 1.47, (3, 3), "ratio", 9) == "(1.38–1.47×, 3×3 proc.)"
+    assert page.spread_text(1.4, 1.4, (1, 1), "ratio", 1) == "(single run)"
+    assert page.figure_text(math.inf, "calls") == "never"
