@@ -1,0 +1,190 @@
+"""Releases on one machine: version order, lineages, the history table, changes between
+consecutive releases, and the two pages, built from `release_records` with known effects."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from test_report_compare import environment, release_records, write
+
+from report import analysis, history
+from report.analysis import Data
+from report.pages import changes as changes_page
+from report.pages import history as history_page
+from report.site import Site
+
+# ---- version order ------------------------------------------------------------------------
+
+def test_releases_sort_numerically_not_as_text():
+    assert history.sort_releases(["2.10.0", "2.9.1", "2.11.0", "2.9.0"]) == [
+        "2.9.0", "2.9.1", "2.10.0", "2.11.0"]
+
+
+def test_a_local_build_label_does_not_change_the_order_but_is_kept():
+    assert history.sort_releases(["2.15.0", "2.13.0+cpu", "2.14.1+cu130", "2.9.0+cu130"]) == [
+        "2.9.0+cu130", "2.13.0+cpu", "2.14.1+cu130", "2.15.0"]
+    assert history.release_key("2.13.0+cpu")[:3] == history.release_key("2.13.0")[:3]
+
+
+def test_trailing_zeros_do_not_matter_and_pre_releases_come_first():
+    assert history.release_key("2.10") == history.release_key("2.10.0")
+    assert history.sort_releases(["2.10.0", "2.10.0rc1", "2.10.0.dev20250101", "2.10.0a1",
+                                  "2.10.0.post1"]) == [
+        "2.10.0.dev20250101", "2.10.0a1", "2.10.0rc1", "2.10.0", "2.10.0.post1"]
+
+
+def test_a_string_that_is_no_version_sorts_last():
+    assert history.sort_releases(["main", "2.10.0", "2.9.0"]) == ["2.9.0", "2.10.0", "main"]
+
+
+# ---- lineages -----------------------------------------------------------------------------
+
+@pytest.fixture
+def records(tmp_path: Path):
+    folder = write(tmp_path / "results",
+                   release_records() + release_records(releases=("2.13.0",), machine="other-cpu"))
+    return analysis.load(folder)
+
+
+def test_releases_of_one_machine_form_one_lineage_in_version_order(records):
+    envs = history.releases(records)
+    fixture = envs[envs["machine"] == "fixture-cpu"].sort_values("position")
+    assert fixture["lineage"].nunique() == 1
+    assert list(fixture["release"]) == ["2.9.0+cpu", "2.10.0", "2.11.0"]
+    assert list(fixture["releases"]) == [3, 3, 3]
+
+
+def test_another_machine_is_another_lineage_even_with_the_same_hardware(records):
+    envs = history.releases(records).drop_duplicates("lineage").set_index("machine")
+    assert envs.at["other-cpu", "lineage"] != envs.at["fixture-cpu", "lineage"]
+    assert envs.at["other-cpu", "releases"] == 1
+
+
+def test_a_triton_or_cuda_runtime_change_stays_in_the_lineage_but_python_does_not(tmp_path):
+    import dataclasses
+
+    base = environment("2.10.0")
+    moved = [dataclasses.replace(base, torch="2.11.0", triton="3.6.0", cuda_runtime="13.0"),
+             dataclasses.replace(base, torch="2.12.0", python="3.12.1")]
+    recs = release_records(releases=("2.10.0",))
+    for env in moved:
+        recs += [dataclasses.replace(r, env=env, env_id=env.env_id())
+                 for r in release_records(releases=("2.10.0",))]
+    envs = history.releases(analysis.load(write(tmp_path / "r", recs))).set_index("release")
+    assert envs.at["2.11.0", "lineage"] == envs.at["2.10.0", "lineage"]
+    assert envs.at["2.12.0", "lineage"] != envs.at["2.10.0", "lineage"]
+    assert "Python" in envs.at["2.12.0", "lineage_label"]  # labels grow only where they clash
+
+
+# ---- the history table ---------------------------------------------------------------------
+
+def test_history_has_each_case_per_release_with_its_speedup_over_eager(records):
+    found = history.history(records)
+    mlp = found[(found["workload"] == "mlp") & (found["mode"] == "default")
+                & (found["machine"] == "fixture-cpu")].sort_values("position")
+    assert list(mlp["release"]) == ["2.9.0+cpu", "2.10.0", "2.11.0"]
+    assert mlp["speedup"].round(3).tolist() == [1.25, round(1 / (0.8 * 1.2), 3),
+                                                round(1 / (0.8 * 1.44), 3)]
+    assert (mlp["in_releases"] == 3).all() and (mlp["n_processes"] == 3).all()
+
+
+def test_a_profile_is_never_set_against_another(tmp_path):
+    from test_report_compare import case_records
+
+    env = environment("2.10.0")
+    recs = [*case_records(env, "mlp", "eager", 1e-3, 0.01),
+            *case_records(env, "mlp", "default", 1e-3, 0.01),
+            *case_records(env, "mlp", "eager", 4e-3, 0.01, profile="full")]
+    found = history.history(analysis.load(write(tmp_path / "r", recs)))
+    default = found[found["mode"] == "default"]
+    assert len(default) == 1 and default["speedup"].iloc[0] == pytest.approx(1.0)
+
+
+# ---- changes --------------------------------------------------------------------------------
+
+def test_changes_compare_only_consecutive_releases_of_one_machine(records):
+    found = history.changes(records)
+    assert set(zip(found["old_release"], found["new_release"], strict=True)) == {
+        ("2.9.0+cpu", "2.10.0"), ("2.10.0", "2.11.0")}
+
+
+def test_changes_flag_the_known_effects_and_nothing_else(records):
+    found = history.changes(records)
+    flagged = {(r.old_release, r.workload, r.mode): r.direction
+               for r in found[found["significant"]].itertuples()}
+    assert flagged == {("2.9.0+cpu", "mlp", "default"): "slower",
+                       ("2.9.0+cpu", "matmul-128", "eager"): "faster"}
+
+
+def test_single_runs_are_listed_apart_and_never_flagged(tmp_path):
+    effects = {("2.10.0", "mlp", "eager"): 2.0}
+    found = history.changes(analysis.load(write(
+        tmp_path / "r", release_records(releases=("2.9.0", "2.10.0"), effects=effects,
+                                        spreads={}, repeats=1))))
+    assert found["single_run"].all() and not found["significant"].any()
+
+
+# ---- the pages ------------------------------------------------------------------------------
+
+@pytest.fixture
+def site(tmp_path: Path, records) -> Site:
+    site = Site(Data(records), tmp_path / "docs")
+    history_page.render(site)
+    changes_page.render(site)
+    return site
+
+
+def page(site: Site, name: str) -> str:
+    return (site.docs / "analysis" / name).read_text(encoding="utf-8")
+
+
+def test_the_history_page_has_a_chart_per_workload_and_releases_in_order(site):
+    text = page(site, "history.md")
+    charts = re.findall(r"\]\((\.\./charts/history/[^)]+\.svg)\)", text)
+    assert len(charts) == 2  # matmul-128 and mlp on the one machine with several releases
+    for link in charts:
+        assert (site.docs / "analysis" / link).resolve().is_file()
+    header = next(line for line in text.splitlines() if line.startswith("| batch | mode |"))
+    assert header.index("2.9.0+cpu") < header.index("2.10.0") < header.index("2.11.0")
+
+
+def test_the_history_page_says_gpu_history_is_out_of_reach_and_links_the_recipe(site):
+    text = page(site, "history.md")
+    assert "GPU history is out of reach here" in text
+    assert history_page.GPU_RECIPE in text
+
+
+def test_the_history_page_lists_machines_with_one_release_apart(site):
+    text = page(site, "history.md")
+    assert "## Machines measured with one release" in text
+    assert "other-cpu" in text.split("## Machines measured with one release")[1]
+
+
+def test_the_changes_page_states_the_rule_and_cites_its_models(site):
+    text = page(site, "changes.md")
+    assert "do not overlap" in text and "5.0%" in text
+    assert "https://asv.readthedocs.io/" in text and "https://pyperf.readthedocs.io/" in text
+
+
+def test_the_changes_page_lists_the_known_changes_with_geometric_means(site):
+    text = page(site, "changes.md")
+    section = text.split("## 2.9.0+cpu → 2.10.0")[1].split("## 2.10.0 → 2.11.0")[0]
+    assert re.search(r"\*\*Slower\*\* \(1\):.*\| \[mlp\]\([^)]*\) \| — \| default \|", section,
+                     re.S)
+    assert re.search(r"\*\*Faster\*\* \(1\):.*\| \[matmul-128\]\([^)]*\) \| — \| eager \|",
+                     section, re.S)
+    assert "| eager | 2 | 0.894 |" in section  # geomean of 0.8 and 1.0
+
+
+def test_the_changes_page_shows_the_compare_commands_own_output(site, records):
+    from report import compare
+
+    text = page(site, "changes.md")
+    command = ("python -m report compare machine=fixture-cpu,torch=2.10.0 "
+               "machine=fixture-cpu,torch=2.11.0")
+    assert f"$ {command}" in text
+    old = compare.choose(records, "machine=fixture-cpu,torch=2.10.0")
+    new = compare.choose(records, "machine=fixture-cpu,torch=2.11.0")
+    assert compare.text(old, new, compare.compare_sides(old, new)) in text
