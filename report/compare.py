@@ -275,7 +275,10 @@ def table_rows(judged: pd.DataFrame) -> list[dict[str, str]]:
 
 def _aligned(header: list[str], body: list[list[str]]) -> list[str]:
     widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()  # noqa: E731
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
     return [line(header), line(["-" * w for w in widths]), *map(line, body)]
 
 

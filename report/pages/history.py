@@ -9,8 +9,8 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from report import charts, history
-from report.compare import LINEAGE_FIELDS, VERSION_FIELDS
 from report.analysis import mode_rank, ordered, rows, workload_rank
+from report.compare import LINEAGE_FIELDS, VERSION_FIELDS
 from report.site import Site
 
 PAGE = "analysis/history.md"
