@@ -201,14 +201,15 @@ def resolve(spec: str, results_dir: Path) -> Side:
         records = _read(path)
         if records.empty:
             raise SelectionError(f"{path} holds no records")
-        return choose(records, "", str(path), spec)
+        return choose(records, "", str(path), spec, hint=f" with --results {path}")
     return choose(analysis.load(results_dir), spec, f"{spec!r} in {results_dir}")
 
 
 def choose(records: pd.DataFrame, selector: str, where: str | None = None,
-           spec: str | None = None) -> Side:
+           spec: str | None = None, hint: str = "") -> Side:
     """The Side of the one environment of `records` that `selector` matches ("" matches all).
-    `where` names the set in messages; `spec` is what the user typed (default: selector)."""
+    `where` names the set in messages, `spec` is what the user typed (default: selector),
+    and `hint` ends the advice on an ambiguous set."""
     where = where or repr(selector)
     found = select(records, selector) if selector else records
     if found.empty:
@@ -218,7 +219,7 @@ def choose(records: pd.DataFrame, selector: str, where: str | None = None,
     if len(env_ids) > 1:
         raise SelectionError(f"{where} is ambiguous: {len(env_ids)} environments match: "
                              f"{'; '.join(environment_lines(found))}; narrow it, e.g. "
-                             f"env_id={env_ids[0]}")
+                             f"env_id={env_ids[0]}{hint}")
     if not found["ok"].any():
         raise SelectionError(f"{where} holds no timed case (every record failed)")
     first = found.iloc[0]

@@ -284,3 +284,8 @@ def test_the_command_is_reachable_as_python_m_report_compare(results, capsys):
         pytest.skip("the compare subcommand is registered in report/__main__.py later")
     assert cli.main(["compare", "torch=2.9.0", "torch=2.10.0", "--results", str(results)]) == 0
     assert "slower" in capsys.readouterr().out
+
+
+def test_a_folder_of_several_environments_is_ambiguous_and_says_how_to_narrow_it(results):
+    with pytest.raises(compare.SelectionError, match=f"env_id=.* with --results {results}"):
+        compare.resolve(str(results), results)
