@@ -509,6 +509,10 @@ def unit_of(test: Test) -> str:
             "peak_device_bytes": "bytes", "rel_error": "number"}.get(test.field, "count")
 
 
+KEPT = ("ok", "status", "median_s", "lo_s", "hi_s", "n_processes", "env_repeated", "flops",
+        "cold_first_call_s", *RATIO_METRICS)
+
+
 class Judge:
     """Judges claims against one analysed Data (report.analysis.Data)."""
 
@@ -516,8 +520,13 @@ class Judge:
         self.data = data
         self.cases = data.cases
         self.values = process_values(data.shown)
-        self.with_values = (self.cases.merge(self.values, on=analysis.CASE, how="left")
-                            if not self.cases.empty else self.cases)
+        self._pairs: dict[tuple[str, str, str], pd.DataFrame] = {}
+        # Only the columns judging reads: compare() merges whole rows, and narrow rows
+        # keep a full ledger to a second or so.
+        keep = [c for c in dict.fromkeys([*analysis.CASE, *KEPT]) if c in self.cases.columns]
+        narrow = self.cases[keep]
+        self.with_values = (narrow.merge(self.values, on=analysis.CASE, how="left")
+                            if not narrow.empty else narrow)
 
     # -- scope ------------------------------------------------------------------------------
     def workloads(self, claim: Claim) -> list[str]:
@@ -545,6 +554,18 @@ class Judge:
             here = here[keep]
         return here
 
+    def pairs(self, here: pd.DataFrame, mode: str, baseline: str) -> pd.DataFrame:
+        """analysis.compare of `mode` and `baseline` at the points of `here`; computed once
+        per environment and pair of modes, since many claims share them."""
+        env_id = here["env_id"].iloc[0]
+        key = (env_id, mode, baseline)
+        if key not in self._pairs:
+            env = self.with_values[self.with_values["env_id"] == env_id]
+            self._pairs[key] = analysis.compare(env, mode, baseline)
+        found = self._pairs[key]
+        wanted = here[analysis.POINT].drop_duplicates()
+        return found.merge(wanted, on=analysis.POINT, how="inner")
+
     def _comparison(self, row: pd.Series, anchor_key: str) -> Comparison:
         workload = row["workload"]
         info = self.data.workload_info(workload) or {}
@@ -560,7 +581,7 @@ class Judge:
     def _two_sided(self, here: pd.DataFrame, test: Test, column: str, agrees) -> list[Comparison]:
         """mode against baseline per point; `column` is median_s (speedup: baseline / mode)
         or a counter (ratio-metric: mode / baseline)."""
-        pairs = analysis.compare(here, test.mode, test.baseline)
+        pairs = self.pairs(here, test.mode, test.baseline)
         speedup = column == "median_s"
         out = []
         for _, row in pairs.iterrows():
@@ -612,7 +633,7 @@ class Judge:
         return out
 
     def _break_even(self, here: pd.DataFrame, test: Test, agrees) -> list[Comparison]:
-        pairs = analysis.compare(here, test.mode, analysis.BASELINE)
+        pairs = self.pairs(here, test.mode, analysis.BASELINE)
         out = []
         for _, row in pairs.iterrows():
             comparison = self._comparison(row, "break-even")

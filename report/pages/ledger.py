@@ -173,10 +173,23 @@ def contradiction_views(book: ledger.Ledger, views: list[dict[str, Any]]
     return out
 
 
+_LAST: list = []  # (data, ledger, results) of the last judging: pages share one site's data
+
+
+def results_for(data: analysis.Data, book: ledger.Ledger | None = None) -> list[ClaimResult]:
+    """The ledger judged against `data`, once per site build."""
+    book = ledger.load_ledger() if book is None else book
+    if _LAST and _LAST[0] is data and _LAST[1] == book:
+        return _LAST[2]
+    found = ledger.judge(book, data)
+    _LAST[:] = [data, book, found]
+    return found
+
+
 def verdict_table(data: analysis.Data, results: list[ClaimResult] | None = None
                   ) -> dict[str, Any]:
     """Verdicts per environment label, for summary tables elsewhere (the home page)."""
-    results = ledger.judge(ledger.load_ledger(), data) if results is None else results
+    results = results_for(data) if results is None else results
     labels = [env.label for backend in data.backends for env in data.envs(backend)]
     rows = [{"claim": {"said": r.claim.paraphrase, "slug": r.claim.id},
              "verdicts": {j.label: j.verdict for j in r.judgements if j.env_id}}
@@ -186,7 +199,7 @@ def verdict_table(data: analysis.Data, results: list[ClaimResult] | None = None
 
 def context(data: analysis.Data, book: ledger.Ledger | None = None) -> dict[str, Any]:
     book = ledger.load_ledger() if book is None else book
-    results = ledger.judge(book, data)
+    results = results_for(data, book)
     judge = ledger.Judge(data)
     views = [claim_view(r, judge.workloads(r.claim)) for r in results]
     counts = ledger.counts(results, data)
