@@ -445,6 +445,7 @@ class Comparison:
     agrees: bool | None = None  # None: not measured
     settled: bool | None = None
     side: int = 0  # 0 agrees; -1 below the rule's lower bound; 1 above its upper bound
+    field_absent: bool = False  # both cases ran, but their records lack the quantity
     note: str = ""  # why not measured, or what it rests on
     evidence: tuple[str, str] = ("", "")  # (page, anchor)
 
@@ -592,6 +593,7 @@ class Judge:
             comparison.processes = (len(mine), len(base))
             if not (row["ok"] is True and row["ok_base"] is True) or not mine or not base:
                 comparison.note = _why_missing(row, test, column)
+                comparison.field_absent = row["ok"] is True and row["ok_base"] is True
                 out.append(comparison)
                 continue
             if speedup:
@@ -620,6 +622,7 @@ class Judge:
             if not row["ok"] or not mine:
                 comparison.note = (f"{test.mode}: {row['status']}" if not row["ok"]
                                    else f"no {column} in the records")
+                comparison.field_absent = bool(row["ok"])
                 out.append(comparison)
                 continue
             if column == "passed":
@@ -740,6 +743,11 @@ class Judge:
             return out
         if not measured:
             out.reason = self._missing_reason(claim, out.comparisons)
+            if out.comparisons and all(c.field_absent for c in out.comparisons):
+                # The cases ran, but this backend's records never hold the quantity
+                # (device memory or kernel counts on a CPU).
+                out.verdict = NOT_TESTABLE
+                out.reason = f"the {env.backend} records hold no {_quantity(claim.test)}"
             return out
         if claim.test.kind == "crossover":
             _crossover(claim.test, out)
@@ -756,6 +764,11 @@ class Judge:
             return f"no records of {scope} here"
         notes = sorted({c.note for c in comparisons if c.note})
         return "; ".join(notes) or "no comparison has both sides measured"
+
+
+def _quantity(test: Test) -> str:
+    return test.metric or test.field or ("cold first call" if test.kind in (
+        "compile-ratio", "break-even") else "latency")
 
 
 def _why_missing(row: pd.Series, test: Test, column: str) -> str:

@@ -451,3 +451,16 @@ def test_figures_carry_their_spread_across_processes():
     assert page.spread_text(1.38, 1.47, (3, 3), "ratio", 9) == "(1.38–1.47×, 3×3 proc.)"
     assert page.spread_text(1.4, 1.4, (1, 1), "ratio", 1) == "(single run)"
     assert page.figure_text(math.inf, "calls") == "never"
+
+
+def test_a_quantity_the_backend_never_records_is_not_testable_there(tmp_path):
+    records = [record(CPU, "entropy", mode, None, 1e-3) for mode in ("eager", "default")]
+    test = {"kind": "ratio-metric", "metric": "device_kernels_per_call", "mode": "default",
+            "baseline": "eager", "below": 1.0, "tolerance": 0}
+    j = only(data_of(tmp_path, records), claim(test, backend="any", workloads=("entropy",)))
+    assert j.verdict == "not testable here"
+    assert j.reason == "the cpu records hold no device_kernels_per_call"
+    gpu = [record(CUDA, "entropy", "eager", None, 1e-3, kernels=3.0),
+           record(CUDA, "entropy", "default", None, 1e-3, kernels=1.0)]
+    assert only(data_of(tmp_path / "gpu", gpu),
+                claim(test, backend="any", workloads=("entropy",))).verdict == "holds"
