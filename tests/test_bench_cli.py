@@ -7,6 +7,7 @@ process would start.
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from bench_helpers import run_bench
 from bench import cli
 from bench.backends import BACKENDS, available_backends
 from bench.modes import MODES
-from bench.records import Environment
+from bench.records import Environment, RecordWriteError
 from bench.runner import jobs, plan, results_path, shard
 from bench.workloads import ORDER, WORKLOADS
 
@@ -27,7 +28,7 @@ def one_line_error(capsys, argv, code=2) -> str:
     lines = err.splitlines()
     assert len(lines) == 1, err
     assert lines[0].startswith("python -m bench: error: ")
-    assert "case process(es) to run" not in out  # nothing was measured
+    assert " ok " not in out  # nothing was measured
     return lines[0]
 
 
@@ -195,3 +196,22 @@ def test_each_shard_writes_its_own_file_named_for_the_environment():
     whole = results_path(Path("r"), env)
     assert whole.name == f"cpu-box-torch2.13.0-cpu-{env.env_id()}.jsonl"
     assert results_path(Path("r"), env, (2, 4)).name == whole.name.replace(".jsonl", "-shard2of4.jsonl")
+
+
+def test_a_record_that_cannot_be_saved_stops_the_run_in_one_line(capsys, tmp_path, monkeypatch):
+    """Disk full: RecordWriteError from the record layer ends the run, exit status 1. The
+    case is a mode CPU cannot run, which is recorded without starting any process."""
+    from bench import runner
+
+    def full_disk(path, record):
+        raise RecordWriteError(errno.ENOSPC, f"{path}: could not save the record of "
+                               f"{record.key.workload} {record.key.mode} (0 of 900 bytes "
+                               f"written): No space left on device")
+
+    monkeypatch.setattr(runner, "append_record", full_disk)
+    line = one_line_error(capsys, ["--backend", "cpu", "--workload", "matmul-128", "--workload",
+                                   "trivial-call", "--mode", "cuda-graph", "--results-dir",
+                                   str(tmp_path / "results"), "--cache-dir",
+                                   str(tmp_path / "cache")], code=1)
+    assert line.endswith("could not save the record of matmul-128 cuda-graph (0 of 900 bytes "
+                         "written): No space left on device")
