@@ -47,6 +47,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from bench.modes import MODES  # torch-free: the modes' names and traits
 from report import analysis
 
 LEDGER = Path(__file__).with_name("claims.yaml")
@@ -177,11 +178,11 @@ def test_problems(test: Any, testable: bool) -> list[str]:
     if kind == "none":
         return ["test kind none on a testable claim"] if testable else []
     problems = []
-    if not isinstance(test.get("mode"), str):
-        problems.append("test has no mode")
+    if test.get("mode") not in MODES:
+        problems.append(f"mode {test.get('mode')!r} is not one of {', '.join(MODES)}")
     if kind in ("speedup", "ratio-metric", "crossover", "compile-ratio"):
-        if not isinstance(test.get("baseline"), str):
-            problems.append(f"a {kind} test needs a baseline")
+        if test.get("baseline") not in MODES:
+            problems.append(f"baseline {test.get('baseline')!r} is not one of {', '.join(MODES)}")
         elif test.get("baseline") == test.get("mode"):
             problems.append("baseline and mode are the same")
     if kind == "ratio-metric" and test.get("metric") not in RATIO_METRICS:
@@ -259,6 +260,9 @@ def condition_problems(conditions: Any) -> list[str]:
         names = conditions.get(key, [])
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             problems.append(f"conditions.{key} is not a list of names")
+    for name in conditions.get("workloads") or []:
+        if isinstance(name, str) and name not in analysis.WORKLOAD_ORDER:
+            problems.append(f"unknown workload {name!r} (not in bench/workloads/registry.py)")
     batch = conditions.get("batch")
     if batch is not None and not (isinstance(batch, dict) and batch and
                                   set(batch) <= {"at_least", "at_most", "text"} and
