@@ -67,8 +67,9 @@ def points(cases: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def _label(workload: str, batch: Any) -> str:
-    return workload if pd.isna(batch) else f"{workload} at batch {int(batch)}"
+def _label(workload: str, batch: Any) -> tuple[str, int | None]:
+    """A point as (workload, batch or None), the way pages link to it."""
+    return workload, None if pd.isna(batch) else int(batch)
 
 
 # ---- a threshold on one proxy ------------------------------------------------------------------
@@ -89,8 +90,9 @@ class Split:
     near_n: int
     far_hits: int
     far_n: int
-    near_points: tuple[str, ...] = ()  # "workload at batch N", in proxy order
-    far_points: tuple[str, ...] = ()
+    # (workload, batch, whether the mode paid there), in proxy order
+    near_points: tuple[tuple[str, int | None, bool], ...] = ()
+    far_points: tuple[tuple[str, int | None, bool], ...] = ()
 
     @property
     def measured(self) -> bool:
@@ -118,7 +120,8 @@ def find_split(df: pd.DataFrame, proxy: str, outcome: str, pays_when: str = "bel
         [proxy, "_w", "batch_size"], ascending=pays_when == "below", kind="stable")
     values = [float(v) for v in d[proxy]]
     hit = [bool(v) for v in d[outcome]]
-    names = tuple(_label(w, b) for w, b in zip(d["workload"], d["batch_size"], strict=True))
+    names = tuple((*_label(w, b), h) for w, b, h in zip(d["workload"], d["batch_size"], hit,
+                                                          strict=True))
     yes, no = sum(hit), len(hit) - sum(hit)
     if yes == 0 or no == 0:
         return Split(proxy, pays_when, None, None, yes, len(hit), 0, 0, names, ())
@@ -156,7 +159,7 @@ class Pick:
     warm_s: float | None = None
     runner_up: str | None = None
     runner_up_speedup: float | None = None
-    points: tuple[str, ...] = ()
+    points: tuple[tuple[str, int | None], ...] = ()  # (workload, batch)
 
     @property
     def measured(self) -> bool:

@@ -69,7 +69,8 @@ def test_split_cuts_between_the_last_point_that_paid_and_the_first_that_did_not(
     split = find_split(points, "busy", "pays", "below")
     assert (split.near, split.far) == (0.7, 0.97)
     assert (split.near_hits, split.near_n, split.far_hits, split.far_n) == (3, 3, 0, 2)
-    assert split.near_points == ("w at batch 1", "w at batch 2", "w at batch 4")
+    assert split.near_points == (("w", 1, True), ("w", 2, True), ("w", 4, True))
+    assert split.far_points == (("w", 8, False), ("w", 16, False))
 
 
 def test_split_weighs_a_rare_outcome_as_much_as_a_common_one():

@@ -1,0 +1,49 @@
+"""Bring your own model: how to measure a model of one's own, the worked example, and for
+every such model in the records ("external" workloads) the guide's recommendation at
+each measured point, by the same rules as the guide (report/guide_rules.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from report import guide_rules
+from report.analysis import Environment, rows
+from report.site import Site
+
+FAMILY = "external"  # WorkloadInfo.family of a workload given as package.module:factory
+EXAMPLE_SPEC = "examples.byom.tiny_models:factory"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "byom" / "tiny_models.py"
+PAGE = "analysis/bring-your-own-model.md"
+
+
+def render(site: Site) -> None:
+    data = site.data
+    models = [w for w in data.workloads if data.family(w) == FAMILY]
+    cases = data.cases[data.cases["workload"].isin(models)]
+    # Each environment's flow from all of its cases: a model measured into the same results
+    # folder as the built-in workloads is judged against their thresholds.
+    envs = sorted(set(cases["env_id"]))
+    flows = {env_id: guide_rules.flow(data.cases[data.cases["env_id"] == env_id])
+             for env_id in envs}
+    recs = guide_rules.recommendations(cases, flows)
+
+    def model_view(workload: str) -> list[dict]:
+        def build(env: Environment):
+            here = recs[(recs["env_id"] == env.env_id) & (recs["workload"] == workload)]
+            if here.empty:
+                return None
+            of = cases[(cases["env_id"] == env.env_id) & (cases["workload"] == workload)]
+            return {"points": [{"batch_size": r["batch_size"], "rec": r["recommendation"]}
+                               for r in rows(here)],
+                    "flow": flows[env.env_id],
+                    "others": int((data.cases["env_id"] == env.env_id).sum() - len(of)),
+                    "tolerance": of["tolerance"].dropna().max() if of["tolerance"].notna().any()
+                    else None,
+                    "failed": rows(of[~of["ok"]])}
+        return site.by_backend(build)
+
+    site.page(PAGE, "byom.md.j2", spec=EXAMPLE_SPEC, family=FAMILY,
+              example=EXAMPLE.read_text(encoding="utf-8") if EXAMPLE.is_file() else None,
+              models=[{"workload": w, "info": data.workload_info(w), "backends": model_view(w)}
+                      for w in models],
+              leaves=guide_rules.LEAVES)
