@@ -895,8 +895,11 @@ def depends_condition(settled: list[Comparison]) -> tuple[str, str]:
         parts = list(flips)
         parts += [f"holds throughout on {', '.join(constant[True])}"] if constant[True] else []
         parts += [f"fails throughout on {', '.join(constant[False])}"] if constant[False] else []
-        more = f" (+{len(parts) - 1} more)" if len(parts) > 1 else ""
-        return "; ".join(parts), parts[0] + more
+        if flips:
+            more = f" (+{len(parts) - 1} more)" if len(parts) > 1 else ""
+            return "; ".join(parts), parts[0] + more
+        return "; ".join(parts), (f"by workload: holds on {len(constant[True])}, fails on "
+                                  f"{len(constant[False])}")
     if all(c.flops is not None for c in settled):
         ordered = sorted(settled, key=lambda c: c.flops)
         runs = _runs([(c.flops, c.side) for c in ordered])
