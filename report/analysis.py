@@ -288,7 +288,8 @@ def compare(cases: pd.DataFrame, mode: str, baseline: str = BASELINE, *,
     with a mode process. With a threshold (`at_least`, or `below`; neither means
     "faster": at_least=1), `holds` is the answer of the medians and `settled` whether
     every pairing gives the same answer; `pairings` is how many there were (1: a single
-    run on each side, settled by definition but resting on one draw). Columns of the
+    run on each side, settled by definition but resting on one draw; 0: the baseline
+    against itself, exactly 1). Columns of the
     mode's case keep their names; the baseline's carry a `_base` suffix.
     """
     if at_least is None and below is None:
@@ -302,6 +303,8 @@ def compare(cases: pd.DataFrame, mode: str, baseline: str = BASELINE, *,
     out["speedup_lo"] = (out["lo_s_base"] / out["hi_s"]).where(timed)
     out["speedup_hi"] = (out["hi_s_base"] / out["lo_s"]).where(timed)
     out["pairings"] = (out["n_processes"] * out["n_processes_base"]).where(timed)
+    if mode == baseline:  # the baseline against itself: exactly 1, no pairings to judge
+        out.loc[timed, ["speedup", "speedup_lo", "speedup_hi", "pairings"]] = (1.0, 1.0, 1.0, 0)
     out["holds"] = _judge(out["speedup"], at_least, below)
     lo, hi = _judge(out["speedup_lo"], at_least, below), _judge(out["speedup_hi"], at_least, below)
     out["settled"] = (lo == hi).where(timed)
@@ -311,10 +314,8 @@ def compare(cases: pd.DataFrame, mode: str, baseline: str = BASELINE, *,
 
 def speedups(cases: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
     """Every case with its speedup over `baseline` at the same point (`compare` columns)."""
-    found = [compare(cases, mode, baseline) for mode in cases["mode"].unique()]
-    if not found:
-        return cases.assign(speedup=pd.Series(dtype=float))
-    out = pd.concat(found, ignore_index=True)
+    modes = list(cases["mode"].unique()) or [baseline]
+    out = pd.concat([compare(cases, mode, baseline) for mode in modes], ignore_index=True)
     return ordered(out[out["ok"].notna()]).reset_index(drop=True)
 
 
@@ -606,8 +607,7 @@ class Data:
     def representative(self) -> pd.DataFrame:
         """Every case at its workload's representative batch, with its speedup over eager
         (`speedups` columns): the rows of each summary table."""
-        at = self.cases[[b == self.representative_batch(w) or (pd.isna(b) and
-                         self.representative_batch(w) is None)
-                         for w, b in zip(self.cases["workload"], self.cases["batch_size"],
-                                         strict=True)]]
+        wanted = self.cases["workload"].map(self.representative_batch)
+        same = (self.cases["batch_size"] == wanted).fillna(False).astype(bool)
+        at = self.cases[same | (self.cases["batch_size"].isna() & wanted.isna())]
         return speedups(at)

@@ -68,8 +68,11 @@ def speedup(row: dict | None, column: str = "speedup") -> str:
     value = None if row is None else row.get(column)
     if _missing(value):
         return NOT_MEASURED
+    pairings = row.get("pairings")
+    if pairings == 0:  # the baseline against itself
+        return times(value)
     within = f"{row[column + '_lo']:.2f}–{row[column + '_hi']:.2f}"
-    return _spread(times(value), within, row.get("pairings"), row.get("env_repeated"))
+    return _spread(times(value), within, pairings, row.get("env_repeated"))
 
 
 def times(value: float | None) -> str:
