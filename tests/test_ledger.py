@@ -464,3 +464,21 @@ def test_a_quantity_the_backend_never_records_is_not_testable_there(tmp_path):
            record(CUDA, "entropy", "default", None, 1e-3, kernels=1.0)]
     assert only(data_of(tmp_path / "gpu", gpu),
                 claim(test, backend="any", workloads=("entropy",))).verdict == "holds"
+
+
+def test_every_claim_gets_a_verdict_in_every_environment_of_the_shared_fixtures(tmp_path):
+    """The report's fixture set (v2 records with repeats, v1 lines, failures) end to end."""
+    data = analysis.Data(analysis.load(Path(__file__).parent / "fixtures" / "results"))
+    book = ledger.load_ledger()
+    results = ledger.judge(book, data)
+    assert len(results) == len(book.claims)
+    for result in results:
+        backends = {j.backend for j in result.judgements}
+        wanted = {e.backend for e in data.environments.values()
+                  if result.claim.judged_on(e.backend)} or {result.claim.backend}
+        assert backends == wanted, result.claim.id
+        assert all(j.verdict in ledger.VERDICTS for j in result.judgements)
+    site = Site(data, tmp_path / "docs")
+    page.render(site)
+    text = (tmp_path / "docs" / page.PAGE).read_text(encoding="utf-8")
+    assert all(f"{{ #{c.id} }}" in text for c in book.claims)
