@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench import pool
+from bench.environment import collect
 from bench.modes import MODES
 from bench.pool import REPO, Child, ChildSetup, Launcher, Slot
 from bench.records import (
@@ -245,12 +246,6 @@ def to_record(key: CaseKey, result: dict, env: Environment, profile: str, starte
             "started_at": started_at, "duration_s": duration_s, "process": asdict(process),
             "mode_traits": asdict(MODES[key.mode].traits)}
     data |= {name: result[name] for name in MEASURED_SECTIONS if result.get(name) is not None}
-    if "stages_s" not in data and result.get("stage_s"):  # a case.py from before schema 2
-        data["stages_s"] = result["stage_s"]
-    if isinstance(data.get("probes"), dict):
-        from bench.records import _v1_probe
-
-        data["probes"] = [_v1_probe(name, found) for name, found in data["probes"].items()]
     try:
         return record_from_dict(data)
     except ValueError as error:  # the case wrote something impossible: say so, keep the run
@@ -361,6 +356,10 @@ class _Run:
         duration_s = time.monotonic() - running.began
         self.longest_s = max(self.longest_s, duration_s)
         job = running.job
+        if result["status"] == "unsupported":  # found out by the case: no more processes
+            kept = [j for j in self.queue if j.key != job.key]
+            self.total -= len(self.queue) - len(kept)
+            self.queue = kept
         if job.repeat == 0 and result["status"] != "ok":
             # Later repeats then compile cold rather than from a half-written cache.
             shutil.rmtree(case_cache_dir(self.config.cache_dir, self.env.env_id(), job.key),
@@ -469,8 +468,6 @@ def collect_environment(backend: str, machine: str | None, launcher: Launcher,
     """The environment, as the cases on `slot` will see it. CUDA is asked in a child, since
     the runner itself must never initialise it (see bench/pool.py)."""
     if backend != "cuda":
-        from bench.environment import collect
-
         env = collect(backend, machine)
         return replace(env, torch_threads=slot.threads) if slot.threads else env
     scratch = pool.new_scratch()

@@ -15,7 +15,7 @@ OK = "ok"
 # In plan order: each fault is followed by a workload that must still be measured.
 FAULTS = {"trivial-call": "crash", "matmul-128": "raise", "launch-chain-10": "hang"}
 AFTER = {"crash": "entropy", "raise": "launch-chain-100", "hang": "elementwise-chain"}
-TIMEOUT_S = 8  # a tiny eager case takes well under a second once forked
+TIMEOUT_S = 5  # a tiny eager case takes well under a second once forked
 
 
 def selection(*workloads: str) -> list[str]:
@@ -115,7 +115,7 @@ def test_run_deadline_leaves_the_unfinished_case_unrecorded_and_resumable(tmp_pa
 
 
 def test_run_does_not_start_a_case_that_the_longest_so_far_says_will_not_finish(tmp_path):
-    hang_s = 4.0
+    hang_s = 3.0
     # The hang times out after hang_s, leaving about 0.6 * hang_s: less than it took.
     result = run_bench(*selection("launch-chain-10", "entropy"), "--timeout", str(hang_s), "--max-minutes", str(1.6 * hang_s / 60),
                        "--results-dir", str(tmp_path / "results"),
