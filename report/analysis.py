@@ -59,7 +59,6 @@ LAUNCH_BOUND, DEVICE_BOUND = 0.5, 0.8  # GPU busy-fraction bands of the overhead
 NEVER = math.inf  # break-even when the mode is not faster than eager
 
 
-
 def _registry_order() -> tuple[str, ...]:
     """The registry's order of workloads (bench/workloads/registry.py, standard library
     only), read from its file: importing `bench.workloads` would build every workload and
@@ -384,16 +383,11 @@ def graph_pairs(cases: pd.DataFrame) -> list[tuple[str, str]]:
     """What CUDA graphs add on top of the same code: the first compiled graph-replaying mode
     against the baseline, then each such mode against the mode whose traits differ from it
     only in not replaying graphs (from the records' mode traits)."""
-    traits = modes_traits(cases)
+    traits = {m: {k: t[k] for k in TRAITS} for m, t in modes_traits(cases).items()}
     graphed = [m for m, t in traits.items() if t["compiled"] and t["cuda_graphs"]]
     pairs = [(graphed[0], BASELINE)] if graphed and BASELINE in traits else []
-    for mode in graphed:
-        twin = {**traits[mode], "cuda_graphs": False}
-        partners = [m for m, t in traits.items()
-                    if {k: v for k, v in t.items() if k != "mode_description"} ==
-                    {k: v for k, v in twin.items() if k != "mode_description"}]
-        pairs += [(mode, p) for p in partners]
-    return pairs
+    return pairs + [(mode, twin) for mode in graphed for twin, t in traits.items()
+                    if t == {**traits[mode], "cuda_graphs": False}]
 
 
 TRAITS = ("compiled", "cuda_graphs", "autotune", "dynamic")
@@ -508,9 +502,6 @@ class Environment:
     fields: tuple[tuple[str, tuple[str, ...]], ...]
     record_count: int
     repeated: bool  # some case here rests on more than one process
-
-    def value(self, name: str) -> str:
-        return ", ".join(dict(self.fields)[name])
 
 
 def _text(value: Any) -> str:

@@ -18,15 +18,10 @@ PROBES = ("held-output-overwrite", "cudagraph-mark-step-begin", "recompile-on-ne
 def fusion_rows(at, compiled: str | None, graphed: str | None) -> list[dict]:
     """Per workload at its representative batch: eager against `compiled` (Inductor alone),
     with `graphed` (Inductor plus CUDA graphs) for its memory."""
-    def side(mode):
-        return at[at["mode"] == mode].set_index("workload")
-
-    eager, comp, graph = side(analysis.BASELINE), side(compiled), side(graphed)
+    by = {(r["workload"], r["mode"]): r for r in rows(at)}
     found = []
     for workload in dict.fromkeys(at["workload"]):
-        e = rows(eager.loc[[workload]].reset_index())[0] if workload in eager.index else None
-        c = rows(comp.loc[[workload]].reset_index())[0] if workload in comp.index else None
-        g = rows(graph.loc[[workload]].reset_index())[0] if workload in graph.index else None
+        e, c, g = (by.get((workload, mode)) for mode in (analysis.BASELINE, compiled, graphed))
         if not (e and e["ok"]) and not (c and c["ok"]):
             continue
 
@@ -34,11 +29,11 @@ def fusion_rows(at, compiled: str | None, graphed: str | None) -> list[dict]:
             return row[column] if row and row["ok"] else None
 
         found.append({
-            "workload": workload, "batch": (e or c)["batch_size"],
+            "workload": workload, "batch": (e or c)["batch_size"], "speedup": c,
             "eager_kernels": get(e, "device_kernels_per_call"),
             "compiled_kernels": get(c, "device_kernels_per_call"),
             "eager_ops": get(e, "cpu_ops_per_call"), "compiled_ops": get(c, "cpu_ops_per_call"),
-            "speedup": c, "eager_gbps": get(e, "gbps"), "compiled_gbps": get(c, "gbps"),
+            "eager_gbps": get(e, "gbps"), "compiled_gbps": get(c, "gbps"),
             "compiled_memory": get(c, "peak_device_bytes"),
             "graphed_memory": get(g, "peak_device_bytes")})
     return found
