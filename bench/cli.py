@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         print(f"python -m bench: error: {error}", file=sys.stderr)
         return 2
-    except (RunError, MalformedRecord) as error:
+    except (RunError, MalformedRecord, pool.ForkUnsafe) as error:
         print(f"python -m bench: error: {error}", file=sys.stderr)
         return 1
     except Terminated:

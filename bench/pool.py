@@ -41,6 +41,10 @@ PRELOAD = ("torch", "torch._dynamo", "torch._inductor", "torch._inductor.compile
 PR_SET_PDEATHSIG = 1
 
 
+class ForkUnsafe(Exception):
+    """The runner's state would break a forked case; the message says what to do instead."""
+
+
 @dataclass(frozen=True)
 class Slot:
     """Where a child runs: the GPU it is pinned to and its share of the host's CPUs."""
@@ -222,6 +226,12 @@ class Launcher:
                     cwd=REPO, env=os.environ | setup.env, stdout=log, stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL, start_new_session=True)
             return Child(popen.pid, popen)
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_initialized():
+            # Something imported here (a model of your own?) touched the GPU: a forked child
+            # could not use it.
+            raise ForkUnsafe("CUDA was initialised in the runner, so its cases cannot be "
+                               "forked; use --isolation spawn")
         for stream in (sys.stdout, sys.stderr):
             stream.flush()  # or the child would print what the parent had buffered
         pid = os.fork()

@@ -241,8 +241,8 @@ def _result(running: Running) -> dict:
 
 def to_record(key: CaseKey, result: dict, env: Environment, profile: str, started_at: str,
               duration_s: float, process: Process) -> Record:
-    data = {"schema_version": SCHEMA_VERSION, "key": asdict(key), "status": result["status"], "reason": result.get("reason"),
-            "profile": profile, "env": asdict(env), "env_id": env.env_id(),
+    data = {"schema_version": SCHEMA_VERSION, "key": asdict(key), "status": result["status"],
+            "reason": result.get("reason"), "profile": profile, "env": asdict(env), "env_id": env.env_id(),
             "started_at": started_at, "duration_s": duration_s, "process": asdict(process),
             "mode_traits": asdict(MODES[key.mode].traits)}
     data |= {name: result[name] for name in MEASURED_SECTIONS if result.get(name) is not None}
@@ -511,7 +511,7 @@ def measure(plans: dict[str, list[CaseKey]], config: RunConfig, machine: str | N
             for backend in plans}
     paths = []
     with contextlib.ExitStack() as locks:
-        for backend, env in envs.items():
+        for env in envs.values():
             locks.enter_context(exclusive(results_path(config.results_dir, env, config.shard)))
         for backend, cases in plans.items():
             paths.append(run(cases, envs[backend], config, out, slots_of[backend], launcher))

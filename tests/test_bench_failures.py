@@ -92,8 +92,8 @@ def test_run_reports_each_failure_on_its_progress_line(faulty_run):
 
 def test_spawned_cases_fail_and_recover_the_same_way(tmp_path):
     """--isolation spawn, the fallback where forking is not possible or not wanted."""
-    result = run_bench(*selection("trivial-call", "entropy"), "--isolation", "spawn", "--results-dir", str(tmp_path / "results"),
-                       "--cache-dir", str(tmp_path / "cache"),
+    result = run_bench(*selection("trivial-call", "entropy"), "--isolation", "spawn",
+                       "--results-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache"),
                        env=bench_env(tmp_path, "trivial-call=crash"))
     assert result.returncode == 0, result.stderr[-3000:]
     assert "imported torch" not in result.stdout  # nothing is imported for the cases
@@ -106,7 +106,8 @@ def test_spawned_cases_fail_and_recover_the_same_way(tmp_path):
 
 
 def test_run_deadline_leaves_the_unfinished_case_unrecorded_and_resumable(tmp_path):
-    result = run_bench(*selection("trivial-call", "entropy"), "--max-minutes", "0.0001", "--results-dir", str(tmp_path / "results"),
+    result = run_bench(*selection("trivial-call", "entropy"), "--max-minutes", "0.0001",
+                       "--results-dir", str(tmp_path / "results"),
                        env=bench_env(tmp_path, "trivial-call=hang"))
     assert result.returncode == 0, result.stderr[-3000:]
     assert "stopped unfinished at --max-minutes; not recorded" in result.stdout
@@ -117,7 +118,8 @@ def test_run_deadline_leaves_the_unfinished_case_unrecorded_and_resumable(tmp_pa
 def test_run_does_not_start_a_case_that_the_longest_so_far_says_will_not_finish(tmp_path):
     hang_s = 3.0
     # The hang times out after hang_s, leaving about 0.6 * hang_s: less than it took.
-    result = run_bench(*selection("launch-chain-10", "entropy"), "--timeout", str(hang_s), "--max-minutes", str(1.6 * hang_s / 60),
+    result = run_bench(*selection("launch-chain-10", "entropy"), "--timeout", str(hang_s),
+                       "--max-minutes", str(1.6 * hang_s / 60),
                        "--results-dir", str(tmp_path / "results"),
                        env=bench_env(tmp_path, "launch-chain-10=hang"))
     assert result.returncode == 0, result.stderr[-3000:]
