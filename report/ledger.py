@@ -938,13 +938,15 @@ def _crossover(test: Test, out: Judgement) -> None:
             if not all(wins[i:]):
                 return False, f"{test.mode} beats {test.baseline} at some {axis} but not from one on", None
             lost = f", loses at {axis} {xs[i - 1]}" if i else f" (the smallest {axis} measured)"
-            return band[0] <= xs[i] <= band[1], f"{test.mode} beats {test.baseline} from {axis} {xs[i]}{lost}", xs[i]
+            text = f"{test.mode} beats {test.baseline} from {axis} {xs[i]}{lost}"
+            return band[0] <= xs[i] <= band[1], text, xs[i]
         i = won[-1]
         if not all(wins[:i + 1]):
             return False, f"{test.mode} beats {test.baseline} at some {axis} but not up to one", None
         lost = (f", loses from {axis} {xs[i + 1]}" if i + 1 < len(xs)
                 else f" (the largest {axis} measured)")
-        return band[0] <= xs[i] <= band[1], f"{test.mode} beats {test.baseline} up to {axis} {xs[i]}{lost}", xs[i]
+        text = f"{test.mode} beats {test.baseline} up to {axis} {xs[i]}{lost}"
+        return band[0] <= xs[i] <= band[1], text, xs[i]
 
     answers = [bool(c.agrees) for c in points]
     verdict, text, crossing = judge(answers)
