@@ -346,7 +346,7 @@ class Rule:
     comparator: str = ""  # at_least, below or within
     direction: str = ""  # "faster" / "slower": the direction a ratio implies, if any
 
-    def __call__(self, x: float) -> bool:
+    def __call__(self, x: float | None) -> bool | None:
         if x is None or (isinstance(x, float) and math.isnan(x)):
             return None
         if self.lo is not None and not (x > self.lo if self.lo_strict else x >= self.lo):
