@@ -37,7 +37,7 @@ def output_error(out: object, ref: object) -> float:
     shapes, ref_shapes = [tuple(t.shape) for t in outs], [tuple(t.shape) for t in refs]
     if shapes != ref_shapes:  # broadcasting would hide a wrong shape
         raise ValueError(f"output shapes {shapes} differ from the reference's {ref_shapes}")
-    diff = sum((o.double() - r.double()).norm().item() ** 2 for o, r in zip(outs, refs))
+    diff = sum((o.double() - r.double()).norm().item() ** 2 for o, r in zip(outs, refs, strict=True))
     norm = sum(r.double().norm().item() ** 2 for r in refs)
     return relative_error(diff**0.5, norm**0.5)
 

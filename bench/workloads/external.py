@@ -121,7 +121,7 @@ def _dtype_of(model, inputs: tuple[torch.Tensor, ...]) -> torch.dtype:
     return next((t.dtype for t in tensors if t.is_floating_point()), torch.float32)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def resolve(spec: str) -> Workload:
     """The Workload a spec names, checked by calling its factory once on the CPU.
 
