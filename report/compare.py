@@ -258,10 +258,19 @@ def _cell(row: pd.Series, side: str) -> str:
 def verdict(row: pd.Series) -> str:
     """What the table's last column says: the direction, or why a case was not judged."""
     if not row["timed"]:
-        return "not compared"
+        if pd.isna(row["old_ok"]) or pd.isna(row["new_ok"]):
+            return "new only" if pd.isna(row["old_ok"]) else "old only"
+        return f"{row['old_status']} -> {row['new_status']}"
     if row["single_run"]:
         return "single run"
     return row["direction"]
+
+
+def status_changed(judged: pd.DataFrame) -> pd.DataFrame:
+    """Cases measured on both sides that ran on one and failed on the other (or failed
+    differently): not timed on both, so `judge` says nothing of them."""
+    both = judged["old_ok"].notna() & judged["new_ok"].notna()
+    return judged[both & ~judged["timed"] & (judged["old_status"] != judged["new_status"])]
 
 
 def table_rows(judged: pd.DataFrame) -> list[dict[str, str]]:

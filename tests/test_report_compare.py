@@ -71,6 +71,17 @@ def record(env: Environment, workload: str, mode: str, median: float, repeat: in
                       wall_per_call_s=median, timer="perf-counter", **summarize(samples)))
 
 
+def failed_record(env: Environment, workload: str, mode: str, status: str = "error",
+                  repeat: int = 0, repeats: int = 3) -> Record:
+    return Record(
+        key=CaseKey("cpu", workload, mode, None), status=status, reason="it broke",
+        profile="quick", env=env, env_id=env.env_id(),
+        started_at=f"2026-12-01T10:00:0{repeat}+00:00", duration_s=1.0,
+        process=Process(repeat=repeat, repeats=repeats, run_id="r", gpu=None, workers=1,
+                        parent_import_s=None, cache="cold"),
+        mode_traits=MODES[mode].traits)
+
+
 def case_records(env: Environment, workload: str, mode: str, median: float, spread: float,
                  repeats: int = 3, **kwargs) -> list[Record]:
     """One record per process; their medians are median * (1 - spread, 1, 1 + spread)."""
@@ -289,3 +300,17 @@ def test_the_command_is_reachable_as_python_m_report_compare(results, capsys):
 def test_a_folder_of_several_environments_is_ambiguous_and_says_how_to_narrow_it(results):
     with pytest.raises(compare.SelectionError, match=f"env_id=.* with --results {results}"):
         compare.resolve(str(results), results)
+
+
+def test_a_case_that_fails_in_the_new_release_is_a_status_change_not_a_ratio(tmp_path, capsys):
+    old, new = environment("2.9.0"), environment("2.10.0")
+    folder = write(tmp_path / "r", [
+        *case_records(old, "mlp", "eager", 1e-3, 0.01), *case_records(new, "mlp", "eager", 1e-3, 0.01),
+        *case_records(old, "mlp", "default", 1e-3, 0.01),
+        *(failed_record(new, "mlp", "default", repeat=i) for i in range(3))])
+    judged = compare.compare_sides(compare.resolve("torch=2.9.0", folder),
+                                   compare.resolve("torch=2.10.0", folder))
+    changed = compare.status_changed(judged)
+    assert list(changed["mode"]) == ["default"] and not changed["significant"].any()
+    assert compare.table_rows(changed)[0]["change"] == "ok -> error"
+    assert run(folder, "torch=2.9.0", "torch=2.10.0", "--fail-above", "1%") == 0

@@ -27,6 +27,7 @@ def render(site: Site) -> None:
             "slower": compare.table_rows(changed[changed["direction"] == "slower"]),
             "faster": compare.table_rows(changed[changed["direction"] == "faster"].iloc[::-1]),
             "single": compare.table_rows(of[of["single_run"]]),
+            "status": compare.table_rows(compare.status_changed(of)),
             "compared": int((of["timed"] & ~of["single_run"]).sum()),
             "same": int((of["timed"] & ~of["single_run"] & ~of["significant"]).sum()),
             "untimed": int((~of["timed"]).sum()),
