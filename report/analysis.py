@@ -182,15 +182,16 @@ def ordered(df: pd.DataFrame, *after: str, batch_first: bool = False) -> pd.Data
     return out.drop(columns=["_w", "_m", "_b"])
 
 
+def _plain(value: Any) -> Any:
+    if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float)
+                                                              and math.isnan(value)):
+        return None
+    return value.item() if hasattr(value, "item") and not isinstance(value, tuple | str) else value
+
+
 def rows(df: pd.DataFrame) -> list[dict[str, Any]]:
     """Rows as plain dicts for templates: missing values are None, numbers are Python's."""
-    def plain(value):
-        if value is None or value is pd.NA or value is pd.NaT:
-            return None
-        if isinstance(value, float) and math.isnan(value):
-            return None
-        return value.item() if hasattr(value, "item") and not isinstance(value, tuple) else value
-    return [{k: plain(v) for k, v in row.items()} for row in df.to_dict("records")]
+    return [{k: _plain(v) for k, v in row.items()} for row in df.to_dict("records")]
 
 
 # ---- what the site shows -----------------------------------------------------------------
@@ -410,13 +411,12 @@ def mode_with(df: pd.DataFrame, **traits: bool) -> str | None:
                  if {k: t[k] for k in TRAITS} == want), None)
 
 
-def crossovers(cases: pd.DataFrame, workload: str,
-               pairs: list[tuple[str, str]]) -> pd.DataFrame:
-    """Per batch of `workload` (rows) and pair (mode, base) (columns "mode vs base"):
-    the speedup, its range and its settledness, one row per (env, batch, pair)."""
-    of = cases[(cases["workload"] == workload) & cases["batch_size"].notna()]
-    found = [compare(of, mode, base).assign(pair=f"{mode} vs {base}") for mode, base in pairs]
-    return pd.concat(found, ignore_index=True) if found else of
+def crossovers(cases: pd.DataFrame, pairs: list[tuple[str, str]]) -> pd.DataFrame:
+    """For every batched case, each pair (mode, base) of `pairs` compared at its batch
+    (`compare` rows), named in the column `pair` as "mode vs base"."""
+    batched = cases[cases["batch_size"].notna()]
+    found = [compare(batched, mode, base).assign(pair=f"{mode} vs {base}") for mode, base in pairs]
+    return pd.concat(found, ignore_index=True) if found else compare(batched, BASELINE)
 
 
 # The launch-overhead microbenchmarks are found by name: launch-chain-N runs N tiny
@@ -544,7 +544,8 @@ def _unique_labels(fields_by_id: dict[str, dict[str, tuple[str, ...]]]) -> dict[
 
 class Data:
     """The records a site is rendered from, analysed once: `records` (every row), `shown`
-    (`latest`), `cases`, `environments`, and the vocabularies pages iterate over."""
+    (`latest`), `cases`, `speedups` (every case against eager), `environments`, and the
+    vocabularies pages iterate over."""
 
     def __init__(self, records: pd.DataFrame):
         self.records = records
@@ -562,15 +563,17 @@ class Data:
                                key=lambda b: (BACKENDS.index(b) if b in BACKENDS else len(BACKENDS), b))
         with_info = self.shown[self.shown["family"].notna()].sort_values("started_at", kind="stable")
         self._info = {w: row for w, row in zip(with_info["workload"], rows(with_info), strict=True)}
+        self._batches = {w: sorted({None if pd.isna(b) else int(b) for b in group},
+                                   key=lambda b: (0, 0) if b is None else (1, b))
+                         for w, group in self.shown.groupby("workload")["batch_size"]}
+        self.speedups = speedups(self.cases)
 
     def envs(self, backend: str) -> list[Environment]:
         return sorted((e for e in self.environments.values() if e.backend == backend),
                       key=lambda e: e.label)
 
     def batches(self, workload: str) -> list[int | None]:
-        found = self.shown.loc[self.shown["workload"] == workload, "batch_size"]
-        return sorted({None if pd.isna(b) else int(b) for b in found},
-                      key=lambda b: (0, 0) if b is None else (1, b))
+        return self._batches.get(workload, [])
 
     def batched(self, workload: str) -> bool:
         return self.batches(workload) != [None]
@@ -598,7 +601,7 @@ class Data:
     def representative(self) -> pd.DataFrame:
         """Every case at its workload's representative batch, with its speedup over eager
         (`speedups` columns): the rows of each summary table."""
-        wanted = self.cases["workload"].map(self.representative_batch)
-        same = (self.cases["batch_size"] == wanted).fillna(False).astype(bool)
-        at = self.cases[same | (self.cases["batch_size"].isna() & wanted.isna())]
-        return speedups(at)
+        table = self.speedups
+        wanted = table["workload"].map(self.representative_batch)
+        same = (table["batch_size"] == wanted).fillna(False).astype(bool)
+        return table[same | (table["batch_size"].isna() & wanted.isna())]

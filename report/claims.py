@@ -84,18 +84,17 @@ def claim_workloads(claim: Claim, data: Data) -> list[str]:
     return names
 
 
-def compare(claim: Claim, data: Data, env: Environment) -> list[dict]:
-    """Every comparison the claim implies in `env` (`analysis.compare` rows): `holds` is
-    whether it agrees with the claim, `settled` whether every pairing of processes does."""
-    cases = data.cases[(data.cases["env_id"] == env.env_id)
-                       & data.cases["workload"].isin(claim_workloads(claim, data))]
+def compare(claim: Claim, data: Data) -> list[dict]:
+    """Every comparison the claim implies, in every environment (`analysis.compare` rows):
+    `holds` is whether it agrees with the claim, `settled` whether every pairing of
+    processes does."""
+    cases = data.cases[data.cases["workload"].isin(claim_workloads(claim, data))]
     found = [analysis.compare(cases, mode, claim.baseline, at_least=claim.at_least,
                               below=claim.below) for mode in claim_modes(claim, data)]
     found = [f for f in found if not f.empty]
     if not found:
         return []
-    table = analysis.ordered(pd.concat(found, ignore_index=True), batch_first=True)
-    return rows(table)
+    return rows(analysis.ordered(pd.concat(found, ignore_index=True), batch_first=True))
 
 
 def verdict(comparisons: list[dict]) -> str:
@@ -113,8 +112,10 @@ def sections(data: Data, by_backend) -> list[dict]:
     """One section per claim: the workloads it covers and its verdict per environment."""
     found = []
     for claim in CLAIMS:
-        def build(env: Environment, claim=claim):
-            comparisons = compare(claim, data, env)
+        every = compare(claim, data)
+
+        def build(env: Environment, every=every):
+            comparisons = [row for row in every if row["env_id"] == env.env_id]
             if not comparisons:
                 return None
             judged = [row for row in comparisons if row["holds"] is not None]

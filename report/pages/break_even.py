@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from report.analysis import BASELINE, Environment, break_even, ordered, rows, speedups
+from report.analysis import BASELINE, Environment, break_even, ordered, rows
 from report.site import Site
 
 
 def render(site: Site) -> None:
-    table = speedups(site.data.cases)
+    table = site.data.speedups
     table = ordered(table[table["mode"] != BASELINE], batch_first=True)
     saving = table["median_s_base"] - table["median_s"]
     table = table.assign(saving=saving,

@@ -3,6 +3,8 @@ which mode won most often for launch-bound, mixed and device-bound eager runs.""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from report import analysis
 from report.analysis import BASELINE, Environment, rows
 from report.site import Site
@@ -13,7 +15,7 @@ CLASSES = ("launch-bound", "mixed", "device-bound", UNPROFILED)
 
 def render(site: Site) -> None:
     data = site.data
-    table = analysis.speedups(data.cases)
+    table = data.speedups
     eager = table[table["mode"] == BASELINE][[*analysis.POINT, "busy_fraction", "median_s"]]
     best = analysis.fastest(data.cases)
     best = best[best["mode_runner_up"].notna()].merge(
@@ -21,12 +23,12 @@ def render(site: Site) -> None:
     best = best.assign(**{"class": analysis.boundedness(best["busy_fraction_eager"])
                           .fillna(UNPROFILED)})
     # The fastest and the runner-up against eager, and the fastest mode's break-even.
-    sp = table.set_index([*analysis.POINT, "mode"])
+    speedup = {tuple(r[c] for c in (*analysis.POINT, "mode")): r for r in rows(table)}
     for side, suffix in (("speedup", ""), ("runner_up_speedup", "_runner_up")):
-        keys = list(zip(*(best[c] for c in analysis.POINT), best["mode" + suffix], strict=True))
-        best[side] = [sp["speedup"].get(k) for k in keys]
-        best[side + "_row"] = [rows(sp.loc[[k]].reset_index())[0] if k in sp.index else None
+        keys = zip(*(best[c] for c in analysis.POINT), best["mode" + suffix], strict=True)
+        best[side + "_row"] = [speedup.get(tuple(None if pd.isna(v) else v for v in k))
                                for k in keys]
+        best[side] = [r["speedup"] if r else None for r in best[side + "_row"]]
     best["break_even"] = analysis.break_even(best["cold_first_call_s"],
                                              best["median_s_eager"] - best["median_s"])
     spread = analysis.spreads(data.cases)

@@ -83,18 +83,16 @@ def anatomy_view(site: Site, env: Environment) -> dict | None:
                       f"band marks launch-bound cases, the high band device-bound ones."}}
 
 
-def crossover_view(site: Site, env: Environment, workload: str,
-                   pairs: list[tuple[str, str]]) -> dict | None:
+def crossover_view(site: Site, env: Environment, workload: str, pairs: list[tuple[str, str]],
+                   table: list[dict], cases: list[dict]) -> dict | None:
     data = site.data
-    table = analysis.crossovers(data.cases[data.cases["env_id"] == env.env_id], workload, pairs)
-    if table.empty or table["speedup"].notna().sum() == 0:
+    found = [r for r in table if r["env_id"] == env.env_id and r["workload"] == workload]
+    if not any(r["speedup"] is not None for r in found):
         return None
     batches = [b for b in data.batches(workload) if b is not None]
     names = [f"{mode} vs {base}" for mode, base in pairs]
-    found = rows(table)
     ratio = {(r["pair"], r["batch_size"]): r for r in found}
-    cases = data.cases
-    here = rows(cases[(cases["env_id"] == env.env_id) & (cases["workload"] == workload)])
+    here = [r for r in cases if r["env_id"] == env.env_id and r["workload"] == workload]
     table_rows = [{"batch": b, "ratios": [ratio.get((name, b)) for name in names],
                    "results": {r["mode"]: r for r in here if r["batch_size"] == b}}
                   for b in batches]
@@ -127,9 +125,11 @@ def render(site: Site) -> None:
     data = site.data
     batched = [w for w in data.workloads if len([b for b in data.batches(w) if b]) > 1]
     pairs = analysis.graph_pairs(data.cases)
+    of = data.cases[data.cases["workload"].isin(batched)]
+    table, cases = rows(analysis.crossovers(of, pairs)), rows(of)
 
     def crossovers(env: Environment):
-        views = [v for w in batched if (v := crossover_view(site, env, w, pairs))]
+        views = [v for w in batched if (v := crossover_view(site, env, w, pairs, table, cases))]
         return {"workloads": views} if views else None
 
     site.page(

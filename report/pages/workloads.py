@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from report import charts, formatting
-from report.analysis import Environment, ordered, rows, speedups
+from report.analysis import Environment, ordered, rows
 from report.site import Site
 
 SPREAD_NOTE = "error bars span the medians of the case's processes (none for a single run)"
@@ -37,19 +37,16 @@ def latency_chart(site: Site, page: str, env: Environment, workload: str, batche
     return {"link": link, "alt": alt}
 
 
-def render_workload(site: Site, workload: str, table) -> None:
+def render_workload(site: Site, workload: str, table: list[dict], failures: list[dict]) -> None:
     data = site.data
     page = f"workloads/{workload}.md"
 
     def build(env: Environment):
-        here = rows(table[table["env_id"] == env.env_id])
+        here = [r for r in table if r["env_id"] == env.env_id]
         if not here:
             return None
         by_case = {(r["mode"], r["batch_size"]): r for r in here}
         ok = [r for r in here if r["ok"]]
-        shown = data.shown
-        failed = ordered(shown[(shown["env_id"] == env.env_id) & (shown["workload"] == workload)
-                               & ~shown["ok"]], "tag", "repeat")
         return {
             # Every mode x batch, measured or not, so gaps read "not measured".
             "latency": [{"mode": mode, "batch": batch, "result": by_case.get((mode, batch))}
@@ -60,7 +57,7 @@ def render_workload(site: Site, workload: str, table) -> None:
                          or r["warm_first_call_s"] is not None],
             "dynamo": [r for r in ok if r["unique_graphs"] is not None],
             "checked": [r for r in ok if r["reference"] is not None],
-            "failed": rows(failed),
+            "failed": [r for r in failures if r["env_id"] == env.env_id],
         }
 
     site.page(page, "workload.md.j2", workload=workload, info=data.workload_info(workload),
@@ -70,12 +67,13 @@ def render_workload(site: Site, workload: str, table) -> None:
 
 def render(site: Site) -> None:
     data = site.data
-    table = speedups(data.cases)
-    table = table.assign(
-        gflops=table["flops"] / table["median_s"] / 1e9,
-        gbps=table["bytes_moved"] / table["median_s"] / 1e9)
+    table = data.speedups
+    table = rows(table.assign(gflops=table["flops"] / table["median_s"] / 1e9,
+                              gbps=table["bytes_moved"] / table["median_s"] / 1e9))
+    failures = rows(ordered(data.shown[~data.shown["ok"]], "tag", "repeat"))
     for workload in data.workloads:
-        render_workload(site, workload, table[table["workload"] == workload])
+        render_workload(site, workload, [r for r in table if r["workload"] == workload],
+                        [r for r in failures if r["workload"] == workload])
     groups = [{"family": family, "workloads": names} for family, names in data.families()]
     measured_in = {w: data.shown.loc[data.shown["workload"] == w, "env_id"].nunique()
                    for w in data.workloads}
