@@ -147,3 +147,11 @@ def test_manual_cuda_graphs_refuse_varying_shapes(tmp_path):
     result = run_case(tmp_path, "dynamic-mlp", "cuda-graph")
     assert result["status"] == "unsupported"
     assert "changes its batch" in result["reason"]
+
+
+def test_importing_the_case_starts_no_cuda_and_compiles_nothing():
+    """The runner's parent imports bench.case before it forks each case."""
+    code = ("import torch, bench.case; from torch._dynamo.utils import counters; "
+            "assert not torch.cuda.is_initialized(); assert not counters['stats']['unique_graphs']")
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True,
+                   env=os.environ | {"PYTHONPATH": str(ROOT)})
