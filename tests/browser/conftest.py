@@ -27,7 +27,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.fixtures import ROOT
+
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -73,7 +74,7 @@ def _unavailable(reason: str) -> None:
 
 def _run(command: list[str]) -> None:
     done = subprocess.run(
-        command, cwd=REPO, capture_output=True, text=True, timeout=900, check=False
+        command, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False
     )
     if done.returncode != 0:
         output = (done.stdout + done.stderr)[-4000:]
