@@ -416,7 +416,8 @@ def crossovers(cases: pd.DataFrame, pairs: list[tuple[str, str]]) -> pd.DataFram
     (`compare` rows), named in the column `pair` as "mode vs base"."""
     batched = cases[cases["batch_size"].notna()]
     found = [compare(batched, mode, base).assign(pair=f"{mode} vs {base}") for mode, base in pairs]
-    return pd.concat(found, ignore_index=True) if found else compare(batched, BASELINE)
+    return pd.concat(found or [compare(batched[:0], BASELINE).assign(pair=None)],
+                     ignore_index=True)
 
 
 # The launch-overhead microbenchmarks are found by name: launch-chain-N runs N tiny

@@ -245,3 +245,30 @@ def test_crossover_that_never_stopped_names_the_only_batches_measured(tmp_path):
             "(measured at 1 only)") in page
     # The pairs come from the modes' traits in the records: default was never measured.
     assert "`reduce-overhead` over `default`" not in page
+
+
+def test_a_sweep_over_n_an_external_model_and_a_new_mode_render(tmp_path):
+    """New families need no change to the report: the axis comes from the record, an
+    external model sorts after the registry, and a mode without graphs has no crossover."""
+    import dataclasses
+
+    from bench.records import CaseKey
+    records = []
+    for mode in ("eager", "default-dynamic"):
+        for n in (64, 128):
+            r = fx.ok_record(fx.ENV_A, "matmul-128", "eager", None)
+            records.append(dataclasses.replace(
+                r, key=CaseKey("cuda", "matmul-sweep", mode, n), mode_traits=fx.traits(mode),
+                workload_info=dataclasses.replace(r.workload_info, axis="n",
+                                                  family="matmul-sweep")))
+    external = fx.ok_record(fx.ENV_A, "matmul-128", "eager", None)
+    records.append(dataclasses.replace(
+        external, key=CaseKey("cuda", "my-model", "eager", 1),
+        workload_info=dataclasses.replace(external.workload_info, family="external")))
+    fx.write(tmp_path / "results" / "r.jsonl", records)
+    build(tmp_path / "results", tmp_path / "docs")
+    page = read(tmp_path / "docs", "workloads/matmul-sweep.md")
+    assert "Matrix sizes n measured: 64, 128." in page
+    assert "| default-dynamic | 64 | ok |" in page
+    nav = json.loads(read(tmp_path / "docs", "workloads/.nav.json"))
+    assert [group["family"] for group in nav] == ["matmul-sweep", "external"]

@@ -9,7 +9,7 @@ from report.site import Site
 SPREAD_NOTE = "error bars span the medians of the case's processes (none for a single run)"
 
 
-def latency_chart(site: Site, page: str, env: Environment, workload: str, batched: bool,
+def latency_chart(site: Site, page: str, env: Environment, workload: str, axis: str | None,
                   timed: list[dict]) -> dict | None:
     if not timed:
         return None
@@ -18,7 +18,7 @@ def latency_chart(site: Site, page: str, env: Environment, workload: str, batche
     title = f"{workload}: median latency\n{env.label}"
     colors = {r["mode"]: charts.mode_color(r["mode"]) for r in timed}
     fastest = min(timed, key=lambda r: (r["median_s"], r["mode"]))
-    if not batched:
+    if axis is None:
         charts.bar_chart(target, title=title, xlabel=f"median latency per call ({unit})",
                          bars=[(r["mode"], charts.case_point(0, r, scale)) for r in timed],
                          colors=colors)
@@ -27,10 +27,10 @@ def latency_chart(site: Site, page: str, env: Environment, workload: str, batche
         series: dict[str, list[charts.Point]] = {}
         for r in timed:
             series.setdefault(r["mode"], []).append(charts.case_point(r["batch_size"], r, scale))
-        charts.line_chart(target, title=title, xlabel="batch size",
+        charts.line_chart(target, title=title, xlabel=axis,
                           ylabel=f"median latency per call ({unit}, log scale)",
                           series=series, colors=colors)
-        kind = "Line chart of median latency per call against batch size, one line per mode,"
+        kind = f"Line chart of median latency per call against {axis}, one line per mode,"
     where = f" at batch {fastest['batch_size']}" if fastest["batch_size"] is not None else ""
     alt = (f"{kind} for {workload} on {env.label}; {SPREAD_NOTE}. "
            f"Fastest: {fastest['mode']}{where}, {formatting.seconds(fastest['median_s'])}.")
@@ -40,6 +40,10 @@ def latency_chart(site: Site, page: str, env: Environment, workload: str, batche
 def render_workload(site: Site, workload: str, table: list[dict], failures: list[dict]) -> None:
     data = site.data
     page = f"workloads/{workload}.md"
+    info = data.workload_info(workload)
+    # What CaseKey.batch_size means here: a batch, or a matrix size for sweeps over n.
+    axis = (("matrix size n" if info and info["axis"] == "n" else "batch size")
+            if data.batched(workload) else None)
 
     def build(env: Environment):
         here = [r for r in table if r["env_id"] == env.env_id]
@@ -51,7 +55,7 @@ def render_workload(site: Site, workload: str, table: list[dict], failures: list
             # Every mode x batch, measured or not, so gaps read "not measured".
             "latency": [{"mode": mode, "batch": batch, "result": by_case.get((mode, batch))}
                         for mode in data.modes for batch in data.batches(workload)],
-            "chart": latency_chart(site, page, env, workload, data.batched(workload), ok),
+            "chart": latency_chart(site, page, env, workload, axis, ok),
             "ok": ok,
             "compiled": [r for r in ok if r["cold_first_call_s"] is not None
                          or r["warm_first_call_s"] is not None],
@@ -60,7 +64,7 @@ def render_workload(site: Site, workload: str, table: list[dict], failures: list
             "failed": [r for r in failures if r["env_id"] == env.env_id],
         }
 
-    site.page(page, "workload.md.j2", workload=workload, info=data.workload_info(workload),
+    site.page(page, "workload.md.j2", workload=workload, info=info, axis=axis,
               family=data.family(workload), batches=data.batches(workload),
               backends=site.by_backend(build))
 
