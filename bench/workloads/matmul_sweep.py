@@ -26,5 +26,5 @@ MATMUL_SWEEP = Workload(
     "matmul-sweep", "matmul-sweep",
     "a @ b with two n x n float32 matrices; the size axis is the matrix size n, "
     f"from {SIZES[0]} to {SIZES[-1]}",
-    build, batch_sizes=SIZES, quick_batch_sizes=(128, 1024), batch_sizes_on={"cpu": CPU_SIZES},
+    build, batch_sizes=SIZES, quick_batch_sizes=(1024,), batch_sizes_on={"cpu": CPU_SIZES},
     axis="n")

@@ -114,6 +114,6 @@ TRAIN_VIT_SMALL = Workload(
     f"training step of vit16x6x384 (16x16 patches, 6 blocks, width 384, {384 // HEAD_DIM} heads, "
     f"224x224 images, 1000 classes): cross-entropy with label smoothing {LABEL_SMOOTHING} on "
     f"fixed labels, backward, SGD with momentum {MOMENTUM}",
-    _vit_build, batch_sizes=(1, 8, 32), quick_batch_sizes=(1,),
+    _vit_build, batch_sizes=(1, 8, 32),
     # Two CPU cores take about a second per step at batch 8.
     batch_sizes_on={"cpu": (1, 8)}, tolerance=2e-3, training=True)

@@ -16,5 +16,5 @@ WARMUP_VIT_SMALL = Workload(
     f"vit16x6x384 inference at batch 1 (16x16 patches, 6 blocks, width 384, {384 // HEAD_DIM} "
     f"heads): latency of each of the first {CURVE_CALLS} calls after the compiling one "
     f"({CPU_CURVE_CALLS} on CPU)",
-    vit_builder(16, 6, 384), batch_sizes=(1,), quick_batch_sizes=(1,), tolerance=2e-3,
+    vit_builder(16, 6, 384), batch_sizes=(1,), tolerance=2e-3,
     warmup_curve_calls=CURVE_CALLS, warmup_curve_calls_on={"cpu": CPU_CURVE_CALLS})
