@@ -932,7 +932,8 @@ def _crossover(test: Test, out: Judgement) -> None:
     def judge(wins: list[bool]) -> tuple[bool, str, int | None]:
         won = [i for i, w in enumerate(wins) if w]
         if not won:
-            return False, f"{test.mode} never beats {test.baseline} ({axis} {xs[0]} to {xs[-1]})", None
+            span = f"{xs[0]} to {xs[-1]}" if len(xs) > 1 else f"{xs[0]}, the only one measured"
+            return False, f"{test.mode} never beats {test.baseline} ({axis} {span})", None
         if above:
             i = won[0]
             if not all(wins[i:]):
