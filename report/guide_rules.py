@@ -175,6 +175,12 @@ def _median(series: pd.Series) -> float | None:
     return float(found.median()) if len(found) else None
 
 
+def _median_calls(series: pd.Series) -> float | None:
+    """The median number of calls, rounded up: half a call is not a call."""
+    found = _median(series)
+    return found if found is None or math.isinf(found) else float(math.ceil(found))
+
+
 def pick(cases: pd.DataFrame) -> Pick:
     """The mode to use at the points of `cases` (any number, all modes): the mode with the
     highest median speedup over eager, except that a mode within MEANINGFUL_GAIN of it that
@@ -201,8 +207,8 @@ def pick(cases: pd.DataFrame) -> Pick:
             "lo": float(found["speedup_lo"].min()), "hi": float(found["speedup_hi"].max()),
             "cold_s": _median(found["cold_first_call_s"]) if mode != BASELINE else None,
             "warm_s": _median(found["warm_first_call_s"]) if mode != BASELINE else None,
-            "cold_calls": _median(break_even(found["cold_first_call_s"], saving)),
-            "warm_calls": _median(break_even(found["warm_first_call_s"], saving))})
+            "cold_calls": _median_calls(break_even(found["cold_first_call_s"], saving)),
+            "warm_calls": _median_calls(break_even(found["warm_first_call_s"], saving))})
     if not table:
         return Pick(None)
     best = max(row["speedup"] for row in table)
@@ -223,6 +229,18 @@ def pick(cases: pd.DataFrame) -> Pick:
 # ---- the flow of one environment ---------------------------------------------------------------
 
 @dataclass(frozen=True)
+class Versus:
+    """`mode` against `base` over a leaf's points: the median speedup, and the lowest and
+    highest over every pairing of processes at any of them."""
+
+    mode: str
+    base: str
+    speedup: float
+    lo: float
+    hi: float
+
+
+@dataclass(frozen=True)
 class Leaf:
     """Where a path through the flow ends: the points that took it and what they pick."""
 
@@ -230,6 +248,7 @@ class Leaf:
     title: str  # the path, in words: "CUDA, inference, fixed shapes, launch-bound, many kernels"
     pick: Pick
     recompiles: int | None = None  # the plain compiled mode's recompiles, for varying shapes
+    versus: Versus | None = None  # for varying shapes: dynamic shapes against the plain mode
 
 
 @dataclass(frozen=True)
@@ -325,7 +344,15 @@ def flow(cases: pd.DataFrame) -> Flow:
     leaf("training", training)
     recompiles = cases[(cases["mode"] == plain) & cases["ok"]].merge(
         varying[POINT], on=POINT)["recompiles"].dropna()
-    leaf("varying", varying, recompiles=int(recompiles.max()) if len(recompiles) else None)
+    versus = None
+    if dynamic is not None and plain is not None and len(varying):
+        found = compare(_at(cases, varying), dynamic, plain)
+        found = found[found["speedup"].notna()]
+        if len(found):
+            versus = Versus(dynamic, plain, float(found["speedup"].median()),
+                            float(found["speedup_lo"].min()), float(found["speedup_hi"].max()))
+    leaf("varying", varying, recompiles=int(recompiles.max()) if len(recompiles) else None,
+         versus=versus)
 
     busy = kernels = latency = None
     limits: tuple[tuple[str, int], ...] = ()

@@ -150,6 +150,9 @@ def test_varying_shapes_go_to_their_own_leaf_with_the_recompiles(tmp_path):
     assert fl.dynamic_points == 1
     assert fl.leaves["varying"].pick.mode == "default-dynamic"
     assert fl.leaves["varying"].recompiles == 2
+    versus = fl.leaves["varying"].versus
+    assert (versus.mode, versus.base) == ("default-dynamic", "default")
+    assert versus.speedup == pytest.approx(1.5, rel=1e-3)
     rec = recommend(cases[cases["workload"] == "dynamic-mlp"], fl)
     assert rec.leaf == "varying" and rec.mode == "default-dynamic"
 
