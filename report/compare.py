@@ -310,7 +310,7 @@ def text(old: Side, new: Side, judged: pd.DataFrame, min_effect: float = MIN_EFF
         columns.remove("profile")
     found = table_rows(judged[judged["significant"]] if only_changed else judged)
     lines = [f"old: {old.label}", f"new: {new.label}",
-             *(f"note: the sides differ in {', '.join(d)}: a ratio mixes that with the release"
+             *(f"note: the environments differ in {', '.join(d)}, not only in their torch release"
                for d in [lineage_differences(old, new)] if d),
              f"rule: significant = both sides in 2+ processes, their ranges of process medians "
              f"do not overlap, and new/old >= {1 + min_effect:.2f} or <= 1/{1 + min_effect:.2f}",
