@@ -1,4 +1,5 @@
-"""python -m report --results results --docs docs"""
+"""python -m report --results results --docs docs
+python -m report compare OLD NEW [--results results] [--fail-above 10%]  (report/compare.py)"""
 
 from __future__ import annotations
 
@@ -6,14 +7,22 @@ import argparse
 import sys
 from pathlib import Path
 
+from report import compare
 from report.analysis import ResultsError
 from report.build import build
 
+SUBCOMMANDS = {"compare": compare.main}
+
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in SUBCOMMANDS:
+        return SUBCOMMANDS[argv[0]](argv[1:])
     parser = argparse.ArgumentParser(
         prog="python -m report",
-        description="Render results/**/*.jsonl into Markdown pages and SVG charts under docs/.")
+        description="Render results/**/*.jsonl into Markdown pages and SVG charts under docs/. "
+                    "`python -m report compare OLD NEW` compares two result sets instead "
+                    "(python -m report compare --help).")
     parser.add_argument("--results", type=Path, default=Path("results"),
                         help="folder searched recursively for *.jsonl (default: results)")
     parser.add_argument("--docs", type=Path, default=Path("docs"),

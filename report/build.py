@@ -8,9 +8,11 @@ from report.analysis import Data, load
 from report.pages import (
     all_results,
     break_even,
+    changes,
     claims,
     concepts,
     guide,
+    history,
     launch_overhead,
     methodology,
     overview,
@@ -19,7 +21,8 @@ from report.pages import (
 )
 from report.site import Site
 
-PAGES = (overview, workloads, claims, guide, break_even, launch_overhead, stability, all_results,
+PAGES = (overview, workloads, claims, guide, break_even, launch_overhead, stability,
+         history, changes, all_results,
          methodology, concepts)
 
 
