@@ -188,3 +188,11 @@ def test_the_changes_page_shows_the_compare_commands_own_output(site, records):
     old = compare.choose(records, "machine=fixture-cpu,torch=2.10.0")
     new = compare.choose(records, "machine=fixture-cpu,torch=2.11.0")
     assert compare.text(old, new, compare.compare_sides(old, new)) in text
+
+
+def test_the_gpu_recipe_link_names_a_heading_of_the_readme():
+    anchor = history_page.GPU_RECIPE.split("#", 1)[1]
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    headings = {re.sub(r"[^a-z0-9 -]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+                for line in readme.splitlines() if line.startswith("#")}
+    assert anchor in headings

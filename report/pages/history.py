@@ -14,8 +14,9 @@ from report.compare import LINEAGE_FIELDS, VERSION_FIELDS
 from report.site import Site
 
 PAGE = "analysis/history.md"
-# Where the README shows how a machine with a GPU measures a release.
-GPU_RECIPE = "https://github.com/torch-compile-atlas/torch-compile-atlas#measuring"
+# Where the README shows how a machine with a GPU measures a release (the repository of
+# site_url in mkdocs.yml; the anchor is the README heading "Comparing releases").
+GPU_RECIPE = "https://github.com/torch-compile-atlas/torch-compile-atlas#comparing-releases"
 
 
 def chart(path: Path, *, title: str, releases: list[str], series: dict[str, list[charts.Point]]
