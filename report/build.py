@@ -8,6 +8,7 @@ from report.analysis import Data, load
 from report.pages import (
     all_results,
     break_even,
+    byom,
     changes,
     claims,
     concepts,
@@ -21,9 +22,8 @@ from report.pages import (
 )
 from report.site import Site
 
-PAGES = (overview, workloads, claims, guide, break_even, launch_overhead, stability,
-         history, changes, all_results,
-         methodology, concepts)
+PAGES = (overview, workloads, claims, guide, byom, break_even, launch_overhead, stability,
+         history, changes, all_results, methodology, concepts)
 
 
 def build(results_dir: Path, docs_dir: Path, warn=None) -> Site:

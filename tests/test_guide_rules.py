@@ -206,3 +206,54 @@ def test_recommendations_cover_every_point_in_workload_then_batch_order(tmp_path
     assert [(r["workload"], r["batch_size"]) for r in
             analysis.rows(recs[["workload", "batch_size"]])] == [
         ("trivial-call", None), *(("vit16x6x384", b) for b in EAGER_BUSY)]
+
+
+# ---- the pages that render the rules ------------------------------------------------------------
+
+def build_docs(tmp_path, records):
+    from report.build import build
+
+    fx.write(tmp_path / "results" / "r.jsonl", records)
+    build(tmp_path / "results", tmp_path / "docs")
+    return tmp_path / "docs"
+
+
+def mermaid_block(page: str) -> str:
+    start = page.index("```mermaid\n")
+    return page[start:page.index("\n```\n", start)]
+
+
+def test_guide_flowchart_states_the_thresholds_found_in_the_records(tmp_path):
+    page = (build_docs(tmp_path, vit_on_gpu()) / "analysis" / "guide.md").read_text("utf-8")
+    chart = mermaid_block(page)
+    assert "Eager keeps the GPU ≤ 70.0% busy?<br/>batch ≤ 4 for vit16x6x384" in chart
+    assert "Does the compiled call still launch ≥ 60 kernels?" in chart
+    assert 'cuda_training["not measured"]' in chart
+    assert 'mps_none["not measured: no records from a mps machine"]' in chart
+
+
+def test_guide_flowchart_renders_without_records(tmp_path):
+    page = (build_docs(tmp_path, []) / "analysis" / "guide.md").read_text("utf-8")
+    chart = mermaid_block(page)
+    assert 'cuda_none["not measured: no records from a cuda machine"]' in chart
+
+
+def test_byom_page_says_when_no_model_of_ones_own_was_measured(tmp_path):
+    page = (build_docs(tmp_path, vit_on_gpu()) / "analysis" / "bring-your-own-model.md"
+            ).read_text("utf-8")
+    assert "No model of your own is in the records" in page
+    assert "python -m bench --workload examples.byom.tiny_models:factory" in page
+
+
+def test_byom_page_recommends_a_mode_for_an_external_model(tmp_path):
+    spec = "pkg.models:factory"
+    records = [dataclasses.replace(r, workload_info=dataclasses.replace(r.workload_info,
+                                                                        family="external"))
+               for r in (record(fx.ENV_CPU, spec, "eager", 1, 2e-3),
+                         record(fx.ENV_CPU, spec, "default", 1, 1e-3))]
+    docs = build_docs(tmp_path, records)
+    assert (docs / "workloads" / f"{spec}.md").is_file()
+    page = (docs / "analysis" / "bring-your-own-model.md").read_text("utf-8")
+    section = page[page.index("## Your models in these records"):]
+    assert f"(../workloads/{spec}.md)" in section
+    assert "| 1 | **default** | 2.00×" in section

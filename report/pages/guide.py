@@ -1,20 +1,74 @@
-"""Choosing a mode: for every measured case the fastest mode and what it costs, and
-which mode won most often for launch-bound, mixed and device-bound eager runs."""
+"""Choosing a mode: a decision flow whose every threshold is found in the records
+(report/guide_rules.py), what its rules recommend at each measured point, and as the
+evidence the fastest mode of every case and which mode won most often for launch-bound,
+mixed and device-bound eager runs."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
-from report import analysis
+from report import analysis, guide_rules
 from report.analysis import BASELINE, Environment, rows
 from report.site import Site
 
 UNPROFILED = "not profiled"  # backends without a GPU busy fraction (CPU)
 CLASSES = ("launch-bound", "mixed", "device-bound", UNPROFILED)
+# Leaves that ask no threshold of their own: where the branch's environment has no such
+# points, the chart shows another environment's of the same backend, and names it.
+BORROWED = ("training", "varying")
 
 
-def render(site: Site) -> None:
-    data = site.data
+def flows(data: analysis.Data) -> dict[str, guide_rules.Flow]:
+    """The guide's flow of every environment, by env_id."""
+    return {env_id: guide_rules.flow(data.cases[data.cases["env_id"] == env_id])
+            for env_id in data.environments
+            if (data.cases["env_id"] == env_id).any()}
+
+
+def primary(data: analysis.Data, backend: str) -> Environment | None:
+    """The environment of `backend` the flowchart shows: the one with the most timed cases."""
+    timed = data.cases[data.cases["ok"]]["env_id"].value_counts()
+    envs = [e for e in data.envs(backend) if timed.get(e.env_id, 0)]
+    return max(envs, key=lambda e: (timed[e.env_id], e.label)) if envs else None
+
+
+def sources(data: analysis.Data, env_id: str) -> list[str]:
+    """The results files holding an environment's shown records."""
+    found = data.shown.loc[data.shown["env_id"] == env_id, "source"]
+    return sorted({s.rsplit(":", 1)[0] for s in found})
+
+
+def chart(data: analysis.Data, found: dict[str, guide_rules.Flow]) -> list[dict]:
+    """One branch of the flowchart per backend, measured or not: the questions of its
+    primary environment, and each leaf from there or, where that environment did not
+    measure it (training, varying shapes), from the environment of the same backend with
+    the most points for it, which the leaf then names."""
+    out = []
+    for backend in data.backends:
+        env = primary(data, backend)
+        fl = found.get(env.env_id) if env else None
+        leaves = {}
+        for key in guide_rules.LEAVES:
+            candidates = [(found[e.env_id].leaves[key], e) for e in data.envs(backend)
+                          if e.env_id in found and key in found[e.env_id].leaves]
+            own = fl.leaves.get(key) if fl else None
+            if key not in BORROWED:
+                candidates = []
+            if own is not None and (own.pick.measured or not candidates):
+                leaves[key] = {"leaf": own, "env": None}
+            elif candidates:
+                leaf, other = max(candidates, key=lambda c: (c[0].pick.n, c[1].label))
+                leaves[key] = {"leaf": leaf if leaf.pick.measured else own,
+                               "env": other if leaf.pick.measured and other != env else None}
+        out.append({"name": backend, "id": re.sub(r"\W", "_", backend), "env": env,
+                    "flow": fl, "leaves": leaves})
+    return out
+
+
+def evidence(data: analysis.Data) -> dict:
+    """Today's tables: the fastest mode of each case and the summary by busy fraction."""
     table = data.speedups
     eager = table[table["mode"] == BASELINE][[*analysis.POINT, "busy_fraction", "median_s"]]
     best = analysis.fastest(data.cases)
@@ -31,11 +85,20 @@ def render(site: Site) -> None:
         best[side] = [r["speedup"] if r else None for r in best[side + "_row"]]
     best["break_even"] = analysis.break_even(best["cold_first_call_s"],
                                              best["median_s_eager"] - best["median_s"])
-    spread = analysis.spreads(data.cases)
+    return {"table": table, "best": best, "spread": analysis.spreads(data.cases)}
+
+
+def render(site: Site) -> None:
+    data = site.data
+    found = flows(data)
+    recs = guide_rules.recommendations(data.cases, found)
+    ev = evidence(data)
+    table, best, spread = ev["table"], ev["best"], ev["spread"]
 
     def build(env: Environment):
+        fl = found.get(env.env_id)
         here = best[(best["env_id"] == env.env_id) & best["speedup"].notna()]
-        if here.empty:
+        if fl is None and here.empty:
             return None
         moves = analysis.move_summary(spread[spread["env_id"] == env.env_id])
         classes = []
@@ -52,8 +115,13 @@ def render(site: Site) -> None:
                             "wins": sorted(((m, int(c)) for m, c in wins.items()),
                                            key=lambda kv: (-kv[1], kv[0])),
                             "speedups": speedups})
-        return {"rows": rows(here), "classes": classes,
+        mine = recs[recs["env_id"] == env.env_id]
+        points = [{"workload": r["workload"], "batch_size": r["batch_size"],
+                   "rec": r["recommendation"]} for r in rows(mine)]
+        return {"rows": rows(here), "classes": classes, "flow": fl, "points": points,
+                "sources": sources(data, env.env_id),
                 "move": moves["median_spread"] if moves else None}
 
     site.page("analysis/guide.md", "guide.md.j2", backends=site.by_backend(build),
-              modes=data.modes)
+              modes=data.modes, chart=chart(data, found), leaves=guide_rules.LEAVES,
+              gain=analysis.MEANINGFUL_GAIN, never=analysis.NEVER)
