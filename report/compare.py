@@ -314,7 +314,8 @@ def text(old: Side, new: Side, judged: pd.DataFrame, min_effect: float = MIN_EFF
                for d in [lineage_differences(old, new)] if d),
              f"rule: significant = both sides in 2+ processes, their ranges of process medians "
              f"do not overlap, and new/old >= {1 + min_effect:.2f} or <= 1/{1 + min_effect:.2f}",
-             "", *_aligned(columns, [[row[c] for c in columns] for row in found]), ""]
+             "", *(_aligned(columns, [[row[c] for c in columns] for row in found]) if found
+                   else ["no case changed significantly" if only_changed else "no case"]), ""]
     means = geomean(judged)
     if means.empty or not means["cases"].any():
         lines.append("geometric mean: no case rests on 2+ processes on both sides")
