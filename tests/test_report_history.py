@@ -196,3 +196,13 @@ def test_the_gpu_recipe_link_names_a_heading_of_the_readme():
     headings = {re.sub(r"[^a-z0-9 -]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
                 for line in readme.splitlines() if line.startswith("#")}
     assert anchor in headings
+
+
+def test_a_figure_from_one_process_says_single_run_in_the_history_table(tmp_path):
+    recs = [r for r in release_records() if r.env.torch != "2.11.0" or r.process.repeat == 0]
+    site = Site(Data(analysis.load(write(tmp_path / "r", recs))), tmp_path / "docs")
+    history_page.render(site)
+    row = next(line for line in page(site, "history.md").splitlines()
+               if line.startswith("| — | eager |"))
+    assert row.split("|")[-2].strip().endswith("(single run)")  # 2.11.0: one process
+    assert "3 proc." in row.split("|")[3]  # 2.9.0: three

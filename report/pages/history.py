@@ -82,7 +82,9 @@ def workload_view(site: Site, lineage: pd.Series, profile: str, workload: str,
 def render(site: Site) -> None:
     records = site.data.records
     envs = history.releases(records)
-    found = history.history(records)
+    # Releases of different environments share a table: a figure from one process says
+    # "single run" itself rather than relying on a note per environment.
+    found = history.history(records).assign(env_repeated=True)
     lineages, single = [], []
     order = envs.drop_duplicates("lineage").sort_values(["backend", "lineage_label"])
     for _, lineage in order.iterrows():
