@@ -10,11 +10,11 @@ from report.pages import (
     break_even,
     byom,
     changes,
-    claims,
     concepts,
     guide,
     history,
     launch_overhead,
+    ledger,
     methodology,
     overview,
     stability,
@@ -22,7 +22,7 @@ from report.pages import (
 )
 from report.site import Site
 
-PAGES = (overview, workloads, claims, guide, byom, break_even, launch_overhead, stability,
+PAGES = (overview, workloads, ledger, guide, byom, break_even, launch_overhead, stability,
          history, changes, all_results, methodology, concepts)
 
 

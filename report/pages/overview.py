@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from report import charts, claims
+from report import charts
 from report.analysis import BASELINE, Environment, rows
+from report.pages import ledger
 from report.site import Site
 
 PAGE = "index.md"
@@ -48,5 +49,5 @@ def render(site: Site) -> None:
 
     batched = [w for w in data.workloads if data.batched(w)]
     site.page(PAGE, "index.md.j2", backends=site.by_backend(build),
-              verdicts=claims.verdict_table(data, claims.sections(data, site.by_backend)),
+              verdicts=ledger.verdict_table(data),
               representative={w: data.representative_batch(w) for w in batched})
