@@ -10,7 +10,7 @@ nox.options.default_venv_backend = "venv"
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
 # The torch release the suite is pinned to; ATLAS_TORCH or `-- --torch X` picks another.
-TORCH_PIN = "2.13.0"
+TORCH_PIN = "2.15.0"
 # Exact versions for every dependency group but torch (`nox -s lock` rewrites it).
 CONSTRAINTS = Path(__file__).parent / "constraints.txt"
 
