@@ -101,8 +101,9 @@ def parser() -> argparse.ArgumentParser:
                         + ", ".join(f"{n} for {p}" for p, n in DEFAULT_REPEATS.items()) + ")")
     p.add_argument("--shard", type=_shard, metavar="I/N",
                    help="measure only the I-th of N round-robin slices of the plan")
-    p.add_argument("--gpus", help="CUDA: all, a count N, or indices such as 0,2; one case per "
-                                  "GPU at a time (default: GPU 0 alone)")
+    p.add_argument("--gpus", help="CUDA: all, a count N (1 or more), or indices such as 0,2 "
+                                  "(one index with a trailing comma: 0, is GPU 0 alone); one "
+                                  "case per GPU at a time (default: GPU 0 alone)")
     p.add_argument("--isolation", choices=pool.ISOLATIONS, default=pool.DEFAULT_ISOLATION,
                    help="fork each case from a runner that imported torch once, or spawn a "
                         f"fresh interpreter (default here: {pool.DEFAULT_ISOLATION})")
@@ -143,12 +144,16 @@ def _gpus(value: str | None, backends: list[str]) -> list[str] | None:
     visible = pool.visible_gpus()
     if value == "all":
         chosen = list(range(len(visible)))
-    elif value.isdigit():
+    elif value.isdigit():  # a count: 2 is GPUs 0 and 1, so 0 is no GPU, never GPU 0
+        if int(value) == 0:
+            raise UsageError(f"--gpus {value} would run on no GPU: for GPU 0 alone write "
+                             "--gpus 1 (a count) or --gpus 0, (an index list)")
         chosen = list(range(int(value)))
-    else:
-        parts = value.split(",")
+    else:  # indices; a trailing comma makes one index a list: 0, is GPU 0
+        parts = value.removesuffix(",").split(",")
         if not all(p.strip().isdigit() for p in parts):
-            raise UsageError(f"--gpus must be all, a count, or indices such as 0,2; got {value!r}")
+            raise UsageError(f"--gpus must be all, a count, or indices such as 0,2 or 0,; "
+                             f"got {value!r}")
         chosen = list(dict.fromkeys(int(p) for p in parts))
     if not chosen or max(chosen) >= len(visible):
         raise UsageError(f"--gpus {value} asks for GPUs this host does not have "

@@ -107,6 +107,33 @@ def test_gpus_without_the_cuda_backend_is_one_line(capsys, tmp_path):
     assert line.endswith("--gpus 2 needs the cuda backend; this run measures cpu")
 
 
+@pytest.fixture
+def two_gpus(monkeypatch):
+    """A host with two GPUs, as far as the checks before measuring can tell."""
+    monkeypatch.setattr(cli, "available_backends", lambda: ["cpu", "cuda"])
+    monkeypatch.setattr(cli.pool, "visible_gpus", lambda: ["4", "7"])
+
+
+def test_gpus_zero_is_a_count_of_none_and_says_what_to_write(two_gpus, capsys, tmp_path):
+    line = usage_error(capsys, tmp_path, "--backend", "cuda", "--gpus", "0")
+    assert line.endswith("--gpus 0 would run on no GPU: for GPU 0 alone write --gpus 1 "
+                         "(a count) or --gpus 0, (an index list)")
+
+
+@pytest.mark.parametrize("value, slots", [
+    ("1", ["4"]), ("0,", ["4"]), ("1,", ["7"]), ("0,1", ["4", "7"]), ("2", ["4", "7"]),
+    ("all", ["4", "7"])])
+def test_gpus_is_a_count_or_an_index_list_with_a_trailing_comma(two_gpus, value, slots):
+    assert cli._gpus(value, ["cuda"]) == slots
+
+
+@pytest.mark.parametrize("value", [",", "0,,", "a,"])
+def test_gpus_that_is_no_list_of_indices_is_one_line(two_gpus, value, capsys, tmp_path):
+    line = usage_error(capsys, tmp_path, "--backend", "cuda", f"--gpus={value}")
+    assert line.endswith(f"--gpus must be all, a count, or indices such as 0,2 or 0,; "
+                         f"got {value!r}")
+
+
 @pytest.mark.parametrize("where", ["file", "under-a-file"])
 def test_results_folder_that_cannot_be_written_is_refused_before_measuring(where, capsys,
                                                                           tmp_path):
