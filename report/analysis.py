@@ -17,8 +17,11 @@ The layers, each a function of the one before:
   that: the same case in another process) and every repeat of a v2 run. The published
   figure is the median of the per-process medians (`median_s`), with their minimum and
   maximum (`lo_s`, `hi_s`) and their number (`n_processes`).
-- `compare`, `fastest`, `spreads`, `crossovers`, `compile_summary`, `boundedness`:
-  derived tables, each documented where it is defined.
+  Records under any other tag are not processes of the case: `alone` holds the
+  concurrency check's subset, measured with one worker and set against the case's
+  processes that ran beside others by `concurrency`.
+- `compare`, `fastest`, `spreads`, `crossovers`, `compile_summary`, `boundedness`,
+  `concurrency`: derived tables, each documented where it is defined.
 
 Nothing here lists modes or their traits: they come from the records' `mode_traits`
 columns. Workloads follow the registry's order (`workload_rank`).
@@ -48,6 +51,7 @@ BASELINE = "eager"  # the mode every "speedup" is measured against
 SHOWN_SHAPES = "seed"  # "tiny" records are test-sized runs, counted and left out
 BACKENDS = ("cuda", "cpu", "mps")  # every backend gets a tab, measured or not
 PROCESS_TAGS = re.compile(r"^(main|rerun-\d+)$")  # records under these tags are processes of one case
+ALONE_TAG = "alone"  # the concurrency check's subset, measured with one worker (`--gpus 1`)
 CASE = ["env_id", "workload", "mode", "batch_size", "shapes"]
 POINT = ["env_id", "workload", "batch_size", "shapes"]  # a case without its mode
 ENV_FIELDS = tuple(f.name for f in dataclasses.fields(RecordEnvironment))
@@ -341,6 +345,38 @@ def spreads(cases: pd.DataFrame) -> pd.DataFrame:
     out = cases[cases["n_processes"] >= 2].copy()
     out["moved"] = out["spread"] > MOVED
     return out
+
+
+def _process_range(procs: pd.DataFrame, key: list[str]) -> pd.DataFrame:
+    """Per `key`: the median of the process medians, their min and max, their number, and the
+    largest `workers` (cases the run measured at the same time)."""
+    return procs.groupby(key, dropna=False).agg(
+        median_s=("median_s", "median"), lo_s=("median_s", "min"), hi_s=("median_s", "max"),
+        n_processes=("median_s", "size"), workers=("workers", "max")).reset_index()
+
+
+def concurrency(shown: pd.DataFrame) -> pd.DataFrame:
+    """The concurrency check: every case measured alone (tag ALONE_TAG, one worker: nothing
+    else ran on the host), against the same case's processes (`processes`) that ran while
+    other GPUs were busy (`workers` above 1), in the same environment and profile. Columns
+    `median_s`, `lo_s`, `hi_s`, `n_processes` and `workers` of each side carry the suffix
+    `_alone` or `_concurrent`; `measured` says whether the concurrent side exists, `ratio` is
+    concurrent median / alone median, and `overlap` whether the two ranges of process
+    medians overlap (touching ends overlap, as in `compare.judge`): if they do, the
+    difference is within the across-process spread. Alone records under any other tag, or
+    run with more than one worker, are not alone and are left out."""
+    ok = shown[shown["ok"]]
+    key = [*CASE, "profile"]
+    alone = _process_range(ok[(ok["tag"] == ALONE_TAG) & (ok["workers"] == 1)], key)
+    procs = processes(ok)
+    busy = _process_range(procs[procs["workers"] > 1], key)
+    out = alone.merge(busy, on=key, how="left", suffixes=("_alone", "_concurrent"))
+    out["measured"] = out["n_processes_concurrent"].notna()
+    out["ratio"] = out["median_s_concurrent"] / out["median_s_alone"]
+    overlap = ((out["lo_s_concurrent"] <= out["hi_s_alone"])
+               & (out["lo_s_alone"] <= out["hi_s_concurrent"]))
+    out["overlap"] = overlap.astype(object).where(out["measured"], None)
+    return ordered(out).reset_index(drop=True)
 
 
 def move_summary(spread_rows: pd.DataFrame) -> dict[str, Any] | None:

@@ -17,6 +17,8 @@ Nothing here names a mode: the modes the questions compare are found by their tr
 - `recommend(point, flow)`: the recommended mode at one point (env, workload, batch),
   with the reason: the path through the flow and the point's own measurements, by the
   same `pick` rule the leaves use.
+- `for_workloads(cases, workloads)`: `recommend` at every point of some workloads (a
+  model of one's own), each judged by its environment's flow.
 """
 
 from __future__ import annotations
@@ -504,3 +506,13 @@ def recommendations(cases: pd.DataFrame, flows: dict[str, Flow]) -> pd.DataFrame
     order = pd.DataFrame({"_w": frame["workload"].map(workload_rank),
                           "_b": frame["batch_size"].map(lambda b: -1 if pd.isna(b) else int(b))})
     return frame.loc[order.sort_values(["_w", "_b"], kind="stable").index].reset_index(drop=True)
+
+
+def for_workloads(cases: pd.DataFrame, workloads: list[str]
+                  ) -> tuple[pd.DataFrame, dict[str, Flow]]:
+    """`recommendations` at every point of `workloads`, and the flows they were judged by:
+    each environment's flow from all of its cases, so a workload measured beside the
+    built-in ones is judged against the thresholds they set in the same environment."""
+    of = cases[cases["workload"].isin(workloads)]
+    flows = {env_id: flow(cases[cases["env_id"] == env_id]) for env_id in sorted(set(of["env_id"]))}
+    return recommendations(of, flows), flows

@@ -41,11 +41,24 @@ def test_the_example_model_gets_its_own_workload_page(docs):
     assert SPEC in page
 
 
+def batch_one(section: str) -> str:
+    return next(line.strip() for line in section.splitlines() if line.strip().startswith("| 1 |"))
+
+
 def test_the_example_model_gets_a_recommendation_from_the_guides_rules(docs):
     page = (docs / "analysis" / "bring-your-own-model.md").read_text(encoding="utf-8")
     section = page[page.index("## Your models in these records"):]
     assert "examples.byom.tiny\\_models:factory" in section
     assert f"(../workloads/{SPEC}.md)" in section
-    row = next(line for line in section.splitlines() if line.strip().startswith("| 1 |"))
+    row = batch_one(section)
     recommended = row.split("|")[2].strip()
     assert recommended in ("**eager**", "**default**"), row
+
+
+def test_the_example_models_own_page_shows_the_same_recommendation(docs):
+    page = (docs / "workloads" / f"{SPEC}.md").read_text(encoding="utf-8")
+    own = batch_one(page[page.index("## Recommendation"):page.index("## Latency")])
+    assert own.split("|")[2].strip() in ("**eager**", "**default**"), own
+    assert "device: cpu" in own  # the reason: the guide's path
+    byom = (docs / "analysis" / "bring-your-own-model.md").read_text(encoding="utf-8")
+    assert own == batch_one(byom[byom.index("## Your models in these records"):])

@@ -273,3 +273,84 @@ def test_a_sweep_over_n_an_external_model_and_a_new_mode_render(tmp_path):
     assert "| default-dynamic | 64 | ok |" in page
     nav = json.loads(read(tmp_path / "docs", "workloads/.nav.json"))
     assert [group["family"] for group in nav] == ["matmul-sweep", "external"]
+    # The external model's own page gives the guide's recommendation; a built-in one does not.
+    own = read(tmp_path / "docs", "workloads/my-model.md")
+    assert "| 1 | **eager** |" in own[own.index("## Recommendation"):own.index("## Latency")]
+    assert "## Recommendation" not in page
+
+
+# ---- the concurrency check on the methodology page ---------------------------------------
+
+def concurrency_section(docs) -> str:
+    page = read(docs, "methodology.md")
+    return page[page.index("## Concurrency"):page.index("## Compile time")]
+
+
+def processes_of(mode: str, tag: str, workers: int, scales: tuple[float, ...]) -> list:
+    import dataclasses
+
+    made = [fx.ok_record(fx.ENV_A, "matmul-128", mode, None, tag=tag, scale=scale, repeat=i,
+                         repeats=len(scales)) for i, scale in enumerate(scales)]
+    return [dataclasses.replace(r, process=dataclasses.replace(
+        r.process, workers=workers, gpu=0 if workers == 1 else i)) for i, r in enumerate(made)]
+
+
+@pytest.fixture(scope="module")
+def concurrency_checked(tmp_path_factory):
+    """matmul-128 alone (one worker) and beside 3 busy GPUs (4 workers): eager's ranges of
+    process medians overlap, reduce-overhead's alone run is 30% faster than every concurrent
+    process, and default's main run had one worker, so it has no concurrent side."""
+    root = tmp_path_factory.mktemp("concurrency")
+    records = [*processes_of("eager", "main", 4, (1.0, 1.04, 0.98)),
+               *processes_of("eager", "alone", 1, (1.01, 0.99, 1.03)),
+               *processes_of("reduce-overhead", "main", 4, (1.0, 1.04, 0.98)),
+               *processes_of("reduce-overhead", "alone", 1, (0.7, 0.72, 0.71)),
+               *processes_of("default", "main", 1, (1.0, 1.04, 0.98)),
+               *processes_of("default", "alone", 1, (1.0, 1.02, 0.99))]
+    fx.write(root / "results" / "r.jsonl", records)
+    build(root / "results", root / "docs")
+    return root / "docs"
+
+
+LABEL = "NVIDIA H100 80GB HBM3 · torch 2.11.0"
+MATMUL = "[matmul-128](workloads/matmul-128.md)"
+
+
+def test_concurrency_within_the_spread_where_alone_and_concurrent_ranges_overlap(
+        concurrency_checked):
+    section = concurrency_section(concurrency_checked)
+    cells = row(section, LABEL, MATMUL, "—", "eager").split(" | ")
+    # 12 µs × (1.01, 0.99, 1.03) alone against 12 µs × (1.0, 1.04, 0.98) beside 3 busy GPUs.
+    assert cells[4:7] == ["12.1 µs (11.9–12.4, 3 proc.)", "12.0 µs (11.8–12.5, 3 proc.)", "4"]
+    assert cells[7] == f"{1.0 / 1.01:.2f}×"
+    assert cells[8] == "within the across-process spread |"
+
+
+def test_concurrency_flags_a_case_whose_ranges_do_not_overlap(concurrency_checked):
+    section = concurrency_section(concurrency_checked)
+    cells = row(section, LABEL, MATMUL, "—", "reduce-overhead").split(" | ")
+    assert cells[7] == f"{1.0 / 0.71:.2f}×"
+    assert cells[8] == "**outside the across-process spread** |"
+    assert "1 of the 2 cases compared is within the across-process spread; **1 is not**." \
+        in section
+
+
+def test_concurrency_needs_a_concurrent_side_and_keeps_alone_apart_from_the_case(
+        concurrency_checked):
+    section = concurrency_section(concurrency_checked)
+    default = row(section, LABEL, MATMUL, "—", "default")
+    assert default.endswith("| not measured | not measured | not measured | not measured |")
+    assert "python -m bench --backend cuda --profile full --gpus all --repeats 3" in section
+    # Alone records are not processes of the case: its figure rests on the main run's three.
+    page = read(concurrency_checked, "workloads/matmul-128.md")
+    assert "3 proc.)" in row(page, "eager", "—", "ok")
+
+
+def test_concurrency_without_alone_records_gives_the_commands_that_measure_it(docs):
+    section = concurrency_section(docs)
+    assert "Not measured: no record carries the tag `alone` yet." in section
+    assert ("python -m bench --backend cuda --profile full --tag alone --gpus 1 --repeats 3 "
+            "--workload matmul-512 --workload launch-chain-100 --mode eager "
+            "--mode reduce-overhead --mode cuda-graph\n") in section
+    assert "python -m bench --backend cuda --profile full --gpus all --repeats 3\n" in section
+    assert "| concurrent / alone |" not in section

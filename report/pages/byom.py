@@ -20,12 +20,7 @@ def render(site: Site) -> None:
     data = site.data
     models = [w for w in data.workloads if data.family(w) == FAMILY]
     cases = data.cases[data.cases["workload"].isin(models)]
-    # Each environment's flow from all of its cases: a model measured into the same results
-    # folder as the built-in workloads is judged against their thresholds.
-    envs = sorted(set(cases["env_id"]))
-    flows = {env_id: guide_rules.flow(data.cases[data.cases["env_id"] == env_id])
-             for env_id in envs}
-    recs = guide_rules.recommendations(cases, flows)
+    recs, flows = guide_rules.for_workloads(data.cases, models)
 
     def model_view(workload: str) -> list[dict]:
         def build(env: Environment):

@@ -7,6 +7,12 @@ from report import analysis
 from report.analysis import Environment, processes, rows
 from report.site import Site
 
+# The concurrency check's subset (issue 13): a device-bound and a launch-bound workload, in
+# eager, CUDA-graph trees and manual CUDA graphs; the page prints the commands that measure it.
+CONCURRENCY_CHECK = {"workloads": ("matmul-512", "launch-chain-100"),
+                     "modes": ("eager", "reduce-overhead", "cuda-graph"),
+                     "tag": analysis.ALONE_TAG, "repeats": 3}
+
 
 def span(values) -> tuple | None:
     values = values.dropna()
@@ -23,6 +29,10 @@ def render(site: Site) -> None:
     compiled = data.cases[data.cases["ok"] & data.cases["unique_graphs"].notna()]
     summary = analysis.compile_summary(data.cases)
     repeated = analysis.spreads(data.cases)
+    alone = analysis.concurrency(data.shown)
+    # env_repeated: a side resting on one process reads "single run", it has no spread.
+    alone = alone.assign(label=alone["env_id"].map(labels), env_repeated=True)
+    checked = alone[alone["measured"]]
 
     def of(table, env: Environment):
         return table[table["env_id"] == env.env_id]
@@ -50,4 +60,6 @@ def render(site: Site) -> None:
         recompiled=rows(compiled[(compiled["recompiles"] > 0) | (compiled["graph_breaks"] > 0)]),
         skipped_graphs=rows(compiled[compiled["cudagraph_skips"] > 0]),
         compiled_count=len(compiled),
+        concurrency={"check": CONCURRENCY_CHECK, "rows": rows(alone), "compared": len(checked),
+                     "within": int(checked["overlap"].astype(bool).sum())},
     )

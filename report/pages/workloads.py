@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from report import charts, formatting
+from report import charts, formatting, guide_rules
 from report.analysis import Environment, ordered, rows
+from report.pages.byom import FAMILY as EXTERNAL
 from report.site import Site
 
 SPREAD_NOTE = "error bars span the medians of the case's processes (none for a single run)"
@@ -37,7 +38,10 @@ def latency_chart(site: Site, page: str, env: Environment, workload: str, axis: 
     return {"link": link, "alt": alt}
 
 
-def render_workload(site: Site, workload: str, table: list[dict], failures: list[dict]) -> None:
+def render_workload(site: Site, workload: str, table: list[dict], failures: list[dict],
+                    recs: list[dict] | None = None) -> None:
+    """`recs`: the guide's recommendation at each point (`guide_rules.for_workloads` rows),
+    for a model of one's own; None for the built-in workloads."""
     data = site.data
     page = f"workloads/{workload}.md"
     info = data.workload_info(workload)
@@ -62,11 +66,13 @@ def render_workload(site: Site, workload: str, table: list[dict], failures: list
             "dynamo": [r for r in ok if r["unique_graphs"] is not None],
             "checked": [r for r in ok if r["reference"] is not None],
             "failed": [r for r in failures if r["env_id"] == env.env_id],
+            "recommended": [{"batch_size": r["batch_size"], "rec": r["recommendation"]}
+                            for r in recs or () if r["env_id"] == env.env_id],
         }
 
     site.page(page, "workload.md.j2", workload=workload, info=info, axis=axis,
               family=data.family(workload), batches=data.batches(workload),
-              backends=site.by_backend(build))
+              backends=site.by_backend(build), external=recs is not None)
 
 
 def render(site: Site) -> None:
@@ -75,9 +81,15 @@ def render(site: Site) -> None:
     table = rows(table.assign(gflops=table["flops"] / table["median_s"] / 1e9,
                               gbps=table["bytes_moved"] / table["median_s"] / 1e9))
     failures = rows(ordered(data.shown[~data.shown["ok"]], "tag", "repeat"))
+    # A model of one's own gets the guide's recommendation on its page, by the same rules
+    # (and the same environment thresholds) as the bring-your-own-model page.
+    external = [w for w in data.workloads if data.family(w) == EXTERNAL]
+    recs = rows(guide_rules.for_workloads(data.cases, external)[0]) if external else []
     for workload in data.workloads:
         render_workload(site, workload, [r for r in table if r["workload"] == workload],
-                        [r for r in failures if r["workload"] == workload])
+                        [r for r in failures if r["workload"] == workload],
+                        [r for r in recs if r["workload"] == workload]
+                        if workload in external else None)
     groups = [{"family": family, "workloads": names} for family, names in data.families()]
     measured_in = {w: data.shown.loc[data.shown["workload"] == w, "env_id"].nunique()
                    for w in data.workloads}
