@@ -84,7 +84,7 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """Ruff over the code; zizmor over .github/ (offline), failing on a finding of medium or above."""
     install(session, "lint")
-    session.run("ruff", "check", "bench", "report", "tests", "noxfile.py", *session.posargs)
+    session.run("ruff", "check", "bench", "report", "tests", "examples", "noxfile.py", *session.posargs)
     session.run("zizmor", "--offline", "--min-severity", "medium", ".github")
 
 
