@@ -355,6 +355,12 @@ def _process_range(procs: pd.DataFrame, key: list[str]) -> pd.DataFrame:
         n_processes=("median_s", "size"), workers=("workers", "max")).reset_index()
 
 
+def ranges_overlap(lo_a: pd.Series, hi_a: pd.Series, lo_b: pd.Series, hi_b: pd.Series) -> pd.Series:
+    """Whether two ranges [lo, hi] of process medians overlap; touching ends overlap. The one
+    rule for "within the across-process spread" (compare.judge, concurrency)."""
+    return (lo_b <= hi_a) & (lo_a <= hi_b)
+
+
 def concurrency(shown: pd.DataFrame) -> pd.DataFrame:
     """The concurrency check: every case measured alone (tag ALONE_TAG, one worker: nothing
     else ran on the host), against the same case's processes (`processes`) that ran while
@@ -373,8 +379,8 @@ def concurrency(shown: pd.DataFrame) -> pd.DataFrame:
     out = alone.merge(busy, on=key, how="left", suffixes=("_alone", "_concurrent"))
     out["measured"] = out["n_processes_concurrent"].notna()
     out["ratio"] = out["median_s_concurrent"] / out["median_s_alone"]
-    overlap = ((out["lo_s_concurrent"] <= out["hi_s_alone"])
-               & (out["lo_s_alone"] <= out["hi_s_concurrent"]))
+    overlap = ranges_overlap(out["lo_s_alone"], out["hi_s_alone"], out["lo_s_concurrent"],
+                             out["hi_s_concurrent"])
     out["overlap"] = overlap.astype(object).where(out["measured"], None)
     return ordered(out).reset_index(drop=True)
 

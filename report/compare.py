@@ -81,9 +81,8 @@ def judge(pairs: pd.DataFrame, min_effect: float = MIN_EFFECT) -> pd.DataFrame:
     out["ratio"] = (out["new_median_s"] / out["old_median_s"]).where(out["timed"])
     repeated = (out["old_n_processes"].fillna(0) >= 2) & (out["new_n_processes"].fillna(0) >= 2)
     out["single_run"] = out["timed"] & ~repeated
-    above = out["new_lo_s"] > out["old_hi_s"]
-    below = out["new_hi_s"] < out["old_lo_s"]
-    out["separated"] = out["timed"] & (above | below)
+    out["separated"] = out["timed"] & ~analysis.ranges_overlap(
+        out["old_lo_s"], out["old_hi_s"], out["new_lo_s"], out["new_hi_s"])
     big = (out["ratio"] >= 1 + min_effect) | (out["ratio"] <= 1 / (1 + min_effect))
     out["significant"] = out["separated"] & repeated & big.fillna(False)
     out["direction"] = "same"
