@@ -17,9 +17,10 @@ The layers, each a function of the one before:
   that: the same case in another process) and every repeat of a v2 run. The published
   figure is the median of the per-process medians (`median_s`), with their minimum and
   maximum (`lo_s`, `hi_s`) and their number (`n_processes`).
-  Records under any other tag are not processes of the case: `alone` holds the
-  concurrency check's subset, measured with one worker and set against the case's
-  processes that ran beside others by `concurrency`.
+  Records under any other tag are not processes of the case: `alone` and `busy` hold
+  the concurrency check's subset, measured with one worker with the host's other GPUs
+  idle and busy, and set against each other and against the case's processes by
+  `concurrency`.
 - `compare`, `fastest`, `spreads`, `crossovers`, `compile_summary`, `boundedness`,
   `concurrency`: derived tables, each documented where it is defined.
 
@@ -52,6 +53,8 @@ SHOWN_SHAPES = "seed"  # "tiny" records are test-sized runs, counted and left ou
 BACKENDS = ("cuda", "cpu", "mps")  # every backend gets a tab, measured or not
 PROCESS_TAGS = re.compile(r"^(main|rerun-\d+)$")  # records under these tags are processes of one case
 ALONE_TAG = "alone"  # the concurrency check's subset, measured with one worker (`--gpus 1`)
+BUSY_TAG = "busy"  # the same subset on the same GPU while another runner keeps the rest busy
+CONCURRENT_SIDES = ("busy", "main")  # what `concurrency` sets against the alone side
 CASE = ["env_id", "workload", "mode", "batch_size", "shapes"]
 POINT = ["env_id", "workload", "batch_size", "shapes"]  # a case without its mode
 ENV_FIELDS = tuple(f.name for f in dataclasses.fields(RecordEnvironment))
@@ -348,11 +351,13 @@ def spreads(cases: pd.DataFrame) -> pd.DataFrame:
 
 
 def _process_range(procs: pd.DataFrame, key: list[str]) -> pd.DataFrame:
-    """Per `key`: the median of the process medians, their min and max, their number, and the
-    largest `workers` (cases the run measured at the same time)."""
+    """Per `key`: the median of the process medians, their min and max, their number, the
+    largest `workers` (cases the run measured at the same time), the largest `threads`
+    (torch's thread count) and when the first process started (`first_at`)."""
     return procs.groupby(key, dropna=False).agg(
         median_s=("median_s", "median"), lo_s=("median_s", "min"), hi_s=("median_s", "max"),
-        n_processes=("median_s", "size"), workers=("workers", "max")).reset_index()
+        n_processes=("median_s", "size"), workers=("workers", "max"),
+        threads=("torch_threads", "max"), first_at=("started_at", "min")).reset_index()
 
 
 def ranges_overlap(lo_a: pd.Series, hi_a: pd.Series, lo_b: pd.Series, hi_b: pd.Series) -> pd.Series:
@@ -362,26 +367,33 @@ def ranges_overlap(lo_a: pd.Series, hi_a: pd.Series, lo_b: pd.Series, hi_b: pd.S
 
 
 def concurrency(shown: pd.DataFrame) -> pd.DataFrame:
-    """The concurrency check: every case measured alone (tag ALONE_TAG, one worker: nothing
-    else ran on the host), against the same case's processes (`processes`) that ran while
-    other GPUs were busy (`workers` above 1), in the same environment and profile. Columns
-    `median_s`, `lo_s`, `hi_s`, `n_processes` and `workers` of each side carry the suffix
-    `_alone` or `_concurrent`; `measured` says whether the concurrent side exists, `ratio` is
-    concurrent median / alone median, and `overlap` whether the two ranges of process
-    medians overlap (touching ends overlap, as in `compare.judge`): if they do, the
-    difference is within the across-process spread. Alone records under any other tag, or
-    run with more than one worker, are not alone and are left out."""
+    """The concurrency check: every case measured alone (tag ALONE_TAG, one worker, the
+    host's other GPUs idle), against two concurrent sides in the same environment and
+    profile: `busy`, the same subset under tag BUSY_TAG on the same GPU while a second
+    runner kept the other GPUs busy (the check proper: one session, one host), and `main`,
+    the case's own processes (`processes`) that the main run measured with more than one
+    worker. Columns `median_s`, `lo_s`, `hi_s`, `n_processes`, `workers`, `threads` and
+    `first_at` of each side carry the suffix `_alone`, `_busy` or `_main`; per concurrent
+    side, `measured_<side>` says whether it exists, `ratio_<side>` is its median / alone's,
+    and `overlap_<side>` whether the two ranges of process medians overlap (`ranges_overlap`):
+    if they do, the difference is within the across-process spread. Alone records run with
+    more than one worker are not alone and are left out."""
     ok = shown[shown["ok"]]
     key = [*CASE, "profile"]
-    alone = _process_range(ok[(ok["tag"] == ALONE_TAG) & (ok["workers"] == 1)], key)
     procs = processes(ok)
-    busy = _process_range(procs[procs["workers"] > 1], key)
-    out = alone.merge(busy, on=key, how="left", suffixes=("_alone", "_concurrent"))
-    out["measured"] = out["n_processes_concurrent"].notna()
-    out["ratio"] = out["median_s_concurrent"] / out["median_s_alone"]
-    overlap = ranges_overlap(out["lo_s_alone"], out["hi_s_alone"], out["lo_s_concurrent"],
-                             out["hi_s_concurrent"])
-    out["overlap"] = overlap.astype(object).where(out["measured"], None)
+    sides = {"alone": ok[(ok["tag"] == ALONE_TAG) & (ok["workers"] == 1)],
+             "busy": ok[ok["tag"] == BUSY_TAG], "main": procs[procs["workers"] > 1]}
+    ranges = {name: _process_range(side, key).add_suffix(f"_{name}").rename(
+        columns={f"{k}_{name}": k for k in key}) for name, side in sides.items()}
+    out = ranges["alone"].merge(ranges["busy"], on=key, how="left").merge(
+        ranges["main"], on=key, how="left")
+    for side in CONCURRENT_SIDES:
+        measured = out[f"n_processes_{side}"].notna()
+        out[f"measured_{side}"] = measured
+        out[f"ratio_{side}"] = out[f"median_s_{side}"] / out["median_s_alone"]
+        overlap = ranges_overlap(out["lo_s_alone"], out["hi_s_alone"], out[f"lo_s_{side}"],
+                                 out[f"hi_s_{side}"])
+        out[f"overlap_{side}"] = overlap.astype(object).where(measured, None)
     return ordered(out).reset_index(drop=True)
 
 

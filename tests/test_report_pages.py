@@ -297,14 +297,17 @@ def processes_of(mode: str, tag: str, workers: int, scales: tuple[float, ...]) -
 
 @pytest.fixture(scope="module")
 def concurrency_checked(tmp_path_factory):
-    """matmul-128 alone (one worker) and beside 3 busy GPUs (4 workers): eager's ranges of
-    process medians overlap, reduce-overhead's alone run is 30% faster than every concurrent
-    process, and default's main run had one worker, so it has no concurrent side."""
+    """matmul-128 alone (one worker), beside busy GPUs (tag busy) and in the main run (4
+    workers). eager: every range of process medians overlaps. reduce-overhead: the busy
+    side and the main run are 30% slower than every alone process. default: the main run
+    had one worker and no busy side was measured, so nothing is set against alone."""
     root = tmp_path_factory.mktemp("concurrency")
     records = [*processes_of("eager", "main", 4, (1.0, 1.04, 0.98)),
                *processes_of("eager", "alone", 1, (1.01, 0.99, 1.03)),
+               *processes_of("eager", "busy", 1, (1.02, 1.0, 0.97)),
                *processes_of("reduce-overhead", "main", 4, (1.0, 1.04, 0.98)),
                *processes_of("reduce-overhead", "alone", 1, (0.7, 0.72, 0.71)),
+               *processes_of("reduce-overhead", "busy", 1, (1.0, 0.99, 1.01)),
                *processes_of("default", "main", 1, (1.0, 1.04, 0.98)),
                *processes_of("default", "alone", 1, (1.0, 1.02, 0.99))]
     fx.write(root / "results" / "r.jsonl", records)
@@ -316,32 +319,46 @@ LABEL = "NVIDIA H100 80GB HBM3 · torch 2.11.0"
 MATMUL = "[matmul-128](workloads/matmul-128.md)"
 
 
-def test_concurrency_within_the_spread_where_alone_and_concurrent_ranges_overlap(
+def busy_table(section: str) -> str:
+    return section[section.index("### Alone, then beside"):section.index("### Alone, against")]
+
+
+def main_table(section: str) -> str:
+    return section[section.index("### Alone, against"):]
+
+
+def test_concurrency_within_the_spread_where_alone_and_busy_ranges_overlap(
         concurrency_checked):
     section = concurrency_section(concurrency_checked)
-    cells = row(section, LABEL, MATMUL, "—", "eager").split(" | ")
-    # 12 µs × (1.01, 0.99, 1.03) alone against 12 µs × (1.0, 1.04, 0.98) beside 3 busy GPUs.
-    assert cells[4:7] == ["12.1 µs (11.9–12.4, 3 proc.)", "12.0 µs (11.8–12.5, 3 proc.)", "4"]
-    assert cells[7] == f"{1.0 / 1.01:.2f}×"
+    cells = row(busy_table(section), LABEL, MATMUL, "—", "eager").split(" | ")
+    # 12 µs × (1.01, 0.99, 1.03) alone against 12 µs × (1.02, 1.0, 0.97) beside busy GPUs.
+    assert cells[4:6] == ["12.1 µs (11.9–12.4, 3 proc.)", "12.0 µs (11.6–12.2, 3 proc.)"]
+    assert cells[6] == f"{1.0 / 1.01:.2f}×"
+    assert cells[7] == "within the across-process spread |"
+    cells = row(main_table(section), LABEL, MATMUL, "—", "eager").split(" | ")
+    assert cells[5:8] == ["12.0 µs (11.8–12.5, 3 proc.)", "4 · 16", f"{1.0 / 1.01:.2f}×"]
     assert cells[8] == "within the across-process spread |"
 
 
 def test_concurrency_flags_a_case_whose_ranges_do_not_overlap(concurrency_checked):
     section = concurrency_section(concurrency_checked)
-    cells = row(section, LABEL, MATMUL, "—", "reduce-overhead").split(" | ")
-    assert cells[7] == f"{1.0 / 0.71:.2f}×"
-    assert cells[8] == "**outside the across-process spread** |"
+    for table in (busy_table(section), main_table(section)):
+        cells = row(table, LABEL, MATMUL, "—", "reduce-overhead").split(" | ")
+        assert f"{1.0 / 0.71:.2f}×" in cells
+        assert cells[-1] == "**outside the across-process spread: slower than alone** |"
     assert "1 of the 2 cases compared is within the across-process spread; **1 is not**." \
-        in section
+        in busy_table(section)
 
 
 def test_concurrency_needs_a_concurrent_side_and_keeps_alone_apart_from_the_case(
         concurrency_checked):
     section = concurrency_section(concurrency_checked)
-    default = row(section, LABEL, MATMUL, "—", "default")
-    assert default.endswith("| not measured | not measured | not measured | not measured |")
-    assert "python -m bench --backend cuda --profile full --gpus all --repeats 3" in section
-    # Alone records are not processes of the case: its figure rests on the main run's three.
+    assert row(busy_table(section), LABEL, MATMUL, "—", "default").endswith(
+        "| not measured | not measured | not measured |")
+    assert row(main_table(section), LABEL, MATMUL, "—", "default").endswith(
+        "| not measured | not measured · not measured | not measured | not measured |")
+    assert "--gpus 0, --tag busy --workload matmul-512" in section
+    # Alone and busy records are not processes of the case: it rests on the main run's three.
     page = read(concurrency_checked, "workloads/matmul-128.md")
     assert "3 proc.)" in row(page, "eager", "—", "ok")
 
@@ -349,8 +366,11 @@ def test_concurrency_needs_a_concurrent_side_and_keeps_alone_apart_from_the_case
 def test_concurrency_without_alone_records_gives_the_commands_that_measure_it(docs):
     section = concurrency_section(docs)
     assert "Not measured: no record carries the tag `alone` yet." in section
-    assert ("python -m bench --backend cuda --profile full --tag alone --gpus 1 --repeats 3 "
-            "--workload matmul-512 --workload launch-chain-100 --mode eager "
-            "--mode reduce-overhead --mode cuda-graph\n") in section
-    assert "python -m bench --backend cuda --profile full --gpus all --repeats 3\n" in section
-    assert "| concurrent / alone |" not in section
+    subset = ("--workload matmul-512 --workload launch-chain-100 --workload conv2d-block "
+              "--mode eager --mode reduce-overhead --mode cuda-graph\n")
+    assert ("python -m bench --backend cuda --profile full --repeats 3 --gpus 0, --tag alone "
+            + subset) in section
+    assert ("python -m bench --backend cuda --profile full --repeats 3 --gpus 0, --tag busy "
+            + subset) in section
+    assert "CUDA_VISIBLE_DEVICES=1,2,3 python -m bench" in section
+    assert "| busy / alone |" not in section

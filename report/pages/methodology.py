@@ -7,11 +7,11 @@ from report import analysis
 from report.analysis import Environment, processes, rows
 from report.site import Site
 
-# The concurrency check's subset (issue 13): a device-bound and a launch-bound workload, in
-# eager, CUDA-graph trees and manual CUDA graphs; the page prints the commands that measure it.
-CONCURRENCY_CHECK = {"workloads": ("matmul-512", "launch-chain-100"),
+# The concurrency check's subset: launch-bound and device-bound cases, in eager, CUDA-graph
+# trees and manual CUDA graphs; the page prints the commands that measure it.
+CONCURRENCY_CHECK = {"workloads": ("matmul-512", "launch-chain-100", "conv2d-block"),
                      "modes": ("eager", "reduce-overhead", "cuda-graph"),
-                     "tag": analysis.ALONE_TAG, "repeats": 3}
+                     "alone": analysis.ALONE_TAG, "busy": analysis.BUSY_TAG, "repeats": 3}
 
 
 def span(values) -> tuple | None:
@@ -32,7 +32,16 @@ def render(site: Site) -> None:
     alone = analysis.concurrency(data.shown)
     # env_repeated: a side resting on one process reads "single run", it has no spread.
     alone = alone.assign(label=alone["env_id"].map(labels), env_repeated=True)
-    checked = alone[alone["measured"]]
+    summary_of = {side: {"compared": int(alone[f"measured_{side}"].sum()),
+                         "within": int(alone[f"overlap_{side}"].fillna(False).astype(bool).sum())}
+                  for side in analysis.CONCURRENT_SIDES}
+    checked = alone[alone["measured_busy"]]
+    sessions = checked.groupby("label", sort=False).agg(
+        first_at_alone=("first_at_alone", "min"), first_at_busy=("first_at_busy", "min"),
+        threads_alone=("threads_alone", "max"), threads_busy=("threads_busy", "max"))
+    sessions = sessions.reset_index().assign(
+        first_at_alone=lambda d: d["first_at_alone"].dt.strftime("%Y-%m-%d %H:%M"),
+        first_at_busy=lambda d: d["first_at_busy"].dt.strftime("%Y-%m-%d %H:%M"))
 
     def of(table, env: Environment):
         return table[table["env_id"] == env.env_id]
@@ -60,6 +69,6 @@ def render(site: Site) -> None:
         recompiled=rows(compiled[(compiled["recompiles"] > 0) | (compiled["graph_breaks"] > 0)]),
         skipped_graphs=rows(compiled[compiled["cudagraph_skips"] > 0]),
         compiled_count=len(compiled),
-        concurrency={"check": CONCURRENCY_CHECK, "rows": rows(alone), "compared": len(checked),
-                     "within": int(checked["overlap"].astype(bool).sum())},
+        concurrency={"check": CONCURRENCY_CHECK, "rows": rows(alone), "summary": summary_of,
+                     "sessions": rows(sessions)},
     )
