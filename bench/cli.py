@@ -181,6 +181,10 @@ def _plans(args, backends: list[str]) -> dict:
                        f"sizes {', '.join(sizes)}")
         if args.mode and all(MODES[m].traits.dynamic for m in args.mode):
             why.append(f"--mode {', '.join(args.mode)} applies only to workloads whose shapes vary")
+        if (args.profile == "quick" and args.mode and all(MODES[m].traits.autotune for m in args.mode)
+                and all(lookup(n).quick_without_autotune for n in args.workload or [])):
+            why.append(f"the quick profile measures {', '.join(args.mode)} only on the small "
+                       "workloads (try --profile full)")
         raise UsageError("this selection plans no case: " + ("; ".join(why) or "nothing matches")
                          + " (python -m bench --list shows what there is)")
     if args.shard:

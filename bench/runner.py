@@ -95,7 +95,8 @@ def plan(backend: str, workloads: Iterable[str], modes: Iterable[str], profile: 
                 continue
             cases.extend(CaseKey(backend, name, mode, batch, shapes, tag)
                          for mode in dict.fromkeys(modes)
-                         if MODES[mode].applies_to(workload.varying_shapes))
+                         if MODES[mode].applies_to(workload.varying_shapes)
+                         and workload.measures(profile, MODES[mode].traits.autotune))
     return cases
 
 

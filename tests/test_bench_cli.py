@@ -207,6 +207,26 @@ def test_dynamic_mode_is_planned_only_where_shapes_vary():
     assert dynamic  # the registry has one
 
 
+def test_quick_profile_leaves_autotuning_out_only_where_it_costs_minutes():
+    autotuning = [name for name, mode in MODES.items() if mode.traits.autotune]
+    heavy = [name for name in ORDER if WORKLOADS[name].quick_without_autotune]
+    assert {"vit16x6x384", "train-mlp"} <= set(heavy)
+    quick = plan("cpu", ORDER, list(MODES), "quick", set(), "seed", "main")
+    full = plan("cpu", ORDER, list(MODES), "full", set(), "seed", "main")
+    assert not [c for c in quick if c.workload in heavy and c.mode in autotuning]
+    assert {c.workload for c in full if c.mode in autotuning} >= set(heavy)
+    # Every mode is still in the quick profile, through the small workloads.
+    assert {c.mode for c in quick} == {c.mode for c in full}
+
+
+def test_asking_quick_for_autotuning_a_heavy_workload_says_why_nothing_is_planned(
+        capsys, tmp_path):
+    line = usage_error(capsys, tmp_path, "--backend", "cpu", "--workload", "vit16x6x384",
+                       "--mode", "max-autotune")
+    assert "the quick profile measures max-autotune only on the small workloads" in line
+    assert "try --profile full" in line
+
+
 def test_a_name_given_twice_plans_one_case():
     cases = plan("cpu", ["trivial-call", "trivial-call"], ["eager", "eager"], "quick",
                  set(), "seed", "main")

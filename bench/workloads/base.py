@@ -49,6 +49,10 @@ class Workload:
     build: Build  # (device, batch size or matrix size, tiny, dtype)
     batch_sizes: tuple[int | None, ...] = (None,)  # None: the workload has no size axis
     quick_batch_sizes: tuple[int | None, ...] = ()  # empty: not in the quick profile
+    # The quick profile leaves out the autotuning modes here: their cold autotune takes this
+    # workload a minute or more per case, most of a quick run, while the small workloads
+    # still measure those modes quickly.
+    quick_without_autotune: bool = False
     # A narrower full sweep where a backend is too slow for all of batch_sizes.
     batch_sizes_on: dict[str, tuple[int | None, ...]] = field(default_factory=dict)
     dtype: torch.dtype = torch.float32
@@ -76,6 +80,10 @@ class Workload:
         if profile == "quick":
             return self.quick_batch_sizes
         return self.batch_sizes_on.get(backend, self.batch_sizes)
+
+    def measures(self, profile: str, autotunes: bool) -> bool:
+        """Whether `profile` measures this workload in a mode that does or does not autotune."""
+        return not (profile == "quick" and autotunes and self.quick_without_autotune)
 
     def curve_calls(self, backend: str, tiny: bool) -> int:
         calls = self.warmup_curve_calls_on.get(backend, self.warmup_curve_calls)

@@ -85,7 +85,7 @@ def _vit(patch: int, depth: int, width: int, quick: tuple = ()) -> Workload:
                     f"ViT inference, {patch}x{patch} patches, {depth} blocks, width {width}, "
                     f"{max(1, width // HEAD_DIM)} heads, 224x224 images, 1000 classes",
                     vit_builder(patch, depth, width), batch_sizes=SWEEP, quick_batch_sizes=quick,
-                    batch_sizes_on={"cpu": CPU_SWEEP},
+                    batch_sizes_on={"cpu": CPU_SWEEP}, quick_without_autotune=True,
                     tolerance=2e-3)
 
 
