@@ -11,6 +11,7 @@ from report.pages import (
     byom,
     changes,
     concepts,
+    gpu_types,
     guide,
     history,
     launch_overhead,
@@ -23,7 +24,7 @@ from report.pages import (
 from report.site import Site
 
 PAGES = (overview, workloads, ledger, guide, byom, break_even, launch_overhead, stability,
-         history, changes, all_results, methodology, concepts)
+         gpu_types, history, changes, all_results, methodology, concepts)
 
 
 def build(results_dir: Path, docs_dir: Path, warn=None) -> Site:

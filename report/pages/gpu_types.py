@@ -1,0 +1,190 @@
+"""GPU types side by side: the same cases, under the same software, on two GPU types.
+
+Two CUDA environments are paired when everything that builds, picks and runs the kernels
+is the same (SOFTWARE) and the GPU is not. The host and the lease come with the GPU (other
+CPUs, other busy neighbour GPUs), so a difference between the two sides is host and GPU
+together; the page lists what else differs.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pandas as pd
+
+from report import analysis
+from report.analysis import BASELINE, Data, Environment, ordered, processes, rows
+from report.site import Site
+
+PAGE = "analysis/gpu-types.md"
+BACKEND = "cuda"
+# What must match for two environments to differ "only in the GPU": the software that
+# compiles and runs the kernels, and the precision settings that choose them. Host fields
+# (machine, CPU, driver, OS) are not here: they come with the GPU a machine is lent with.
+SOFTWARE = ("backend", "torch", "triton", "cuda_runtime", "cudnn", "python",
+            "float32_matmul_precision", "cuda_matmul_allow_tf32", "cudnn_allow_tf32")
+# The benchmark's own checkout, neither host nor GPU: left out of "what else differs".
+CHECKOUT = ("git_commit", "git_dirty")
+KEY = ["workload", "mode", "batch_size", "shapes"]  # a case without its environment
+POINT = ["workload", "batch_size", "shapes"]  # the same without the mode
+CLASSES = ("launch-bound", "mixed", "device-bound", "differs")  # eager's class, in page order
+
+
+def field(env: Environment, name: str) -> tuple[str, ...]:
+    return dict(env.fields)[name]
+
+
+def pairs(envs: list[Environment]) -> list[tuple[Environment, Environment]]:
+    """Every two environments of `BACKEND` with the same SOFTWARE fields and different GPUs,
+    the GPU whose name sorts first on the left (the numerator of every ratio)."""
+    groups: dict[tuple, list[Environment]] = {}
+    for env in envs:
+        if env.backend == BACKEND:
+            groups.setdefault(tuple(field(env, n) for n in SOFTWARE), []).append(env)
+    found = []
+    for group in groups.values():
+        group = sorted(group, key=lambda e: (field(e, "device_name"), e.label))
+        found += [(a, b) for a, b in itertools.combinations(group, 2)
+                  if field(a, "device_name") != field(b, "device_name")]
+    return sorted(found, key=lambda p: (p[0].label, p[1].label))
+
+
+def aligned(table: pd.DataFrame, a: str, b: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ok rows of `table` for environments `a` and `b` at every case (KEY) both have,
+    in page order, row i of one the same case as row i of the other."""
+    ok = table[table["ok"].eq(True)]
+    side = {env: ok[ok["env_id"] == env] for env in (a, b)}
+    keys = ordered(side[a][KEY].merge(side[b][KEY], on=KEY)).reset_index(drop=True)
+    left, right = (keys.merge(side[env], on=KEY, how="left") for env in (a, b))
+    return left, right
+
+
+def _sides(table: pd.DataFrame) -> list[dict]:
+    """Template rows of one side. env_repeated: a side resting on one process always reads
+    "single run" here, since the other side may rest on several."""
+    return [dict(r, env_repeated=True) for r in rows(table)]
+
+
+def _eager_class(cases: pd.DataFrame, env_id: str) -> pd.DataFrame:
+    eager = cases[(cases["env_id"] == env_id) & (cases["mode"] == BASELINE) & cases["ok"]]
+    return eager[POINT].assign(bound=analysis.boundedness(eager["busy_fraction"]))
+
+
+def latencies(cases: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+    """Every case ok on both sides: `ratio` (a's median / b's), `agree` where the two ranges
+    of process medians overlap (`analysis.ranges_overlap`), else `faster` ("a" or "b");
+    `single` where either side rests on one process; `bound`, eager's boundedness at the
+    point on both sides ("differs" where the two GPUs class it differently); the sides'
+    own rows in `a` and `b`."""
+    left, right = aligned(cases, a, b)
+    out = left[KEY].copy()
+    out["ratio"] = left["median_s"] / right["median_s"]
+    out["agree"] = analysis.ranges_overlap(left["lo_s"], left["hi_s"], right["lo_s"], right["hi_s"])
+    out["faster"] = (out["ratio"] < 1).map({True: "a", False: "b"}).where(~out["agree"], None)
+    out["single"] = (left["n_processes"] < 2) | (right["n_processes"] < 2)
+    bounds = _eager_class(cases, a).merge(_eager_class(cases, b), on=POINT, how="left",
+                                          suffixes=("_a", "_b"))
+    bounds["bound"] = bounds["bound_a"].where(bounds["bound_a"] == bounds["bound_b"], "differs")
+    out = out.merge(bounds[[*POINT, "bound"]], on=POINT, how="left")
+    out["bound"] = out["bound"].fillna("not measured")  # eager failed, or no busy fraction
+    out["a"], out["b"] = _sides(left), _sides(right)
+    return out
+
+
+def speedups(table: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+    """Every compiled or graphed case with a speedup over eager on both sides (`table`:
+    `analysis.speedups` rows): `faster_a`/`faster_b`, whether the mode beats eager on each
+    GPU, `differs` where those answers differ, and `settled` where every pairing of
+    processes gives the same answer on both sides."""
+    timed = table[(table["mode"] != BASELINE) & table["speedup"].notna()]
+    left, right = aligned(timed, a, b)
+    out = left[KEY].copy()
+    out["faster_a"], out["faster_b"] = left["holds"].astype(bool), right["holds"].astype(bool)
+    out["differs"] = out["faster_a"] != out["faster_b"]
+    out["settled"] = left["settled"].astype(bool) & right["settled"].astype(bool)
+    out["a"], out["b"] = _sides(left), _sides(right)
+    return out
+
+
+def fastest(cases: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+    """Per point with two or more modes measured on both sides: the fastest of those modes on
+    each GPU (`analysis.fastest`: `margin` over the runner-up, `tie` where that lead is
+    inside the spread, `pairings` of their processes), b's with the suffix `_b`, and
+    `same` where both GPUs name one mode."""
+    left, right = aligned(cases, a, b)
+    best = analysis.fastest(pd.concat([left, right], ignore_index=True))
+    best = best[best["mode_runner_up"].notna()]
+    columns = [*POINT, "mode", "margin", "tie", "pairings"]
+    out = best.loc[best["env_id"] == a, columns].merge(
+        best.loc[best["env_id"] == b, columns], on=POINT, suffixes=("", "_b"))
+    out["same"] = out["mode"] == out["mode_b"]
+    return ordered(out, batch_first=True).reset_index(drop=True)
+
+
+def summary(latency: pd.DataFrame, speedup: pd.DataFrame, by: str) -> list[dict]:
+    """Per value of `by` (a column of both tables): cases compared, how many agree, how many
+    each side is faster in, the median ratio, how many rest on a single run; of the
+    speedups over eager, how many were compared and how many give a different
+    faster-than-eager answer (`differs`), settled on both sides or not."""
+    if latency.empty:
+        return []
+    counted = latency.assign(faster_a=latency["faster"] == "a", faster_b=latency["faster"] == "b")
+    out = counted.groupby(by, sort=False).agg(
+        cases=("ratio", "size"), agree=("agree", "sum"), faster_a=("faster_a", "sum"),
+        faster_b=("faster_b", "sum"), ratio=("ratio", "median"), single=("single", "sum"))
+    answers = speedup.assign(settled_differs=speedup["differs"] & speedup["settled"]).groupby(
+        by, sort=False).agg(speedups=("differs", "size"), differs=("differs", "sum"),
+                            settled_differs=("settled_differs", "sum"))
+    out = out.join(answers, how="left").reset_index()
+    return rows(out)
+
+
+def _by_mode(latency: pd.DataFrame, speedup: pd.DataFrame) -> list[dict]:
+    found = summary(latency, speedup, "mode")
+    return sorted(found, key=lambda r: analysis.mode_rank(r["mode"]))
+
+
+def _by_bound(latency: pd.DataFrame, speedup: pd.DataFrame) -> list[dict]:
+    order = [*CLASSES, "not measured"]
+    return sorted(summary(latency, speedup, "bound"), key=lambda r: order.index(r["bound"]))
+
+
+def environment_view(data: Data, env: Environment) -> dict:
+    """What the page says of one environment: its GPU, host and how it was measured."""
+    cases = data.cases[(data.cases["env_id"] == env.env_id) & data.cases["ok"]]
+    procs = processes(data.shown)
+    procs = procs[(procs["env_id"] == env.env_id) & procs["ok"]]
+    return {"env": env, "device": ", ".join(field(env, "device_name")),
+            "fields": dict(env.fields),
+            "workers": sorted({int(w) for w in procs["workers"].dropna()}),
+            "profiles": {p: int(n) for p, n in cases["profile"].value_counts().items()},
+            "processes": sorted({int(n) for n in cases["n_processes"]})}
+
+
+def differences(a: Environment, b: Environment) -> list[dict]:
+    """Every environment field other than the GPU's name and the checkout that differs."""
+    fa, fb = dict(a.fields), dict(b.fields)
+    return [{"field": name, "a": fa[name], "b": fb[name]} for name in fa
+            if name not in ("device_name", *CHECKOUT) and fa[name] != fb[name]]
+
+
+def render(site: Site) -> None:
+    data = site.data
+    found = pairs(list(data.environments.values()))
+    sections = []
+    for a, b in found:
+        latency = latencies(data.cases, a.env_id, b.env_id)
+        speedup = speedups(data.speedups, a.env_id, b.env_id)
+        speedup = speedup.merge(latency[[*KEY, "bound"]], on=KEY, how="left")
+        total = summary(latency.assign(all="all"), speedup.assign(all="all"), "all")
+        sections.append({
+            "a": environment_view(data, a), "b": environment_view(data, b),
+            "differences": differences(a, b), "total": total[0] if total else None,
+            "by_mode": _by_mode(latency, speedup), "by_bound": _by_bound(latency, speedup),
+            "latency": rows(latency), "speedups": rows(speedup),
+            "fastest": rows(fastest(data.cases, a.env_id, b.env_id))})
+    shown = {e.env_id: e for pair in found for e in pair}
+    site.page(PAGE, "gpu-types.md.j2", sections=sections, backend=BACKEND,
+              environments=[environment_view(data, e) for e in sorted(
+                  shown.values(), key=lambda e: e.label)],
+              measured=sorted({d for e in data.envs(BACKEND) for d in field(e, "device_name")}))

@@ -1,0 +1,161 @@
+"""The GPU-types page: environments that differ only in the GPU are paired, every case
+measured on both gets a verdict by the range-overlap rule, the speedup answers of the two
+GPUs are set side by side, and without a second GPU type the page says how to add one."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from fixtures import RESULTS
+from fixtures import make_results as fx
+
+from report import build
+from report.analysis import Data, load
+from report.pages import gpu_types
+from report.site import Site
+
+ALPHA = fx.environment("gpu-a", "cuda", "GPU Alpha", "570.86")
+BETA = fx.environment("gpu-b", "cuda", "GPU Beta", "580.10")
+MATMUL = "[matmul-128](../workloads/matmul-128.md)"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def processes(env, mode: str, scales: tuple[float, ...]) -> list:
+    """matmul-128 in `mode`, one process per scale of the fixture's latency (12 µs in eager)."""
+    return [fx.ok_record(env, "matmul-128", mode, None, scale=scale, repeat=i,
+                         repeats=len(scales)) for i, scale in enumerate(scales)]
+
+
+def render(results: Path, docs: Path) -> str:
+    gpu_types.render(Site(Data(load(results)), docs))
+    return (docs / gpu_types.PAGE).read_text(encoding="utf-8")
+
+
+def row(text: str, *cells: str) -> list[str]:
+    """The cells of the one table row whose first cells are `cells`."""
+    prefix = "| " + " | ".join(cells) + " |"
+    found = [line for line in text.splitlines() if line.startswith(prefix)]
+    assert len(found) == 1, (prefix, found)
+    return [cell.strip() for cell in found[0].strip("|").split(" | ")]
+
+
+def section(text: str, heading: str) -> str:
+    start = text.index(f"### {heading}")
+    end = text.find("\n### ", start + 1)
+    return text[start:end if end >= 0 else None]
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory) -> str:
+    """matmul-128 on two GPU types under one software stack:
+    eager: ranges of process medians overlap (agree);
+    reduce-overhead: Beta's three processes all about 30% faster (Beta faster);
+    default: one process on Alpha, inside Beta's range (agree, Alpha a single run);
+    cuda-graph: faster than eager on Alpha, 4x slower on Beta, so slower than eager there."""
+    root = tmp_path_factory.mktemp("gpu-types")
+    records = [*processes(ALPHA, "eager", (1.0, 1.04, 0.98)),
+               *processes(BETA, "eager", (1.01, 0.99, 1.03)),
+               *processes(ALPHA, "reduce-overhead", (1.0, 1.04, 0.98)),
+               *processes(BETA, "reduce-overhead", (0.7, 0.72, 0.71)),
+               *processes(ALPHA, "default", (1.0,)),
+               *processes(BETA, "default", (1.0, 1.04, 0.98)),
+               *processes(ALPHA, "cuda-graph", (1.0, 1.04, 0.98)),
+               *processes(BETA, "cuda-graph", (4.0, 4.1, 4.2))]
+    fx.write(root / "results" / "r.jsonl", records)
+    return render(root / "results", root / "docs")
+
+
+def test_the_page_is_built_and_in_the_nav():
+    assert gpu_types in build.PAGES
+    assert "GPU types side by side: analysis/gpu-types.md" in (ROOT / "mkdocs.yml").read_text()
+
+
+def test_environments_that_differ_only_in_the_gpu_are_paired_and_their_differences_listed(page):
+    assert "## GPU Alpha (gpu-a) vs GPU Beta (gpu-b)" in page
+    assert row(page, "machine") == ["machine", "gpu-a", "gpu-b"]
+    assert row(page, "driver") == ["driver", "570.86", "580.10"]
+    assert "| torch |" not in page  # the same on both sides: no difference to list
+    alpha = row(page, f"GPU Alpha · torch 2.11.0 <small>`{ALPHA.env_id()}`</small>")
+    # GPU, machine, CPU, CPU count, workers, profile, processes per case.
+    assert alpha[1:] == ["GPU Alpha", "gpu-a", "Intel Xeon Platinum 8480+", "16", "1",
+                         "full (4 cases)", "1–3"]
+
+
+def test_overlapping_ranges_of_process_medians_agree(page):
+    cells = row(section(page, "Latency"), MATMUL, "—", "eager")
+    # 12 µs × (1.0, 1.04, 0.98) against 12 µs × (1.01, 0.99, 1.03).
+    assert cells[3:] == ["12.0 µs (11.8–12.5, 3 proc.)", "12.1 µs (11.9–12.4, 3 proc.)",
+                         f"{1.0 / 1.01:.2f}×", "agree"]
+
+
+def test_ranges_that_do_not_overlap_name_the_faster_gpu(page):
+    cells = row(section(page, "Latency"), MATMUL, "—", "reduce-overhead")
+    assert cells[5:] == [f"{1.0 / 0.71:.2f}×", "**GPU Beta faster**"]
+    cells = row(section(page, "Latency"), MATMUL, "—", "cuda-graph")
+    assert cells[5:] == [f"{1.0 / 4.1:.2f}×", "**GPU Alpha faster**"]
+
+
+def test_a_side_resting_on_one_process_is_marked_a_single_run(page):
+    cells = row(section(page, "Latency"), MATMUL, "—", "default")
+    # 0.8 × 12 µs on one Alpha process, inside Beta's range: they agree, marked single run.
+    assert cells[3:] == ["9.60 µs (single run)", "9.60 µs (9.41–9.98, 3 proc.)", "1.00×", "agree"]
+
+
+def test_the_summary_counts_verdicts_per_mode_and_by_eager_boundedness(page):
+    summary = section(page, "Summary")
+    text = " ".join(summary.split())
+    assert ("Of the 4 cases measured on both GPUs, 2 agree; GPU Alpha is faster in 1, "
+            "GPU Beta in 1.") in text
+    assert "1 of the 4 rest on a single process on at least one side." in text
+    assert ('Of the 3 speedups over eager compared, the answer to "is the mode faster than '
+            'eager?" differs between the GPUs in 1 (1 of them settled') in text
+    assert row(summary, "reduce-overhead") == ["reduce-overhead", "1", "0", "0", "1",
+                                               f"{1.0 / 0.71:.2f}×", "0", "0 of 1"]
+    assert row(summary, "eager") == ["eager", "1", "1", "0", "0", f"{1.0 / 1.01:.2f}×", "0", "—"]
+    # Every fixture eager process is 25% busy: launch-bound on both GPUs.
+    assert row(summary, "launch-bound")[:5] == ["launch-bound", "4", "2", "1", "1"]
+
+
+def test_speedups_over_eager_mark_where_the_faster_mode_answer_differs(page):
+    speedups = section(page, "Speedup over eager")
+    graph = row(speedups, MATMUL, "—", "cuda-graph")
+    assert graph[3].startswith(f"{1 / 0.3:.2f}×")  # eager / cuda-graph on Alpha
+    assert graph[4].startswith(f"{1.01 / (4.1 * 0.3):.2f}×")  # Beta: eager 1.01, graph 4.1 × 0.3
+    assert graph[5] == "**only on GPU Alpha**"  # every pairing agrees: settled
+    assert row(speedups, MATMUL, "—", "reduce-overhead")[5] == "on both"
+    # One default process against three eager ones on Alpha: three pairings, a range.
+    assert row(speedups, MATMUL, "—", "default")[3] == (
+        f"{1 / 0.8:.2f}× ({0.98 / 0.8:.2f}–{1.04 / 0.8:.2f})")
+
+
+def test_the_fastest_mode_can_differ_between_the_gpus(page):
+    cells = row(section(page, "Fastest mode"), MATMUL, "—")
+    assert cells[2] == f"cuda-graph (runner-up {0.35 / 0.3:.2f}× slower)"
+    assert cells[3].startswith("reduce-overhead (")
+    assert cells[4] == "**no**"
+
+
+def test_one_gpu_type_reads_not_measured_with_the_command_that_adds_another(tmp_path):
+    # The fixture's two CUDA environments share the GPU (and differ in machine): no pair.
+    page = render(RESULTS, tmp_path / "docs")
+    assert ("Not measured: no two cuda environments run the same software on different GPUs "
+            "yet (measured so far: NVIDIA H100 80GB HBM3).") in " ".join(page.split())
+    assert "python -m bench --backend cuda --profile full --machine NAME\n" in page
+    assert "## Environments" not in page
+
+
+def test_gpus_under_different_torch_releases_are_not_paired(tmp_path):
+    other = dataclasses.replace(BETA, torch="2.12.0")
+    records = [*processes(ALPHA, "eager", (1.0,)), *processes(other, "eager", (1.0,))]
+    fx.write(tmp_path / "results" / "r.jsonl", records)
+    page = " ".join(render(tmp_path / "results", tmp_path / "docs").split())
+    assert "Not measured" in page and "(measured so far: GPU Alpha, GPU Beta)" in page
+
+
+def test_the_real_results_set_both_gpu_types_side_by_side(tmp_path):
+    page = render(ROOT / "results", tmp_path / "docs")
+    assert "## NVIDIA H100 80GB HBM3 (lent-h100) vs NVIDIA H200 (lent-h200)" in page
+    assert "| NVIDIA H100 80GB HBM3 faster | NVIDIA H200 faster |" in page
+    assert "Not measured" not in page
