@@ -6,6 +6,7 @@ Nothing here imports torch.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -35,11 +36,18 @@ def run_bench(*args: str, timeout: float = 300, env: dict | None = None
                           text=True, timeout=timeout, stdin=subprocess.DEVNULL, env=env)
 
 
+def _as_in_the_foreground() -> None:
+    # A shell without job control starts background commands with SIGINT ignored, and
+    # Python then never raises KeyboardInterrupt: the tests' Ctrl-C must reach the runner
+    # however the test run itself was started.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_bench(*args: str, env: dict) -> subprocess.Popen:
-    """`python -m bench ARGS` in the background."""
+    """`python -m bench ARGS` in the background, with SIGINT as a terminal gives it."""
     return subprocess.Popen([sys.executable, "-m", "bench", *args], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, preexec_fn=_as_in_the_foreground)
 
 
 def wait_for(path: Path, timeout: float = 120) -> str:
