@@ -181,8 +181,8 @@ def _plans(args, backends: list[str]) -> dict:
                        f"sizes {', '.join(sizes)}")
         if args.mode and all(MODES[m].traits.dynamic for m in args.mode):
             why.append(f"--mode {', '.join(args.mode)} applies only to workloads whose shapes vary")
-        if (args.profile == "quick" and args.mode and all(MODES[m].traits.autotune for m in args.mode)
-                and all(lookup(n).quick_without_autotune for n in args.workload or [])):
+        if (args.mode and all(MODES[m].traits.autotune for m in args.mode) and args.workload
+                and not any(lookup(n).measures(args.profile, True) for n in args.workload)):
             why.append(f"the quick profile measures {', '.join(args.mode)} only on the small "
                        "workloads (try --profile full)")
         raise UsageError("this selection plans no case: " + ("; ".join(why) or "nothing matches")
