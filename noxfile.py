@@ -9,8 +9,8 @@ nox.options.sessions = ["lint", "tests"]
 nox.options.default_venv_backend = "venv"
 
 PYPROJECT = nox.project.load_toml("pyproject.toml")
-# The torch release the suite is pinned to; ATLAS_TORCH or `-- --torch X` picks another.
-TORCH_PIN = "2.15.0"
+# The torch release the suite is pinned to, stated once in pyproject.toml.
+TORCH_PIN = PYPROJECT["tool"]["atlas"]["torch"]
 # Exact versions for every dependency group but torch (`nox -s lock` rewrites it).
 CONSTRAINTS = Path(__file__).parent / "constraints.txt"
 
