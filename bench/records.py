@@ -16,6 +16,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import sys
 import types
 import typing
@@ -279,6 +280,8 @@ def _check_record(record: Record) -> None:
         _check_timing(record.timing)
     if record.warmup and any(x <= 0 for x in record.warmup.latencies_s):
         raise ValueError("warmup.latencies_s holds a latency of 0 or below")
+    _check_names(record)
+    _check_fits(record)
 
 
 def _check_timing(timing: Timing) -> None:
@@ -293,6 +296,61 @@ def _check_timing(timing: Timing) -> None:
                          f"{timing.min_s:g}, {timing.q1_s:g}, {timing.median_s:g}, {timing.q3_s:g}")
     if timing.calls_per_sample < 1:
         raise ValueError(f"timing.calls_per_sample {timing.calls_per_sample} is below 1")
+    if not math.isclose(timing.iqr_s, timing.q3_s - timing.q1_s, rel_tol=1e-9, abs_tol=1e-15):
+        raise ValueError(f"timing.iqr_s {timing.iqr_s:g} is not q3_s - q1_s "
+                         f"({timing.q3_s - timing.q1_s:g})")
+
+
+# Names that become parts of file names when the report is written (pages and charts):
+# letters, digits and _ . : - only, not starting with a dot, short enough for a file name.
+SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:-]*")
+SAFE_NAME_MAX = 200
+PATH_NAMES = (("key.workload", lambda r: r.key.workload), ("profile", lambda r: r.profile))
+
+
+def unsafe_name(name: str) -> str | None:
+    """Why `name` cannot be part of a file name the report writes, or None if it can."""
+    if len(name) > SAFE_NAME_MAX:
+        return f"is {len(name)} characters long (at most {SAFE_NAME_MAX})"
+    if not SAFE_NAME.fullmatch(name):
+        return ("may hold only letters, digits and _ . : - and must not start with a dot: "
+                f"{name[:60]!r}")
+    return None
+
+
+def _check_names(record: Record) -> None:
+    for where, get in PATH_NAMES:
+        why = unsafe_name(get(record))
+        if why:
+            raise ValueError(f"{where} {why}")
+
+
+def _within(seconds: float, duration_s: float) -> bool:
+    """Whether a span measured inside the case process fits the runner's span of it."""
+    return seconds <= duration_s * (1 + 1e-6) + 1e-6
+
+
+def _check_fits(record: Record) -> None:
+    """Figures that cannot be: negative times or sizes, more time than the process took."""
+    timing, first, memory = record.timing, record.compile, record.memory
+    if timing is not None:
+        timed_s = sum(timing.samples) * timing.calls_per_sample
+        if not _within(timed_s, record.duration_s):
+            raise ValueError(f"timing: the timed calls took {timed_s:g} s, more than the whole "
+                             f"process (duration_s {record.duration_s:g})")
+    for name in ("cold_first_call_s", "warm_first_call_s"):
+        seconds = getattr(first, name) if first is not None else None
+        if seconds is not None and not 0 <= seconds:
+            raise ValueError(f"compile.{name} {seconds:g} is negative")
+        if seconds is not None and not _within(seconds, record.duration_s):
+            raise ValueError(f"compile.{name} {seconds:g} s is longer than the whole process "
+                             f"(duration_s {record.duration_s:g})")
+    if first is not None and any(s < 0 for s in first.cold_first_calls_s):
+        raise ValueError("compile.cold_first_calls_s holds a negative time")
+    for name in ("peak_device_bytes", "peak_rss_bytes"):
+        size = getattr(memory, name) if memory is not None else None
+        if size is not None and size < 0:
+            raise ValueError(f"memory.{name} {size} is negative")
 
 
 def _describe(hint: Any) -> str:
@@ -438,7 +496,7 @@ def read_records(path: Path, warn=None) -> Iterator[Record]:
     """Every record in `path`. A malformed line raises MalformedRecord naming `path:line`,
     except a last line without its newline: that is a write torn by a crash or a full
     disk, which the next append cuts off, so it is skipped with a warning."""
-    data = Path(path).read_bytes()
+    data = read_results_file(path)
     lines = data.split(b"\n")
     torn = lines.pop()  # b"" when the file ends with a newline
     for number, raw in enumerate(lines, start=1):
@@ -451,6 +509,18 @@ def read_records(path: Path, warn=None) -> Iterator[Record]:
     if torn.strip():
         (warn or _warn)(f"{path}:{len(lines) + 1}: skipping an unfinished last line "
                         f"({len(torn)} bytes, no newline); the next append removes it")
+
+
+def read_results_file(path: Path) -> bytes:
+    """The bytes of a results file, or MalformedRecord in one line if it is no regular file
+    (a directory named *.jsonl, say) or cannot be read."""
+    try:
+        if not Path(path).is_file():
+            raise IsADirectoryError(errno.EISDIR, "not a regular file")
+        return Path(path).read_bytes()
+    except OSError as error:
+        raise MalformedRecord(f"{path}: cannot be read as a results file: "
+                              f"{error.strerror or error}") from None
 
 
 def _warn(message: str) -> None:
@@ -466,7 +536,12 @@ def append_record(path: Path, record: Record) -> None:
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     line = (record.to_json() + "\n").encode()
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    try:  # never through a link: a planted one would send the record anywhere
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as error:
+        raise RecordWriteError(error.errno, f"{path}: could not save the record of "
+                               f"{record.key.workload} {record.key.mode}: "
+                               f"{error.strerror or error}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         _drop_torn_tail(fd)

@@ -10,6 +10,7 @@ from pathlib import Path
 from report import compare
 from report.analysis import ResultsError
 from report.build import build
+from report.site import OutsideDocs
 
 SUBCOMMANDS = {"compare": compare.main}
 
@@ -30,9 +31,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         site = build(args.results, args.docs)
-    except ResultsError as error:
+    except (ResultsError, OutsideDocs) as error:
         # One line naming file:line is the whole message; a traceback would bury it.
         print(error, file=sys.stderr)
+        return 1
+    except OSError as error:
+        print(f"python -m report: error: cannot write under {args.docs}: "
+              f"{error.filename or ''}: {error.strerror or error}", file=sys.stderr)
         return 1
     print(f"report: {len(site.written)} files under {args.docs} from "
           f"{site.data.record_count} records")

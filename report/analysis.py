@@ -31,6 +31,7 @@ columns. Workloads follow the registry's order (`workload_rank`).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import importlib.util
 import math
 import re
@@ -46,7 +47,7 @@ import pandas as pd
 
 from bench.modes import MODES
 from bench.records import Environment as RecordEnvironment
-from bench.records import MalformedRecord, Record, read_records
+from bench.records import MalformedRecord, Record, read_records, read_results_file
 
 BASELINE = "eager"  # the mode every "speedup" is measured against
 SHOWN_SHAPES = "seed"  # "tiny" records are test-sized runs, counted and left out
@@ -152,12 +153,21 @@ def load(results_dir: Path, warn=None) -> pd.DataFrame:
             rows.extend(_row(f"{path}:{n}", r) for n, r in _numbered(path, warn))
         except MalformedRecord as error:
             raise ResultsError(str(error)) from None
-    return frame(rows)
+    return _warn_ties(frame(rows), warn)
+
+
+def load_file(path: Path, warn=None) -> pd.DataFrame:
+    """Every record of the one results file `path`, as `load` reads a folder."""
+    try:
+        found = [_row(f"{path}:{n}", r) for n, r in _numbered(Path(path), warn)]
+    except MalformedRecord as error:
+        raise ResultsError(str(error)) from None
+    return _warn_ties(frame(found), warn)
 
 
 def _numbered(path: Path, warn):
     """Records of `path` with their line numbers (blank lines keep their numbers)."""
-    numbers = [n for n, raw in enumerate(path.read_bytes().split(b"\n")[:-1], start=1)
+    numbers = [n for n, raw in enumerate(read_results_file(path).split(b"\n")[:-1], start=1)
                if raw.strip()]
     return zip(numbers, list(read_records(path, warn=warn)), strict=True)
 
@@ -204,16 +214,63 @@ def rows(df: pd.DataFrame) -> list[dict[str, Any]]:
 # ---- what the site shows -----------------------------------------------------------------
 
 def latest(records: pd.DataFrame) -> pd.DataFrame:
-    """Seed-shape records, and of each process (case, tag, repeat index) the newest; ties go
-    to the later file and line. Repeat indices beyond the newest run's `repeats` are
-    dropped too: they belong to an older run of the case."""
+    """Seed-shape records, and of each process (case, tag, repeat index) the newest; ties
+    on `started_at` go by TIE_RULE, whatever the files are called. Repeat indices beyond
+    the newest run's `repeats` are dropped too: they belong to an older run of the case."""
     seed = records[records["shapes"] == SHOWN_SHAPES]
     key = [*CASE, "tag"]
-    newest = seed.sort_values("started_at", kind="stable").drop_duplicates(
-        [*key, "repeat"], keep="last")
+    newest = _oldest_to_newest(seed).drop_duplicates([*key, "repeat"], keep="last")
     planned = newest.groupby(key, dropna=False)["repeats"].transform("last")
     kept = newest[newest["repeat"] < planned]
     return kept.sort_index()
+
+
+PROCESS = [*CASE, "tag", "repeat"]  # one process of a case: at most one record is shown
+TIE_RULE = ("an ok record wins over a failed one, then the longer duration_s, then the one "
+            "whose fingerprint (a hash of every figure in it) sorts last")
+
+
+def _fingerprints(records: pd.DataFrame) -> pd.Series:
+    """A hash of each record's content, file and line aside: the last resort of TIE_RULE."""
+    content = records.drop(columns="source")
+    return pd.Series([hashlib.sha256(repr(tuple(row)).encode()).hexdigest()
+                      for row in content.itertuples(index=False)], index=records.index,
+                     dtype=object)
+
+
+def _oldest_to_newest(records: pd.DataFrame) -> pd.DataFrame:
+    """`records` by `started_at`; records of one process started at the same time follow
+    TIE_RULE, so the last of each process is the one shown."""
+    tied = records.duplicated([*PROCESS, "started_at"], keep=False)
+    order = records.assign(_fingerprint="")
+    order.loc[tied, "_fingerprint"] = _fingerprints(records[tied])
+    order = order.sort_values(["started_at", "ok", "duration_s", "_fingerprint"], kind="stable")
+    return order.drop(columns="_fingerprint")
+
+
+def _warn_ties(records: pd.DataFrame, warn=None) -> pd.DataFrame:
+    """Warn of every process recorded twice with one `started_at` and different content,
+    naming the record TIE_RULE keeps; `records` unchanged."""
+    tied = records[records.duplicated([*PROCESS, "started_at"], keep=False)]
+    if tied.empty:
+        return records
+    tied = _oldest_to_newest(tied).assign(_fingerprint=_fingerprints(tied))
+    for _, group in tied.groupby(PROCESS, dropna=False, sort=False):
+        for _, same_time in group.groupby("started_at", sort=False):
+            if same_time["_fingerprint"].nunique() < 2:
+                continue  # the same record twice (a copied file): nothing to choose
+            kept = same_time.iloc[-1]
+            others = ", ".join(same_time["source"].iloc[:-1])
+            (warn or _warn)(f"{kept['source']} and {others} record one process "
+                            f"({kept['workload']} {kept['mode']} batch {kept['batch_size']}, "
+                            f"tag {kept['tag']}, repeat {kept['repeat']}) started at the same "
+                            f"time, {kept['started_at'].isoformat()}, with different figures; "
+                            f"showing {kept['source']}: {TIE_RULE}")
+    return records
+
+
+def _warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
 
 
 def processes(shown: pd.DataFrame) -> pd.DataFrame:

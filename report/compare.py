@@ -187,16 +187,14 @@ def _read(path: Path) -> pd.DataFrame:
     """Every record of a results folder, or of one file."""
     if path.is_dir():
         return analysis.load(path)
-    records = analysis.load(path.parent)
-    files = records["source"].str.rsplit(":", n=1).str[0].map(lambda s: Path(s).resolve())
-    return records[files == path.resolve()]
+    return analysis.load_file(path)  # that file alone: its neighbours are not asked
 
 
 def resolve(spec: str, results_dir: Path) -> Side:
     """The one environment that `spec` names: a folder or file of records, or a selector
     within `results_dir`. SelectionError, one line, when it is none, several or empty."""
     path = Path(spec)
-    if path.exists():
+    if "\0" not in spec and path.exists():
         records = _read(path)
         if records.empty:
             raise SelectionError(f"{path} holds no records")
@@ -309,6 +307,7 @@ def text(old: Side, new: Side, judged: pd.DataFrame, min_effect: float = MIN_EFF
         columns.remove("profile")
     found = table_rows(judged[judged["significant"]] if only_changed else judged)
     lines = [f"old: {old.label}", f"new: {new.label}",
+             *([same_environment_note(old, new)] if old.env_id == new.env_id else []),
              *(f"note: the environments differ in {', '.join(d)}, not only in their torch release"
                for d in [lineage_differences(old, new)] if d),
              f"rule: significant = both sides in 2+ processes, their ranges of process medians "
@@ -332,6 +331,14 @@ def text(old: Side, new: Side, judged: pd.DataFrame, min_effect: float = MIN_EFF
               f"{int(judged['single_run'].sum())} single runs, "
               f"{int((~judged['timed']).sum())} not timed on both sides"]
     return "\n".join(lines) + "\n"
+
+
+def same_environment_note(old: Side, new: Side) -> str:
+    """What to say when OLD and NEW are one environment: not a comparison of two."""
+    same = set(old.records["source"]) == set(new.records["source"])
+    return (f"note: both sides are the same environment (env {old.env_id})"
+            + (", and the same records: every case is set against itself" if same else
+               ": one machine and release measured twice, not two releases or machines"))
 
 
 def compare_sides(old: Side, new: Side, min_effect: float = MIN_EFFECT) -> pd.DataFrame:

@@ -41,7 +41,12 @@ def template_environment() -> jinja2.Environment:
         "device_bound": analysis.DEVICE_BOUND,
         "gain": analysis.MEANINGFUL_GAIN,
     }
+    environment.globals["tie_rule"] = analysis.TIE_RULE
     return environment
+
+
+class OutsideDocs(ValueError):
+    """A generated path that would leave the docs folder; one line."""
 
 
 class Site:
@@ -63,9 +68,20 @@ class Site:
                           if (view := build(env)) is not None]}
                 for backend in self.data.backends]
 
+    def inside(self, path: str) -> Path:
+        """`docs/path`, or OutsideDocs if that would be anywhere but under docs/ (names in
+        paths come from records, which are checked as they are read; this is the backstop)."""
+        target = self.docs / path
+        root = os.path.abspath(self.docs)
+        if ("\0" in path or Path(path).is_absolute()
+                or os.path.commonpath([root, os.path.abspath(target)]) != root
+                or ".." in Path(path).parts):
+            raise OutsideDocs(f"refusing to write {path!r}: it is not a path under {self.docs}")
+        return target
+
     def chart_path(self, page: str, name: str) -> tuple[Path, str]:
         """Where a chart is written, and the link to it from `page` (a docs-relative path)."""
-        target = self.docs / "charts" / f"{name}.svg"
+        target = self.inside(f"charts/{name}.svg")
         self.written.add(target)
         link = os.path.relpath(target, (self.docs / page).parent).replace(os.sep, "/")
         return target, link
@@ -76,7 +92,7 @@ class Site:
         self.write(path, text)
 
     def write(self, path: str, text: str) -> None:
-        target = self.docs / path
+        target = self.inside(path)
         self.written.add(target)
         target.parent.mkdir(parents=True, exist_ok=True)
         # Unchanged files keep their mtime, so `mkdocs serve` does not rebuild for nothing.
