@@ -137,6 +137,10 @@ def _run_target(target: list[str]) -> int:
         env = collect(backend, machine or None)
         Path(out).write_text(json.dumps(asdict(env)))
         return 0
+    if kind == "byom-check":
+        from bench.workloads import external
+
+        return external.check_main(args)
     raise ValueError(f"unknown child target {kind!r}")
 
 
@@ -225,6 +229,7 @@ class Launcher:
                     [sys.executable, "-m", "bench.pool", json.dumps(asdict(setup)), *target],
                     cwd=REPO, env=os.environ | setup.env, stdout=log, stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL, start_new_session=True)
+            _note_group(log_path.parent, popen.pid)
             return Child(popen.pid, popen)
         torch = sys.modules.get("torch")
         if torch is not None and torch.cuda.is_initialized():
@@ -256,6 +261,7 @@ class Launcher:
         # Both sides set the group, so a killpg right after fork finds it either way.
         with contextlib.suppress(PermissionError, ProcessLookupError):
             os.setpgid(pid, pid)
+        _note_group(log_path.parent, pid)
         return Child(pid)
 
 
@@ -276,15 +282,82 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def remove_stale_scratch() -> list[Path]:
-    """Remove scratch folders that runners which no longer exist left behind (SIGKILL)."""
-    removed = []
+def _stale_scratch() -> list[Path]:
+    """Scratch folders whose runner no longer exists (it was SIGKILLed)."""
+    found = []
     for folder in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*"):
         owner = folder.name[len(SCRATCH_PREFIX):].split("-", 1)[0]
         if owner.isdigit() and int(owner) != os.getpid() and not _alive(int(owner)):
-            shutil.rmtree(folder, ignore_errors=True)
-            removed.append(folder)
+            found.append(folder)
+    return found
+
+
+def remove_stale_scratch() -> list[Path]:
+    """Remove scratch folders that runners which no longer exist left behind (SIGKILL)."""
+    removed = []
+    for folder in _stale_scratch():
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
     return removed
+
+
+# ---- case process groups a killed runner left -------------------------------------------
+# PR_SET_PDEATHSIG kills the case process with its runner, but not what the case started:
+# a compile worker or a subprocess of a model of your own stays in the case's process
+# group, running on. The runner notes each case's group in its scratch folder, and the
+# next run ends the groups of runners that no longer exist, before it measures anything.
+
+GROUP_FILE = "case-group"  # "<pid> <start time>" of the child that leads the group
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    """Fields of /proc/<pid>/stat after the command name (state first), or None."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def _start_time(pid: int) -> str:
+    fields = _proc_stat(pid)
+    return fields[19] if fields else "?"  # field 22, starttime, in clock ticks since boot
+
+
+def _note_group(folder: Path, pid: int) -> None:
+    with contextlib.suppress(OSError):
+        (folder / GROUP_FILE).write_text(f"{pid} {_start_time(pid)}\n")
+
+
+def _group_members(pgid: int) -> list[int]:
+    """Living (not zombie) processes in process group `pgid`; empty where there is no /proc."""
+    members = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        fields = _proc_stat(int(entry.name))
+        if fields and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            members.append(int(entry.name))
+    return members
+
+
+def end_stale_case_groups() -> list[tuple[int, list[int]]]:
+    """SIGKILL the process groups of cases whose runner no longer exists; (group, pids) of
+    each group ended. A group is ended only while it is provably the case's: its leader is
+    gone (a group's id is not reused while any member lives) or is the very process noted."""
+    ended = []
+    for folder in _stale_scratch():
+        try:
+            pid_text, started = (folder / GROUP_FILE).read_text().split()
+            pgid = int(pid_text)
+        except (OSError, ValueError):
+            continue
+        leader = _proc_stat(pgid)
+        if leader is not None and leader[0] not in ("Z", "X") and _start_time(pgid) != started:
+            continue  # the pid now belongs to another process
+        members = _group_members(pgid)
+        if members:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+            ended.append((pgid, members))
+    return ended
 
 
 # ---- the spawned child's entry point ----------------------------------------------------

@@ -155,13 +155,50 @@ def check_writable(results_dir: Path) -> None:
                        f"{error.strerror or error}") from None
 
 
+def check_results_file(path: Path) -> None:
+    """RunError unless `path` and its lock are absent or plain files that this run can
+    append to: found before anything is measured. A link is refused, never followed: one
+    planted there would send the lock's pid or the records into whatever it points at."""
+    lock = path.with_name(path.name + ".lock")
+    for candidate in (path, lock):
+        if candidate.is_symlink():
+            target = "to nothing" if not candidate.exists() else (
+                "to a directory" if candidate.is_dir() else "to a file")
+            raise RunError(f"{candidate} is a symbolic link {target}; results and lock files "
+                           f"are never written through links: remove it, or use another "
+                           f"--results-dir")
+        if candidate.exists() and not candidate.is_file():
+            raise RunError(f"{candidate} is not a regular file (a directory?): remove it, or "
+                           f"use another --results-dir")
+        if candidate.exists() and candidate.stat().st_nlink > 1:
+            raise RunError(f"{candidate} has {candidate.stat().st_nlink - 1} other hard "
+                           f"link(s); writing it would change them too: remove it, or use "
+                           f"another --results-dir")
+    if path.exists():
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW))
+        except OSError as error:
+            raise RunError(f"cannot append to {path}: {error.strerror or error} (is it "
+                           f"read-only?)") from None
+
+
+def _write_owner(fd: int, lock: Path) -> None:
+    """The runner's pid into its lock, for the message a second runner prints."""
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    except OSError as error:
+        raise RunError(f"cannot write {lock}: {error.strerror or error}") from None
+
+
 @contextlib.contextmanager
 def exclusive(path: Path) -> Iterator[None]:
     """Hold `<path>.lock` for the whole run, or RunError at once if another runner holds it."""
     lock = path.with_name(path.name + ".lock")
+    check_results_file(path)
     while True:
         try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         except OSError as error:
             raise RunError(f"cannot create {lock}: {error.strerror or error}") from None
         try:
@@ -179,8 +216,7 @@ def exclusive(path: Path) -> Iterator[None]:
                 break
         os.close(fd)
     try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        _write_owner(fd, lock)
         yield
     finally:
         with contextlib.suppress(FileNotFoundError):
@@ -501,6 +537,9 @@ def measure(plans: dict[str, list[CaseKey]], config: RunConfig, machine: str | N
     """Everything a `python -m bench` run does once its arguments are valid: check the
     results folder, import once, read each environment, lock each results file, measure."""
     check_writable(config.results_dir)
+    for group, pids in pool.end_stale_case_groups():
+        print(f"ended {len(pids)} process(es) of case group {group}, left running by a runner "
+              f"that no longer runs", file=out, flush=True)
     for folder in pool.remove_stale_scratch():
         print(f"removed {folder}, left by a runner that no longer runs", file=out, flush=True)
     launcher = Launcher(config.isolation)
