@@ -26,7 +26,7 @@ from bench.runner import (  # noqa: E402
     plan,
     shard,
 )
-from bench.workloads import ORDER, UnknownWorkload, lookup  # noqa: E402
+from bench.workloads import ORDER, UnknownWorkload, check_name, lookup  # noqa: E402
 
 
 class UsageError(Exception):
@@ -51,7 +51,7 @@ def _names(kind: str, valid):
 
 def _workload(value: str) -> str:
     try:
-        lookup(value)
+        check_name(value)
     except UnknownWorkload as error:
         raise argparse.ArgumentTypeError(str(error)) from None
     return value
@@ -161,6 +161,19 @@ def _gpus(value: str | None, backends: list[str]) -> list[str] | None:
     return [visible[i] for i in chosen]
 
 
+def _check_own_models(args) -> None:
+    """Each `package.module:factory` spec imported and its factory called in a child
+    process with the case timeout, never in the runner (bench/workloads/external.py)."""
+    from bench.workloads import external
+
+    for name in dict.fromkeys(args.workload or []):
+        if ":" in name:
+            try:
+                external.check(name, args.timeout)
+            except UnknownWorkload as error:
+                raise UsageError(str(error)) from None
+
+
 def _plans(args, backends: list[str]) -> dict:
     plans = {}
     for backend in backends:
@@ -207,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
                                  f"(available: {', '.join(here)})")
         backends = list(dict.fromkeys(args.backend or here))
         gpus = _gpus(args.gpus, backends)
+        _check_own_models(args)
         plans = _plans(args, backends)
         config = RunConfig(
             profile=args.profile, shapes=args.shapes, tag=args.tag, force=args.force,

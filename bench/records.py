@@ -340,7 +340,7 @@ def _check_fits(record: Record) -> None:
                              f"process (duration_s {record.duration_s:g})")
     for name in ("cold_first_call_s", "warm_first_call_s"):
         seconds = getattr(first, name) if first is not None else None
-        if seconds is not None and not 0 <= seconds:
+        if seconds is not None and seconds < 0:
             raise ValueError(f"compile.{name} {seconds:g} is negative")
         if seconds is not None and not _within(seconds, record.duration_s):
             raise ValueError(f"compile.{name} {seconds:g} s is longer than the whole process "

@@ -11,9 +11,12 @@ must be importable: run from the folder that holds it, or put it on PYTHONPATH) 
   parameters are counted; the case calls `model(*inputs)` under `torch.no_grad()`.
 - `inputs` is a tensor, or a tuple or list of tensors, on `device`.
 - The model returns a tensor, or a tuple, list or dict of tensors.
-- The factory must accept `torch.device("cpu")`: the spec is checked when it is looked
-  up by calling `factory(torch.device("cpu"), 1)` once, because the runner's parent
-  process must not initialise CUDA. The case then calls it again on the device measured.
+- The factory must accept `torch.device("cpu")`: before anything is measured, the runner
+  checks the spec in a child process of its own, which imports the module and calls
+  `factory(torch.device("cpu"), 1)` once, within the case timeout (`--timeout`). The
+  runner itself never imports your module: a factory that exits, hangs or floods its
+  output ends only that child, and the run stops with one line naming the spec. Each
+  case process then imports it again and calls it on the device measured.
 - The workload's name is the spec itself and its family is "external". It is measured at
   the batch sizes given with `--batch-size`, or at batch 1. `--shapes tiny` changes
   nothing for it. FLOPs and bytes moved are unknown (None).
@@ -26,17 +29,24 @@ must be importable: run from the folder that holds it, or put it on PYTHONPATH) 
 
 Each way a spec can fail raises `UnknownWorkload` with one line that names the spec: the
 module cannot be imported, it has no such attribute, the factory raises, it returns
-something other than a (model, inputs) pair, or the inputs are not tensors.
+something other than a (model, inputs) pair, or the inputs are not tensors; and, in the
+runner's check, the checking process exits or is killed, or runs out of time.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import json
+import os
 import re
+import shutil
+import time
+from pathlib import Path
 
 import torch
 
+from bench.records import unsafe_name
 from bench.workloads.base import Built, Workload, count_parameters
 from bench.workloads.registry import UnknownWorkload
 
@@ -62,10 +72,18 @@ def _describe(value: object) -> str:
     return f"a {type(value).__module__}.{type(value).__qualname__}".replace("builtins.", "")
 
 
-def load_factory(spec: str):
+def check_syntax(spec: str) -> None:
+    """BadSpec unless `spec` is written package.module:factory, fit for a file name."""
     if not _SPEC.match(spec):
         raise BadSpec(f"workload {spec!r}: a workload of your own is written "
                       f"package.module:factory, e.g. examples.byom.tiny_models:factory")
+    why = unsafe_name(spec)  # the report names pages and charts after it
+    if why:
+        raise BadSpec(f"workload {spec!r}: the spec {why}")
+
+
+def load_factory(spec: str):
+    check_syntax(spec)
     module_name, attribute = spec.split(":")
     try:
         module = importlib.import_module(module_name)
@@ -121,14 +139,19 @@ def _dtype_of(model, inputs: tuple[torch.Tensor, ...]) -> torch.dtype:
     return next((t.dtype for t in tensors if t.is_floating_point()), torch.float32)
 
 
-@functools.cache
 def resolve(spec: str) -> Workload:
-    """The Workload a spec names, checked by calling its factory once on the CPU.
+    """The Workload a spec names: the one `check` vouched for in a child process, or else
+    (in a case process, or a test) checked here by calling its factory once on the CPU."""
+    return _checked.get(spec) or _resolve(spec)
 
-    Cached: the runner's parent resolves a spec once, and the case processes it forks
-    find it here again without importing or calling anything twice."""
+
+@functools.cache
+def _resolve(spec: str) -> Workload:
+    """The Workload a spec names, checked by calling its factory once on the CPU, in this
+    process. Cached: a case process imports and checks a spec once."""
     factory = load_factory(spec)
-    model, inputs = call_factory(spec, factory, CHECK_DEVICE, 1)
+    with torch.random.fork_rng(devices=[]):  # a build right after draws as if unchecked
+        model, inputs = call_factory(spec, factory, CHECK_DEVICE, 1)
     own_dtype = _dtype_of(model, inputs)
 
     def build(device: torch.device, batch_size: int | None, tiny: bool,
@@ -144,8 +167,88 @@ def resolve(spec: str) -> Workload:
         return Built(model, inputs, flops=None, bytes_moved=None, parameters=parameters)
 
     kind = type(model).__name__
-    return Workload(
-        spec, "external",
-        f"your model {kind} from {spec}, called as model(*inputs) with "
-        f"{len(inputs)} input(s) from factory(device, batch_size)",
-        build, batch_sizes=(1,), quick_batch_sizes=(1,), dtype=own_dtype, tolerance=TOLERANCE)
+    return _workload(spec, f"your model {kind} from {spec}, called as model(*inputs) with "
+                     f"{len(inputs)} input(s) from factory(device, batch_size)", build, own_dtype)
+
+
+def _workload(spec: str, description: str, build, dtype: torch.dtype) -> Workload:
+    return Workload(spec, "external", description, build, batch_sizes=(1,),
+                    quick_batch_sizes=(1,), dtype=dtype, tolerance=TOLERANCE)
+
+
+# ---- the runner's check, in a child process ------------------------------------------------
+# The runner never imports a model of your own or calls its factory: a factory that exits,
+# hangs or floods its output would take the runner with it. `check` does both in a child
+# process, as a case is run, and keeps what planning needs; each case process imports the
+# spec again (see `resolve`).
+
+_checked: dict[str, Workload] = {}
+LOG_TAIL_BYTES = 4096  # of the check's output, for the message; the rest is never read
+
+
+def check(spec: str, timeout_s: float) -> Workload:
+    """The Workload `spec` names, its factory checked in a child process given `timeout_s`;
+    BadSpec, one line naming the spec, if the check fails, dies or runs out of time."""
+    from bench import pool  # standard library only; imported here to keep this module light
+
+    check_syntax(spec)
+    scratch = pool.new_scratch()
+    try:
+        out, log = scratch / "check.json", scratch / "log.txt"
+        # The case processes find user modules through the runner's folder; so does the check.
+        path = os.pathsep.join(p for p in (os.getcwd(), os.environ.get("PYTHONPATH")) if p)
+        child = pool.Launcher("spawn").start(
+            ["byom-check", spec, str(out)],
+            pool.ChildSetup(os.getpid(), {"PYTHONPATH": path}), log)
+        deadline = time.monotonic() + timeout_s
+        while child.poll() is None and time.monotonic() < deadline:
+            pool.wait_any([child], deadline - time.monotonic())
+        if child.poll() is None:
+            child.kill()
+            raise BadSpec(f"workload {spec!r}: importing it and calling factory('cpu' device, "
+                          f"batch_size=1) took longer than {timeout_s:g} s (--timeout)")
+        found = json.loads(out.read_text()) if out.exists() else None
+        if found is None:
+            code = child.returncode
+            how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+            last = _last_line(log)
+            raise BadSpec(f"workload {spec!r}: the process checking it {how} before "
+                          f"factory('cpu' device, batch_size=1) returned"
+                          + (f"; its last output: {last}" if last else ""))
+        if "error" in found:
+            raise BadSpec(found["error"])
+        dtype = getattr(torch, found["dtype"].removeprefix("torch."))
+        _checked[spec] = _workload(spec, found["description"], _build_in_case(spec), dtype)
+        return _checked[spec]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _build_in_case(spec: str):
+    def build(device: torch.device, batch_size: int | None, tiny: bool,
+              dtype: torch.dtype) -> Built:
+        return _resolve(spec).build(device, batch_size, tiny, dtype)
+
+    return build
+
+
+def _last_line(log: Path) -> str:
+    try:
+        with open(log, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - LOG_TAIL_BYTES))
+            tail = f.read().decode(errors="replace")
+    except OSError:
+        return ""
+    return next((line.strip()[:300] for line in reversed(tail.splitlines()) if line.strip()), "")
+
+
+def check_main(args: list[str]) -> int:
+    """The child's side of `check`: resolve the spec here, write what planning needs."""
+    spec, out = args
+    try:
+        workload = _resolve(spec)
+        found = {"description": workload.description, "dtype": str(workload.dtype)}
+    except BadSpec as error:
+        found = {"error": str(error)}
+    Path(out).write_text(json.dumps(found))
+    return 0
