@@ -295,3 +295,43 @@ def test_an_ok_record_wins_a_tie_over_a_failed_one(tmp_path):
     write_records(tmp_path / "b.jsonl", failed)
     data = Data(analysis.load(tmp_path, warn=lambda _: None))
     assert data.shown["status"].tolist() == ["ok"]
+
+
+# ---- every bad input: one line on stderr, a non-zero exit, no traceback ------------------
+
+def _hostile_name(folder: Path) -> None:
+    data = record_dict()
+    data["key"]["workload"] = "../../README"
+    write_records(folder / "bad.jsonl", data)
+
+
+def _impossible(folder: Path) -> None:
+    data = record_dict()
+    data["memory"]["peak_rss_bytes"] = -1
+    write_records(folder / "bad.jsonl", data)
+
+
+def _directory(folder: Path) -> None:
+    (folder / "bad.jsonl").mkdir(parents=True)
+
+
+BAD_INPUTS = {"hostile-name": _hostile_name, "impossible-figure": _impossible,
+              "directory-named-jsonl": _directory}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["render", "compare"])
+@pytest.mark.parametrize("bad", BAD_INPUTS, ids=BAD_INPUTS.keys())
+def test_a_bad_results_file_is_one_line_and_a_non_zero_exit(checkout, bad, command):
+    bad_folder = checkout["top"] / "bad"
+    bad_folder.mkdir()
+    BAD_INPUTS[bad](bad_folder)
+    if command == "render":
+        result = render_cli(bad_folder, checkout["docs"])
+    else:
+        _, new = two_environments(checkout["top"] / "good")
+        result = compare_cli(str(bad_folder), str(new))
+    assert result.returncode != 0
+    (line,) = result.stderr.splitlines()
+    assert f"{bad_folder / 'bad.jsonl'}" in line
+    assert "Traceback" not in result.stdout + result.stderr

@@ -9,6 +9,8 @@ case builds, in the runner (whose forked cases inherit it) and in spawned cases 
   raise  building raises RuntimeError("boom")
   hang   it starts a `sleep` grandchild that, like Inductor's compile workers, dies with
          its parent; writes both pids to $ATLAS_TEST_FAULT_DIR/hang.pids; sleeps until killed
+  orphan as hang, but the `sleep` grandchild does not ask to die with its parent (as a
+         model's own subprocess might not); pids in $ATLAS_TEST_FAULT_DIR/orphan.pids
 
 Each fault first prints "injected fault: KIND" to stderr, which lands in the case's log.
 """
@@ -40,9 +42,10 @@ if _FAULTS:
                 os.kill(os.getpid(), signal.SIGSEGV)
             if kind == "raise":
                 raise RuntimeError("boom")
-            if kind == "hang":
-                worker = subprocess.Popen(["sleep", "1000"], preexec_fn=_die_with_parent)
-                pids = Path(os.environ["ATLAS_TEST_FAULT_DIR"]) / "hang.pids"
+            if kind in ("hang", "orphan"):
+                worker = subprocess.Popen(["sleep", "1000"], preexec_fn=_die_with_parent
+                                          if kind == "hang" else None)
+                pids = Path(os.environ["ATLAS_TEST_FAULT_DIR"]) / f"{kind}.pids"
                 partial = pids.with_suffix(".partial")
                 partial.write_text(f"{os.getpid()} {worker.pid}\n")
                 os.replace(partial, pids)
