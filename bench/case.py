@@ -26,8 +26,8 @@ from pathlib import Path
 import torch
 
 from bench import probes
-from bench.host import Fingerprint, Probe
 from bench.backends import BACKENDS, Backend
+from bench.host import Fingerprint, Probe
 from bench.modes import MODES, Mode
 from bench.observe import CompilerLog, activity, dynamo_counters, output_error, snapshot
 from bench.timer import measure

@@ -19,9 +19,7 @@ import torch
 
 from bench.backends import Backend
 from bench.environment import cpu_model
-from bench.records import Host
 
-PROBE_BLOCK_S = 0.01  # one probe block: long enough to average the clock, short next to a round
 PROBE_CALLS = 200  # calls per probe block; a trivial op takes about 5-50 us
 
 

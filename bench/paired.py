@@ -43,7 +43,7 @@ from bench.workloads import lookup
 # MIN_ROUNDS: a case whose one call takes seconds (a large model on a CPU) still ends.
 ROUNDS_CAP_S = 120.0
 MIN_ROUNDS = 5
-ESTIMATE_CALLS = 3
+ESTIMATE_MAX_CALLS = 4096
 
 
 @dataclass
@@ -108,11 +108,22 @@ def _set_up(member: Member, workload, backend: Backend, spec: dict) -> None:
         first.append((backend.clock() - start) / len(sets))
     member.entry["compile"] = {"cold_first_call_s": first[0], "warm_first_call_s": None,
                                "cold_first_calls_s": first}
-    start = backend.clock()
-    for _ in range(ESTIMATE_CALLS):
-        call()
-    member.per_call_s = max((backend.clock() - start) / ESTIMATE_CALLS, 1e-7)
+    member.per_call_s = _estimate(call, backend, spec["block_s"])
     member.calls_per_block = max(1, math.ceil(spec["block_s"] / member.per_call_s))
+
+
+def _estimate(call, backend: Backend, block_s: float) -> float:
+    """Seconds per call, from doubling runs of calls until one lasts a quarter block: a
+    single call of a few microseconds is mostly clock and synchronize."""
+    calls = 1
+    while True:
+        start = backend.clock()
+        for _ in range(calls):
+            call()
+        elapsed = backend.clock() - start
+        if elapsed >= block_s / 4 or calls >= ESTIMATE_MAX_CALLS:
+            return max(elapsed / calls, 1e-7)
+        calls *= 2
 
 
 def _rounds_to_run(members: list[Member], spec: dict) -> int:
@@ -160,7 +171,8 @@ def _finish(member: Member, workload, backend: Backend, spec: dict, group: str,
     samples = member.round_s
     entry["timing"] = summarize(samples) | {
         "samples": samples, "calls_per_sample": member.calls_per_block * member.inner,
-        "warmup_calls": (member.calls_per_block + ESTIMATE_CALLS + 2) * member.inner,
+        "warmup_calls": (member.calls_per_block + len(member.entry["compile"]["cold_first_calls_s"]))
+        * member.inner,
         "wall_per_call_s": member.wall_s / (member.calls * member.inner), "timer": "perf-counter"}
     entry["paired"] = {"group": group, "modes": modes, "build_position": member.position,
                        "rounds_planned": rounds,

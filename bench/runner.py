@@ -26,10 +26,9 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench import pool
+from bench import REPO, pool
 from bench.environment import collect
 from bench.modes import MODES
-from bench import REPO
 from bench.pool import Child, ChildSetup, Launcher, Slot
 from bench.records import (
     MEASURED_SECTIONS,
