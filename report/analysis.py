@@ -220,7 +220,7 @@ def latest(records: pd.DataFrame) -> pd.DataFrame:
     the newest run's `repeats` are dropped too: they belong to an older run of the case."""
     seed = records[records["shapes"] == SHOWN_SHAPES]
     key = [*CASE, "tag"]
-    newest = _oldest_to_newest(seed).drop_duplicates([*key, "repeat"], keep="last")
+    newest = _oldest_to_newest(seed).drop_duplicates(PROCESS, keep="last")
     planned = newest.groupby(key, dropna=False)["repeats"].transform("last")
     kept = newest[newest["repeat"] < planned]
     return kept.sort_index()
