@@ -72,7 +72,7 @@ def record(env: Environment, workload: str, mode: str, batch: int | None, median
         key=CaseKey(env.backend, workload, mode, batch), status=status,
         reason=None if ok else "ran out of memory", profile="full", env=env,
         env_id=env.env_id(), started_at=f"2026-01-01T00:00:{repeat:02d}+00:00",
-        duration_s=1.0,
+        duration_s=1.0 + (cold or 0.0) + 4 * median,  # the process outlasts what it timed
         process=Process(repeat=repeat, repeats=repeats, run_id="r", gpu=None, workers=1,
                         parent_import_s=None, cache="cold"),
         mode_traits=MODES[mode].traits, workload_info=info, timing=timing,
