@@ -15,23 +15,7 @@ PAGE = "analysis/claims.md"
 ALL_RESULTS = "all-results.md"  # relative to PAGE
 
 
-def figure_text(value: float | None, unit: str) -> str:
-    """One figure in its unit, or "not measured"."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return formatting.NOT_MEASURED
-    if unit == "ratio":
-        return f"{formatting.sig(value)}×"
-    if unit == "seconds":
-        return formatting.seconds(value)
-    if unit == "fraction":
-        return formatting.percent(value)
-    if unit == "bytes":
-        return formatting.binary_bytes(value)
-    if unit == "calls":
-        return formatting.calls(value)
-    if unit == "pass":
-        return "pass" if value else "fail"
-    return formatting.number(value)
+figure_text = ledger.figure_text
 
 
 def spread_text(lo: float | None, hi: float | None, processes: tuple[int, ...], unit: str,
