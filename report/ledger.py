@@ -1161,8 +1161,8 @@ def direction_and_size(test: Test, out: Judgement) -> tuple[str, str]:
     direction = f"{word} at {right} of {len(figures)} points"
     sides = {side: sum(1 for f in figures if r.side(f) == side) for side in (-1, 0, 1)}
     band = (f"{formatting.sig(r.lo)}–{formatting.sig(r.hi)}×" if r.range else
-            f"{'above' if r.lo_strict else 'at least'} {formatting.sig(r.lo)}×"
-            if r.lo is not None else f"below {formatting.sig(r.hi)}×")
+            f"{'>' if r.lo_strict else '≥'} {formatting.sig(r.lo)}×"
+            if r.lo is not None else f"< {formatting.sig(r.hi)}×")
     size = f"{band} at {sides[0]} of {len(figures)}"
     if sides[1]:
         size += f", above at {sides[1]}"

@@ -7,6 +7,7 @@ same verdict, so each can fail."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -37,7 +38,8 @@ from report.site import Site
 FAMILIES = {"vit16x6x384": "vit", "vit32x18x1024": "vit", "mlp": "mlp", "entropy": "entropy",
             "launch-chain-10": "launch-overhead", "launch-chain-100": "launch-overhead",
             "launch-chain-1000": "launch-overhead", "matmul-sweep": "matmul-sweep",
-            "warmup-vit16x6x384": "warmup", "train-mlp": "train", "dynamic-mlp": "dynamic"}
+            "warmup-vit16x6x384": "warmup", "train-mlp": "train", "dynamic-mlp": "dynamic",
+            "matmul-128": "matmul"}
 
 
 def environment(backend: str = "cuda", machine: str = "gpu-host") -> Environment:
@@ -57,8 +59,8 @@ CUDA, CPU = environment("cuda"), environment("cpu", "cpu-host")
 
 def record(env: Environment, workload: str, mode: str, batch: int | None, median: float, *,
            repeat: int = 0, repeats: int = 1, flops: int | None = None, busy: float | None = None,
-           kernels: float | None = None, cold: float | None = None, warmup=None,
-           passed: bool = True, recompiles: int = 0, status: str = "ok") -> Record:
+           kernels: float | None = None, busy_s: float | None = None, cold: float | None = None,
+           warmup=None, passed: bool = True, recompiles: int = 0, status: str = "ok") -> Record:
     axis = "n" if workload == "matmul-sweep" else "batch"
     info = WorkloadInfo(family=FAMILIES[workload], description=workload, input_shapes=((1,),),
                         dtype="float32", flops=flops, bytes_moved=None, parameters=0,
@@ -80,7 +82,7 @@ def record(env: Environment, workload: str, mode: str, batch: int | None, median
         memory=Memory(None, None) if ok else None,
         activity=Activity(profiled_calls=5, device_kernels_per_call=kernels,
                           launches_per_call=None, graph_launches_per_call=None,
-                          cpu_ops_per_call=None, device_busy_s_per_call=None,
+                          cpu_ops_per_call=None, device_busy_s_per_call=busy_s,
                           busy_fraction=busy) if ok else None,
         dynamo=DynamoCounters(0, recompiles, 1, 0) if ok else None,
         correctness=Correctness("float64", 1e-7, 1e-3, passed) if ok else None,
@@ -95,11 +97,12 @@ def data_of(tmp_path: Path, records: list[Record]) -> analysis.Data:
 
 
 def speedups(env, workload, mode, baseline, by_batch: dict, *, processes=None) -> list[Record]:
-    """A baseline at 1 ms and `mode` at 1 ms / speedup, per batch (None: unbatched). With
-    `processes`, {batch: (baseline medians, mode medians)} for several processes."""
+    """A baseline at 1 ms and `mode` at 1 ms / speedup, per batch (None: unbatched), each
+    in two processes that agree. With `processes`, {batch: (baseline medians, mode
+    medians)}: one process per median."""
     out = []
     for batch, speedup in by_batch.items():
-        sides = (processes or {}).get(batch) or ((1e-3,), (1e-3 / speedup,))
+        sides = (processes or {}).get(batch) or ((1e-3,) * 2, (1e-3 / speedup,) * 2)
         for side_mode, medians in zip((baseline, mode), sides, strict=True):
             out += [record(env, workload, side_mode, batch, m, repeat=i, repeats=len(medians),
                            flops=10**6 * (batch or 1))
@@ -121,6 +124,11 @@ def claim(test: dict, *, backend: str = "cuda", workloads=("vit16x6x384",), fami
            "figures": "", "metric": "speedup", "conditions": conditions, "test": test,
            "testable": testable, "missing": missing}
     return ledger.parse_ledger({"claims": [raw], "contradictions": []}).claims[0]
+
+
+def twice(make, *args, **kwargs) -> list[Record]:
+    """The same record in two processes: a verdict on one process is never settled."""
+    return [make(*args, **kwargs, repeat=i, repeats=2) for i in range(2)]
 
 
 def verdicts(data: analysis.Data, *claims: ledger.Claim) -> dict[str, list[ledger.Judgement]]:
@@ -331,8 +339,8 @@ def test_a_crossover_outside_the_band_fails(tmp_path):
 
 
 def test_break_even_counts_calls_from_cold_compile_and_saving(tmp_path):
-    records = [record(CUDA, "vit16x6x384", "eager", 1, 3e-3),
-               record(CUDA, "vit16x6x384", "reduce-overhead", 1, 1e-3, cold=10.0)]
+    records = (twice(record, CUDA, "vit16x6x384", "eager", 1, 3e-3)
+               + twice(record, CUDA, "vit16x6x384", "reduce-overhead", 1, 1e-3, cold=10.0))
     data = data_of(tmp_path, records)
     test = {"kind": "break-even", "mode": "reduce-overhead", "below": 10000, "tolerance": 0}
     j = only(data, claim(test))
@@ -345,7 +353,7 @@ def test_correctness_fails_where_a_process_fails(tmp_path):
                for i, p in enumerate((True, False))]
     j = only(data_of(tmp_path, records), claim({"kind": "correctness", "mode": "default"}))
     assert j.verdict in ("fails", "unsettled")
-    good = [record(CUDA, "vit16x6x384", "default", 1, 1e-3)]
+    good = twice(record, CUDA, "vit16x6x384", "default", 1, 1e-3)
     assert only(data_of(tmp_path / "good", good),
                 claim({"kind": "correctness", "mode": "default"})).verdict == "holds"
 
@@ -353,8 +361,8 @@ def test_correctness_fails_where_a_process_fails(tmp_path):
 # ---- derived figures ---------------------------------------------------------------------------
 
 def _chains(env, mode, per_launch: float, fixed: float = 5e-6) -> list[Record]:
-    return [record(env, f"launch-chain-{n}", mode, None, fixed + n * per_launch)
-            for n in (10, 100, 1000)]
+    return [r for n in (10, 100, 1000)
+            for r in twice(record, env, f"launch-chain-{n}", mode, None, fixed + n * per_launch)]
 
 
 def test_per_launch_overhead_is_the_slope_over_the_launch_chains(tmp_path):
@@ -371,7 +379,7 @@ def test_per_launch_overhead_is_the_slope_over_the_launch_chains(tmp_path):
 
 
 def test_per_launch_overhead_needs_two_chain_lengths(tmp_path):
-    data = data_of(tmp_path, _chains(CUDA, "eager", 7e-6)[:1])
+    data = data_of(tmp_path, _chains(CUDA, "eager", 7e-6)[:2])
     test = {"kind": "absolute", "field": "per_launch_overhead_s", "mode": "eager",
             "value": 2.0e-5, "within": 0.5}
     assert only(data, claim(test, families=("launch-overhead",), workloads=())).verdict == \
@@ -387,7 +395,8 @@ def test_warmup_calls_count_the_compiling_call_and_the_slow_ones():
 
 def test_warmup_claims_read_the_curve_of_each_process(tmp_path):
     curve = [5e-3] * 10 + [1e-3] * 90
-    records = [record(CUDA, "warmup-vit16x6x384", "reduce-overhead", 1, 1e-3, warmup=curve)]
+    records = twice(record, CUDA, "warmup-vit16x6x384", "reduce-overhead", 1, 1e-3,
+                    warmup=curve)
     test = {"kind": "absolute", "field": "warmup_calls_to_steady", "mode": "reduce-overhead",
             "below": 3, "tolerance": 1.0}
     j = only(data_of(tmp_path, records), claim(test, workloads=("warmup-vit16x6x384",)))
@@ -432,19 +441,99 @@ def test_invalid_yaml_is_one_line_with_its_line_number(tmp_path):
 
 # ---- the page -----------------------------------------------------------------------------------
 
-def test_the_page_shows_verdicts_thresholds_and_evidence(tmp_path):
+def _pages(tmp_path, records) -> dict[str, str]:
+    site = Site(data_of(tmp_path, records), tmp_path / "docs")
+    page.render(site)
+    root = tmp_path / "docs"
+    return {path.relative_to(root).as_posix(): path.read_text(encoding="utf-8")
+            for path in root.rglob("*") if path.is_file()}
+
+
+def test_each_seed_gets_a_page_with_its_claims_verdicts_and_evidence(tmp_path):
     records = (speedups(CUDA, "vit16x6x384", "reduce-overhead", "default",
                         {1: 2.0, 2: 1.8, 4: 1.6, 8: 1.1, 16: 1.0})
                + _chains(CUDA, "eager", 7e-6))
-    site = Site(data_of(tmp_path, records), tmp_path / "docs")
-    page.render(site)
-    text = (tmp_path / "docs" / page.PAGE).read_text(encoding="utf-8")
-    assert "holds for batch ≤ 4, fails from batch 8 (vit16x6x384)" in text
-    assert "{ #vit-small-ro-36pct }" in text
-    assert "(../workloads/vit16x6x384.md#latency)" in text
-    assert "## Contradictions" in text
-    assert text.count("### ") >= 5 + 10  # five seeds and ten contradictions
-    assert "MPS hardware" in text  # untestable claims say what they need
+    pages = _pages(tmp_path, records)
+    seed = pages["analysis/claims/seed-001.md"]
+    assert "{ #vit-small-ro-36pct }" in seed
+    assert "vit16x6x384: holds at batch 1–4 (1.60–2.00×" in seed
+    assert "(../../workloads/vit16x6x384.md#latency)" in seed
+    assert "MPS hardware" in pages["analysis/claims/seed-000.md"]  # untestable: what it needs
+    book = ledger.load_ledger()
+    for claim in book.claims:
+        assert f"{{ #{claim.id} }}" in pages[f"analysis/claims/seed-{claim.seed}.md"]
+    contradictions = pages["analysis/claims/contradictions.md"]
+    assert contradictions.count("\n## ") == len(book.contradictions)
+
+
+def test_the_summary_fits_one_screen_and_indexes_every_claim(tmp_path):
+    pages = _pages(tmp_path, speedups(CUDA, "vit16x6x384", "reduce-overhead", "default",
+                                      {1: 2.0}))
+    summary = pages[page.PAGE]
+    assert "| [Seed 002](claims/seed-002.md) |" in summary
+    # Sections live on the seed pages; the summary keeps each id as an anchor, so links
+    # to analysis/claims.md#id still land on the claim's line in the index.
+    assert "### " not in summary and "| workload |" not in summary
+    assert ("[`inference-ro-2-4x`](claims/seed-002.md#inference-ro-2-4x)"
+            "{ #inference-ro-2-4x }") in summary
+    assert json.loads(pages[page.NAV])[0] == ["Summary", page.PAGE]
+    assert [p for _, p in json.loads(pages[page.NAV])] == sorted(
+        (p for p in pages if p.startswith("analysis/claims") and p.endswith(".md")),
+        key=[p for _, p in json.loads(pages[page.NAV])].index)
+
+
+def test_per_environment_comparisons_are_folded_into_a_collapsed_block(tmp_path):
+    pages = _pages(tmp_path, speedups(CUDA, "vit16x6x384", "reduce-overhead", "default",
+                                      {1: 2.0, 8: 1.1}))
+    section = pages["analysis/claims/seed-001.md"].split("{ #vit-small-ro-36pct }")[1]
+    block = section[section.index('??? note "'):]
+    assert block.splitlines()[0].endswith(': 2 comparisons"')
+    assert "    | workload | batch / n | figure | answer | settled |" in block
+
+
+def test_a_contradiction_says_what_the_data_says_and_who_is_right(tmp_path):
+    """On the large ViT, default is 1.3x eager and reduce-overhead no faster than default:
+    seed 001's "no gain over default" and seed 003's "heavier models win" both hold."""
+    records = [r for mode, median in (("eager", 1.3e-3), ("default", 1e-3),
+                                      ("reduce-overhead", 1e-3))
+               for r in twice(record, CUDA, "vit32x18x1024", mode, 1, median)]
+    text = _pages(tmp_path, records)["analysis/claims/contradictions.md"]
+    part = text[text.index("{ #contradiction-large-models }"):]
+    part = part[:part.index("\n## ")]
+    label = "NVIDIA H200 · torch 2.11.0"
+    assert ("Seed 001's [`vit-large-ro-no-gain`](seed-001.md#vit-large-ro-no-gain) (2515 ms "
+            f"-&gt; 2518 ms; 0.1% slower): holds on {label} (1.00×, 2×2 proc.).") in part
+    assert ("Seed 001's [`vit-large-skip-compilation`](seed-001.md#vit-large-skip-compilation)"
+            f" (0% (large)): fails on {label} (1.30×, 2×2 proc.).") in part
+    assert ("The data bears out seed 001's [`vit-large-ro-no-gain`](seed-001.md#vit-large-ro-"
+            f"no-gain) on {label}; seed 003's [`heavier-models-win`]") in part
+    assert "It contradicts seed 001's [`vit-large-skip-compilation`]" in part
+
+
+def test_the_added_contradictions_are_in_the_ledger():
+    ids = {c.id for c in ledger.load_ledger().contradictions}
+    assert {"compile-time", "memory-bandwidth", "saving-against-idle", "cuda-gain-cpu-loss",
+            "worth-it-above-500-vs-512"} <= ids
+
+
+def test_an_untestable_question_is_left_open_in_words(tmp_path):
+    text = _pages(tmp_path, speedups(CUDA, "vit16x6x384", "reduce-overhead", "default",
+                                     {1: 2.0}))["analysis/claims/contradictions.md"]
+    part = text[text.index("{ #contradiction-memory-bandwidth }"):]
+    part = part[:part.index("\n## ")]
+    assert "so the question stays open" in part
+
+
+def test_the_home_page_table_shows_a_dash_where_a_claim_is_about_another_backend(tmp_path):
+    records = (speedups(CUDA, "vit16x6x384", "reduce-overhead", "default", {1: 2.0})
+               + speedups(CPU, "matmul-128", "reduce-overhead", "eager", {None: 0.4}))
+    data = data_of(tmp_path, records)
+    table = page.verdict_table(data, ledger.judge(ledger.load_ledger(), data))
+    row = next(r for r in table["rows"] if r["claim"]["slug"] == "cpu-matmul128-compiled-slower")
+    cpu = next(label for label in table["labels"] if "AMD" in label)
+    gpu = next(label for label in table["labels"] if "NVIDIA" in label)
+    assert row["verdicts"][gpu] == "—" and row["verdicts"][cpu] == "holds"
+    assert row["claim"]["href"] == "analysis/claims/seed-000.md#cpu-matmul128-compiled-slower"
 
 
 def test_figures_carry_their_spread_across_processes():
@@ -460,8 +549,8 @@ def test_a_quantity_the_backend_never_records_is_not_testable_there(tmp_path):
     j = only(data_of(tmp_path, records), claim(test, backend="any", workloads=("entropy",)))
     assert j.verdict == "not testable here"
     assert j.reason == "the cpu records hold no device_kernels_per_call"
-    gpu = [record(CUDA, "entropy", "eager", None, 1e-3, kernels=3.0),
-           record(CUDA, "entropy", "default", None, 1e-3, kernels=1.0)]
+    gpu = (twice(record, CUDA, "entropy", "eager", None, 1e-3, kernels=3.0)
+           + twice(record, CUDA, "entropy", "default", None, 1e-3, kernels=1.0))
     assert only(data_of(tmp_path / "gpu", gpu),
                 claim(test, backend="any", workloads=("entropy",))).verdict == "holds"
 
@@ -482,3 +571,6 @@ def test_every_claim_gets_a_verdict_in_every_environment_of_the_shared_fixtures(
     page.render(site)
     text = (tmp_path / "docs" / page.PAGE).read_text(encoding="utf-8")
     assert all(f"{{ #{c.id} }}" in text for c in book.claims)
+    for claim in book.claims:
+        seed = (tmp_path / "docs" / page.seed_page(claim.seed)).read_text(encoding="utf-8")
+        assert f"{{ #{claim.id} }}" in seed
