@@ -574,3 +574,146 @@ def test_every_claim_gets_a_verdict_in_every_environment_of_the_shared_fixtures(
     for claim in book.claims:
         seed = (tmp_path / "docs" / page.seed_page(claim.seed)).read_text(encoding="utf-8")
         assert f"{{ #{claim.id} }}" in seed
+
+
+# ---- issue 20: ranges, regions, single processes, new tests ------------------------------------
+
+RANGE = {"kind": "speedup", "mode": "reduce-overhead", "baseline": "default", "at_least": 1.43,
+         "at_most": 1.67, "tolerance": 0}
+
+
+@pytest.mark.parametrize(("speedup", "verdict"), [(1.5, "holds"), (2.99, "exceeds"),
+                                                  (1.2, "fails")])
+def test_a_range_claim_is_exceeded_above_its_range_not_held(tmp_path, speedup, verdict):
+    data = data_of(tmp_path, speedups(CUDA, "vit16x6x384", "reduce-overhead", "default",
+                                      {1: speedup}))
+    assert only(data, claim(RANGE)).verdict == verdict
+
+
+def test_a_range_claim_shows_direction_and_size_apart(tmp_path):
+    data = data_of(tmp_path, speedups(CUDA, "vit16x6x384", "reduce-overhead", "default",
+                                      {1: 2.99, 2: 1.5, 16: 0.9}))
+    j = only(data, claim(RANGE))
+    assert j.verdict == "depends"
+    assert j.direction == "faster at 2 of 3 points"
+    assert j.size == "1.43–1.67× at 1 of 3, above at 1, below at 1"
+    assert j.condition == "exceeds for batch ≤ 1, holds at batch 2, falls short from batch 16 " \
+        "(vit16x6x384)"
+
+
+def test_a_verdict_on_one_process_is_never_settled(tmp_path):
+    records = speedups(CUDA, "vit16x6x384", "reduce-overhead", "default", {1: None},
+                       processes={1: ((1.0,), (0.2,))})  # 5x: a margin no pairing can flip
+    j = only(data_of(tmp_path, records), claim(RO_OVER_DEFAULT))
+    assert j.verdict == "unsettled"
+    assert j.condition == "every comparison rests on one process a side"
+    assert j.region == "vit16x6x384: unsettled, leans holds at batch 1 (5.00×, 1 proc.)"
+
+
+def test_the_region_names_batches_figures_boundedness_and_processes(tmp_path):
+    records = [r for batch, busy, speedup in ((1, 0.3, 3.0), (2, 0.4, 2.0), (16, 0.9, 1.01))
+               for mode, median in (("default", 1e-3), ("reduce-overhead", 1e-3 / speedup))
+               for r in twice(record, CUDA, "vit16x6x384", mode, batch, median, busy=busy)]
+    j = only(data_of(tmp_path, records), claim(RO_OVER_DEFAULT))
+    assert j.region == ("vit16x6x384: holds at batch 1–2 (2.00–3.00×, launch-bound, 2 proc.), "
+                        "fails at batch 16 (1.01×, device-bound, 2 proc.)")
+
+
+def test_warmup_ends_with_the_initial_transient_not_at_a_late_blip():
+    steady = [1e-3] * 300
+    curve = [8e-3, 3e-3] + steady[:200] + [4e-3] * 12 + steady[:100]  # a 12-call blip late
+    assert ledger.warmup_calls(curve) == 3  # the compiling call and two slow ones
+    # A level that shifts later (clocks, the host) is not warm-up either.
+    assert ledger.warmup_calls([2e-3] * 400 + [1.3e-3] * 400) == 1
+
+
+def test_warmup_of_eager_is_near_zero_on_the_recorded_curves():
+    """The noise floor: eager has nothing to compile, so its transient is a call or two."""
+    data = analysis.Data(analysis.load(Path(__file__).parents[1] / "results"))
+    procs = analysis.processes(data.shown)
+    curves = procs.loc[(procs["mode"] == "eager") & procs["ok"], "warmup_s"]
+    figures = [ledger.warmup_calls(c) for c in curves if isinstance(c, tuple) and c]
+    if not figures:
+        pytest.skip("no eager warm-up curve in results/")
+    assert max(figures) <= 10, figures
+
+
+def test_a_share_of_gain_is_judged_against_the_reference_gain(tmp_path):
+    def case(ro: float, graph: float) -> list[Record]:
+        return [r for mode, median in (("eager", 10e-6), ("reduce-overhead", ro),
+                                       ("cuda-graph", graph))
+                for r in twice(record, CUDA, "launch-chain-100", mode, None, median)]
+    test = {"kind": "share-of-gain", "mode": "reduce-overhead", "baseline": "eager",
+            "reference": "cuda-graph", "at_least": 0.8, "tolerance": 0}
+    c = claim(test, workloads=("launch-chain-100",))
+    j = only(data_of(tmp_path / "a", case(ro=5.5e-6, graph=5e-6)), c)
+    assert (j.figure, j.verdict) == (pytest.approx(0.9), "holds")
+    # reduce-overhead slower than eager: a latency ratio near 1 would pass, a share cannot.
+    assert only(data_of(tmp_path / "b", case(ro=11e-6, graph=9e-6)), c).verdict == "fails"
+    # A graph that gains nothing leaves no gain to share.
+    assert only(data_of(tmp_path / "c", case(ro=9e-6, graph=10e-6)), c).verdict == "not measured"
+
+
+def test_a_saving_is_set_against_the_idle_time_it_is_said_to_remove(tmp_path):
+    records = (twice(record, CUDA, "vit16x6x384", "default", 1, 1e-3, busy_s=0.8e-3)
+               + twice(record, CUDA, "vit16x6x384", "reduce-overhead", 1, 0.7e-3))
+    test = {"kind": "share-of-gain", "mode": "reduce-overhead", "baseline": "default",
+            "reference": "idle", "below": 1.0, "tolerance": 0}
+    j = only(data_of(tmp_path, records), claim(test))
+    assert j.figure == pytest.approx(1.5)  # a 0.3 ms saving from 0.2 ms of idle time
+    assert j.verdict == "fails"
+
+
+def test_added_compile_time_is_the_difference_of_cold_first_calls(tmp_path):
+    records = (twice(record, CUDA, "vit16x6x384", "default", 1, 1e-3, cold=10.0)
+               + twice(record, CUDA, "vit16x6x384", "max-autotune", 1, 1e-3, cold=80.0))
+    test = {"kind": "compile-extra", "mode": "max-autotune", "baseline": "default",
+            "at_least": 30, "at_most": 60, "tolerance": 0}
+    j = only(data_of(tmp_path, records), claim(test))
+    assert (j.figure, j.verdict) == (70.0, "exceeds")
+
+
+def test_fixed_shapes_are_compared_with_varying_ones_at_matched_work(tmp_path):
+    records = (twice(record, CUDA, "mlp", "default", 32, 1e-3)
+               + twice(record, CUDA, "mlp", "default", 1, 0.1e-3)  # another size: not used
+               + twice(record, CUDA, "dynamic-mlp", "default", None, 1.5e-3))
+    test = {"kind": "fixed-vs-varying", "mode": "default", "fixed": "mlp", "fixed_batch": 32,
+            "at_least": 1.0, "tolerance": 0}
+    j = only(data_of(tmp_path, records), claim(test, workloads=("dynamic-mlp",)))
+    assert (j.figure, j.verdict) == (pytest.approx(1.5), "holds")
+
+
+def test_memory_no_record_carries_yet_is_not_measured_rather_than_untestable(tmp_path):
+    records = (twice(record, CUDA, "mlp", "default", 1, 1e-3)
+               + twice(record, CUDA, "mlp", "reduce-overhead", 1, 1e-3))
+    test = {"kind": "ratio-metric", "metric": "case_peak_reserved_bytes",
+            "mode": "reduce-overhead", "baseline": "default", "at_least": 1.0, "tolerance": 0}
+    data = data_of(tmp_path, records)
+    j = only(data, claim(test, workloads=("mlp",)))
+    assert (j.verdict, j.reason) == ("not measured",
+                                     "no record here carries case_peak_reserved_bytes yet")
+    # Once records carry the column, the same claim is judged from it.
+    data.shown = data.shown.assign(case_peak_reserved_bytes=data.shown["mode"].map(
+        {"default": 100, "reduce-overhead": 300}))
+    assert only(data, claim(test, workloads=("mlp",))).verdict == "holds"
+
+
+def test_mean_kernel_time_is_busy_time_over_kernels(tmp_path):
+    records = twice(record, CUDA, "vit16x6x384", "default", 1, 1e-3, kernels=40.0, busy_s=1e-3)
+    test = {"kind": "absolute", "field": "mean_kernel_s", "mode": "default",
+            "at_least": 2e-5, "at_most": 3e-5, "tolerance": 0}
+    j = only(data_of(tmp_path, records), claim(test))
+    assert (j.figure, j.verdict) == (pytest.approx(2.5e-5), "holds")
+
+
+def test_idle_time_per_call_falls_where_fusion_lowers_the_busy_fraction(tmp_path):
+    """Fused kernels: less busy time and a lower busy fraction, yet less idle time."""
+    records = (twice(record, CUDA, "mlp", "eager", 1, 1e-3, busy_s=0.5e-3, busy=0.5)
+               + twice(record, CUDA, "mlp", "default", 1, 0.6e-3, busy_s=0.2e-3, busy=0.33))
+    idle = {"kind": "ratio-metric", "metric": "idle_s_per_call", "mode": "default",
+            "baseline": "eager", "below": 1.0, "tolerance": 0}
+    busy = {**idle, "metric": "busy_fraction", "below": None, "at_least": 1.0}
+    busy = {k: v for k, v in busy.items() if v is not None}
+    data = data_of(tmp_path, records)
+    assert only(data, claim(idle, workloads=("mlp",))).verdict == "holds"
+    assert only(data, claim(busy, workloads=("mlp",))).verdict == "fails"
