@@ -9,13 +9,17 @@ How a verdict is reached
 A claim's test names a mode, usually a baseline, and the cases it is about (workloads or
 families, training or inference, optionally a batch range). In one environment each
 *point* (workload, batch) gives one comparison: a figure (a speedup, a ratio of two
-modes' counters, a field of one mode, calls to break even) computed from the medians
-over processes, and the answer of the claim's rule for it. Every combination of the two
-sides' processes (each process of the mode with each process of the baseline; for the
-derived per-launch overhead, one process per launch chain) is judged too: a comparison
-is *settled* only where every combination gives the same answer (issue 13).
+modes' counters, a field of one mode, a share of a gain, an added compile time, calls to
+break even) computed from the medians over processes, and the answer of the claim's rule
+for it. Every combination of the sides' processes is judged too (for speedups, the range
+analysis.compare gives: every pairing of processes, or the paired ratios where the
+records were timed paired): a comparison is *settled* only where every combination gives
+the same answer and no side rests on fewer than MIN_PROCESSES processes (issue 20: a
+verdict on one process is never settled).
 
 - **holds** / **fails**: every measured comparison is settled and agrees / disagrees.
+- **exceeds**: a claim that states a range (`at_least` with `at_most`), every comparison
+  settled and above the range: the effect is real and larger than claimed.
 - **depends**: the settled comparisons disagree with each other. The condition is
   searched for, in this order: along each workload's size axis (batch, or n for a sweep),
   where the answer must flip once and in the same direction on every workload that flips;
@@ -23,16 +27,22 @@ is *settled* only where every combination gives the same answer (issue 13).
   these splits the answers cleanly, the condition is "holds in N of M cases".
 - **unsettled**: the settled comparisons agree, but some comparison is not settled.
 - **not testable here**: the ledger marks the claim untestable and names what is missing.
-- **not measured**: no comparison the claim needs has records in this environment.
+- **not measured**: no comparison the claim needs has records in this environment, or
+  the quantity is one that no record carries yet (LATER_MEMORY).
+
+Each judged verdict carries its region (`region_text`): per workload along its size axis,
+where each answer holds, with the figures, the baseline's boundedness and the processes.
 
 Derived figures (not record fields):
 - `per_launch_overhead_s`: the least-squares slope of a mode's median latency against
   the chain length N of the launch-chain-N workloads: the cost one more launch adds.
-- `warmup_calls_to_steady`: the compiling call plus the calls of the warm-up curve
-  before the first one after which the curve stays within STEADY_BAND of its steady
-  median (the median of its second half); the curve is first smoothed by a centred
-  running median of SMOOTHING calls, so an isolated spike of one or two calls does not
-  count as leaving the band.
+- `warmup_calls_to_steady`: the compiling call plus the calls of the warm-up curve's
+  initial transient (`steady_index`): a call is slow where it is more than STEADY_BAND
+  slower than the median of the LEVEL_WINDOW calls after it, and the transient ends at
+  the first of STEADY_RUN consecutive calls that are not slow, so later blips and level
+  shifts do not count. Eager's figure is kept beside each mode's as the noise floor.
+- `mean_kernel_s`: device-busy time per call / kernels per call.
+- `idle_s_per_call`: median latency less device-busy time per call.
 """
 
 from __future__ import annotations
@@ -731,8 +741,11 @@ class Judge:
                 continue
             comparison.busy = _float(row.get("busy_fraction_base"))
             if speedup:
+                # compare()'s figure and range: the extremes over every pairing of
+                # processes, or the paired ratios where the records were timed paired.
                 comparison.figure = float(row["speedup"])
-                values, comparison.n = _combine([base, mine], lambda b, m: b / m)
+                values = [float(row["speedup_lo"]), float(row["speedup_hi"])]
+                comparison.n = int(row["pairings"]) if not _missing(row.get("pairings")) else 0
             else:
                 m, b = _median(mine), _median(base)
                 if not b:

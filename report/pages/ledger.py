@@ -84,7 +84,8 @@ def judgement_view(j: Judgement, page: str = PAGE) -> dict[str, Any]:
         key = j.condition
     key = key.strip()
     return {"env_id": j.env_id, "label": j.label, "backend": j.backend, "verdict": j.verdict,
-            "key": key, "brief": key.replace(" (", ", ").removesuffix(")"), "condition": j.condition, "short": j.short,
+            "key": key, "brief": key.replace(" (", ", ").removesuffix(")"),
+            "condition": j.condition, "short": j.short,
             "region": j.region or j.condition, "direction": j.direction, "size": j.size,
             "reason": j.reason,
             "comparisons": [comparison_view(c, j.unit, page) for c in j.comparisons],
