@@ -88,3 +88,23 @@ def test_home_page_shows_each_claims_verdict_linked_to_its_evidence(docs):
     said = load_ledger().claim("inference-ro-2-4x").paraphrase
     assert row(glance, f"[{said}](analysis/claims.md#inference-ro-2-4x)").endswith(
         "| unsettled |")
+
+
+@pytest.mark.slow
+def test_claims_pages_are_in_the_nav_folded_and_light(tmp_path):
+    """The built site: the nav lists every claims page under "Claims, measured", the
+    per-environment comparisons are <details> blocks, and no claims page passes 300 KB."""
+    from fixtures import RESULTS
+    from test_report_site_build import build_site
+
+    done = build_site(tmp_path, RESULTS)
+    assert done.returncode == 0, done.stderr[-3000:]
+    site = tmp_path / "site"
+    home = (site / "index.html").read_text(encoding="utf-8")
+    seeds = sorted({c.seed for c in load_ledger().claims})
+    for target in ["analysis/claims/", "analysis/claims/rules/",
+                   "analysis/claims/contradictions/", *(f"analysis/claims/seed-{s}/" for s in seeds)]:
+        assert f'href="{target}"' in home, target
+    assert "<details" in (site / "analysis/claims/seed-001/index.html").read_text("utf-8")
+    for html in (site / "analysis" / "claims").rglob("*.html"):
+        assert html.stat().st_size <= 300_000, html

@@ -68,13 +68,17 @@ def comparison_view(c: ledger.Comparison, unit: str, page: str) -> dict[str, Any
 def judgement_view(j: Judgement, page: str = PAGE) -> dict[str, Any]:
     """A judgement as the pages show it: verdict, key figure, where it holds (region),
     direction and size, and the comparisons behind it."""
+    brief = ""
     if j.figure is not None:
-        key = f"{figure_text(j.figure, j.unit)} {spread_text(j.lo, j.hi, _processes(j), j.unit, j.n)}"
+        spread = spread_text(j.lo, j.hi, _processes(j), j.unit, j.n)
+        key = f"{figure_text(j.figure, j.unit)} {spread}".strip()
+        brief = f"{figure_text(j.figure, j.unit)}, {spread[1:-1]}" if spread else key
         single = [c for c in j.measured if c.figure is not None]
         if len(single) == 1 and single[0].note:  # an aggregate: say which case it is
             where = single[0].workload + (f" at {single[0].axis} {single[0].batch}"
                                           if single[0].batch is not None else "")
             key += f" on {where}, {single[0].note}"
+            brief += f", on {where}"
     elif j.figure_range is not None:
         lo, hi = j.figure_range
         key = f"{ledger.span_text(lo, hi, j.unit)} over {len(j.measured)} cases"
@@ -84,7 +88,7 @@ def judgement_view(j: Judgement, page: str = PAGE) -> dict[str, Any]:
         key = j.condition
     key = key.strip()
     return {"env_id": j.env_id, "label": j.label, "backend": j.backend, "verdict": j.verdict,
-            "key": key, "brief": key.replace(" (", ", ").removesuffix(")"),
+            "key": key, "brief": brief or key,
             "condition": j.condition, "short": j.short,
             "region": j.region or j.condition, "direction": j.direction, "size": j.size,
             "reason": j.reason,
