@@ -65,9 +65,18 @@ def comparison_view(c: ledger.Comparison, unit: str, page: str) -> dict[str, Any
     }
 
 
-def judgement_view(j: Judgement, page: str = PAGE) -> dict[str, Any]:
+def fewer_text(lo: float, hi: float) -> str | None:
+    """A ratio of counters below 1 as the seeds state it: "27–35× fewer"."""
+    if not 0 < lo <= hi < 1:
+        return None
+    a, b = formatting.sig(1 / hi), formatting.sig(1 / lo)
+    return f"{a}× fewer" if a == b else f"{a}–{b}× fewer"
+
+
+def judgement_view(j: Judgement, page: str = PAGE, counts: bool = False) -> dict[str, Any]:
     """A judgement as the pages show it: verdict, key figure, where it holds (region),
-    direction and size, and the comparisons behind it."""
+    direction and size, and the comparisons behind it. With `counts` (a ratio of two
+    modes' counters), the brief form says "N× fewer" for a ratio below 1."""
     brief = ""
     if j.figure is not None:
         spread = spread_text(j.lo, j.hi, _processes(j), j.unit, j.n)
@@ -87,10 +96,19 @@ def judgement_view(j: Judgement, page: str = PAGE) -> dict[str, Any]:
     if j.crossing is not None:
         key = j.condition
     key = key.strip()
+    if counts:
+        lo, hi = j.figure_range or (j.figure, j.figure)
+        fewer = None if lo is None else fewer_text(lo, hi)
+        if fewer:
+            cases = f" over {len(j.measured)} cases" if j.figure_range else ""
+            brief = f"{fewer}{cases}" + (f", {brief.split(', ', 1)[1]}"
+                                          if not j.figure_range and ", " in brief else "")
     return {"env_id": j.env_id, "label": j.label, "backend": j.backend, "verdict": j.verdict,
             "key": key, "brief": brief or key,
             "condition": j.condition, "short": j.short,
-            "region": j.region or j.condition, "direction": j.direction, "size": j.size,
+            "region": j.region or j.condition,
+            "settled_condition": j.condition.split("; unsettled:")[0].replace("; ", ", "),
+            "direction": j.direction, "size": j.size,
             "reason": j.reason,
             "comparisons": [comparison_view(c, j.unit, page) for c in j.comparisons],
             "evidence": [{"text": w, "link": link(p, a, page=page)} for w, p, a in j.evidence]}
@@ -137,7 +155,8 @@ def tally(judgements: list[dict[str, Any]]) -> str:
 def claim_view(result: ClaimResult, workloads: list[str]) -> dict[str, Any]:
     claim = result.claim
     page = seed_page(claim.seed)
-    judgements = [judgement_view(j, page) for j in result.judgements]
+    judgements = [judgement_view(j, page, claim.test.kind == "ratio-metric")
+                  for j in result.judgements]
     evidence = []
     for j in judgements:
         evidence += [e for e in j["evidence"] if e not in evidence]
