@@ -1386,3 +1386,45 @@ def counts(results: list[ClaimResult], data: analysis.Data) -> pd.DataFrame:
     table = pd.DataFrame(rows).pivot_table(index="env", columns="verdict", aggfunc="size",
                                            fill_value=0)
     return table.reindex(columns=list(VERDICTS), fill_value=0).reset_index()
+
+
+# ---- shared with other pages -------------------------------------------------------------------
+
+SEED_PAGE = "analysis/claims/seed-{seed}.md"  # where report/pages/ledger.py puts each seed's claims
+
+
+def seed_page(seed: str) -> str:
+    return SEED_PAGE.format(seed=seed)
+
+
+_LAST: list = []  # (data, ledger, results) of the last judging: pages share one site's data
+
+
+def results_for(data: analysis.Data, book: Ledger | None = None) -> list[ClaimResult]:
+    """The ledger judged against `data`, once per site build."""
+    book = load_ledger() if book is None else book
+    if _LAST and _LAST[0] is data and _LAST[1] == book:
+        return _LAST[2]
+    found = judge(book, data)
+    _LAST[:] = [data, book, found]
+    return found
+
+
+def verdict_table(data: analysis.Data, results: list[ClaimResult] | None = None
+                  ) -> dict[str, Any]:
+    """Verdicts per environment label, for summary tables on other pages (the home page).
+    An environment of a backend the claim is not about reads DOES_NOT_APPLY ("—"), not
+    "not measured"; `href` is the claim's section, docs-relative."""
+    results = results_for(data) if results is None else results
+    envs = [env for backend in data.backends for env in data.envs(backend)]
+    rows = []
+    for r in results:
+        if not any(j.env_id for j in r.judgements):
+            continue
+        mine = {j.env_id: j.verdict for j in r.judgements if j.env_id}
+        rows.append({"claim": {"said": r.claim.paraphrase, "slug": r.claim.id,
+                               "href": f"{seed_page(r.claim.seed)}#{r.claim.id}"},
+                     "verdicts": {e.label: mine.get(e.env_id, DOES_NOT_APPLY)
+                                  if r.claim.judged_on(e.backend) else DOES_NOT_APPLY
+                                  for e in envs}})
+    return {"rows": rows, "labels": [e.label for e in envs]}

@@ -31,8 +31,7 @@ JUDGED = (ledger.HOLDS, ledger.EXCEEDS, ledger.FAILS, ledger.DEPENDS, ledger.UNS
 figure_text = ledger.figure_text
 
 
-def seed_page(seed: str) -> str:
-    return f"{FOLDER}/seed-{seed}.md"
+seed_page = ledger.seed_page
 
 
 def link(target: str, anchor: str = "", *, page: str = PAGE) -> str:
@@ -206,37 +205,8 @@ def contradiction_views(book: ledger.Ledger, views: list[dict[str, Any]]
     return out
 
 
-_LAST: list = []  # (data, ledger, results) of the last judging: pages share one site's data
-
-
-def results_for(data: analysis.Data, book: ledger.Ledger | None = None) -> list[ClaimResult]:
-    """The ledger judged against `data`, once per site build."""
-    book = ledger.load_ledger() if book is None else book
-    if _LAST and _LAST[0] is data and _LAST[1] == book:
-        return _LAST[2]
-    found = ledger.judge(book, data)
-    _LAST[:] = [data, book, found]
-    return found
-
-
-def verdict_table(data: analysis.Data, results: list[ClaimResult] | None = None
-                  ) -> dict[str, Any]:
-    """Verdicts per environment label, for summary tables elsewhere (the home page).
-    An environment of a backend the claim is not about reads DOES_NOT_APPLY ("—"), not
-    "not measured"; `href` is the claim's section, docs-relative."""
-    results = results_for(data) if results is None else results
-    envs = [env for backend in data.backends for env in data.envs(backend)]
-    rows = []
-    for r in results:
-        if not any(j.env_id for j in r.judgements):
-            continue
-        mine = {j.env_id: j.verdict for j in r.judgements if j.env_id}
-        rows.append({"claim": {"said": r.claim.paraphrase, "slug": r.claim.id,
-                               "href": f"{seed_page(r.claim.seed)}#{r.claim.id}"},
-                     "verdicts": {e.label: mine.get(e.env_id, ledger.DOES_NOT_APPLY)
-                                  if r.claim.judged_on(e.backend) else ledger.DOES_NOT_APPLY
-                                  for e in envs}})
-    return {"rows": rows, "labels": [e.label for e in envs]}
+results_for = ledger.results_for
+verdict_table = ledger.verdict_table
 
 
 def context(data: analysis.Data, book: ledger.Ledger | None = None) -> dict[str, Any]:
