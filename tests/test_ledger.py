@@ -691,7 +691,7 @@ def test_memory_no_record_carries_yet_is_not_measured_rather_than_untestable(tmp
     data = data_of(tmp_path, records)
     j = only(data, claim(test, workloads=("mlp",)))
     assert (j.verdict, j.reason) == ("not measured",
-                                     "no record here carries case_peak_reserved_bytes yet")
+                                     "no record of these cases carries case_peak_reserved_bytes yet")
     # Once records carry the column, the same claim is judged from it.
     data.shown = data.shown.assign(case_peak_reserved_bytes=data.shown["mode"].map(
         {"default": 100, "reduce-overhead": 300}))
