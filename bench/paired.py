@@ -135,7 +135,10 @@ def _rounds_to_run(members: list[Member], spec: dict) -> int:
 def _time_rounds(members: list[Member], backend: Backend, probe: Probe, rounds: int,
                  rng: random.Random) -> None:
     for member in members:  # one untimed block each: clocks ramp, allocator pools fill
-        member.block(backend)
+        try:
+            member.block(backend)
+        except Exception as error:  # noqa: BLE001 - one failing mode leaves the rest
+            _fail(member, "warm-up", error)
         member.wall_s, member.calls = 0.0, 0
     probe.block()
     probe.op_s.clear(), probe.launch_s.clear()

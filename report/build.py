@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from report import export
 from report.analysis import Data, load
 from report.pages import (
     all_results,
@@ -27,9 +28,14 @@ PAGES = (overview, workloads, ledger, guide, byom, break_even, launch_overhead, 
          gpu_types, history, changes, all_results, methodology, concepts)
 
 
+DATA_DIR = "data"  # the exported speedups, linked from every page that shows speedups
+
+
 def build(results_dir: Path, docs_dir: Path, warn=None) -> Site:
     site = Site(Data(load(results_dir, warn=warn)), docs_dir)
     for page in PAGES:
         page.render(site)
+    for path in export.write(site.data, docs_dir / DATA_DIR):
+        site.written.add(path)
     site.remove_stale()
     return site
