@@ -532,6 +532,7 @@ class Comparison:
     side: int = 0  # 0 agrees; -1 below the rule's lower bound; 1 above its upper bound
     outcome: str = ""  # holds, fails or exceeds (a range passed above)
     busy: float | None = None  # the baseline's busy fraction (one-sided: the mode's)
+    bound: str | None = None  # what bounds the ratio (analysis.ratio_bound), where known
     floor: float | None = None  # warm-up: eager's figure at the same point, the noise floor
     field_absent: bool = False  # both cases ran, but their records lack the quantity
     note: str = ""  # why not measured, or what it rests on
@@ -742,6 +743,8 @@ class Judge:
                 out.append(comparison)
                 continue
             comparison.busy = _float(row.get("busy_fraction_base"))
+            ratio_bound = row.get("ratio_bound")
+            comparison.bound = ratio_bound if isinstance(ratio_bound, str) else None
             if speedup:
                 # compare()'s figure and range: the extremes over every pairing of
                 # processes, or the paired ratios where the records were timed paired.
@@ -1129,7 +1132,7 @@ def _run_text(label: str, items: list[Comparison], unit: str) -> str:
         where = f" at {items[0].axis} {_num(a)}" + (f"–{_num(b)}" if b != a else "")
     figures = [c.figure for c in items if c.figure is not None]
     details = [span_text(min(figures), max(figures), unit)] if figures else []
-    bounds = [b for b in dict.fromkeys(_bound(c.busy) for c in items) if b]
+    bounds = [b for b in dict.fromkeys(c.bound or _bound(c.busy) for c in items) if b]
     if bounds:
         details.append("/".join(bounds))
     procs = sorted({min(c.processes) for c in items if c.processes})
