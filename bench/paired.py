@@ -23,7 +23,6 @@ import contextlib
 import itertools
 import json
 import math
-import os
 import random
 import sys
 import time
@@ -33,7 +32,15 @@ from pathlib import Path
 import torch
 
 from bench.backends import BACKENDS, Backend
-from bench.case import _build, _correctness, _one_line, _refuse_zero_inputs, _unsupported, _workload_info
+from bench.case import (
+    _build,
+    _correctness,
+    _one_line,
+    _refuse_zero_inputs,
+    _unsupported,
+    _workload_info,
+    write_result,
+)
 from bench.host import Fingerprint, Probe
 from bench.modes import MODES, Mode
 from bench.stats import summarize
@@ -232,14 +239,7 @@ def main(argv: list[str]) -> int:
     except Exception as error:  # noqa: BLE001 - the group as a whole failed (a bad spec)
         result.update(status="error", reason=_one_line(error))
     result["duration_s"] = time.perf_counter() - started
-    try:
-        text = json.dumps(result, allow_nan=False)
-    except ValueError as error:
-        text = json.dumps({"status": "error", "reason": f"the result is not valid JSON: {error}",
-                           "modes": {}, "duration_s": result["duration_s"]})
-    partial = result_path.with_suffix(".partial")
-    partial.write_text(text)
-    os.replace(partial, result_path)
+    write_result(result_path, result, modes={})
     return 0
 
 
