@@ -268,9 +268,7 @@ def paired_speedups(ratios: pd.DataFrame) -> pd.DataFrame:
     return ratios.groupby(key, dropna=False).agg(
         speedup=("ratio", "median"), speedup_lo=("ratio", "min"), speedup_hi=("ratio", "max"),
         processes=("ratio", "size"), leases=("lease", "nunique"), rounds=("rounds", "min"),
-        host_probe_us=("probe_us", "median")).reset_index().astype(
-        {c: float for c in ("speedup", "speedup_lo", "speedup_hi", "processes", "leases",
-                            "rounds", "host_probe_us")})
+        host_probe_us=("probe_us", "median")).reset_index()
 
 
 def with_paired(case_rows: pd.DataFrame, speedups_table: pd.DataFrame) -> pd.DataFrame:
