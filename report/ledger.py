@@ -751,6 +751,8 @@ class Judge:
                 comparison.figure = float(row["speedup"])
                 values = [float(row["speedup_lo"]), float(row["speedup_hi"])]
                 comparison.n = int(row["pairings"]) if not _missing(row.get("pairings")) else 0
+                if row.get("paired") is True:  # both modes timed in each of n processes
+                    comparison.processes = (comparison.n, comparison.n)
             else:
                 m, b = _median(mine), _median(base)
                 if not b:
