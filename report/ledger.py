@@ -9,13 +9,17 @@ How a verdict is reached
 A claim's test names a mode, usually a baseline, and the cases it is about (workloads or
 families, training or inference, optionally a batch range). In one environment each
 *point* (workload, batch) gives one comparison: a figure (a speedup, a ratio of two
-modes' counters, a field of one mode, calls to break even) computed from the medians
-over processes, and the answer of the claim's rule for it. Every combination of the two
-sides' processes (each process of the mode with each process of the baseline; for the
-derived per-launch overhead, one process per launch chain) is judged too: a comparison
-is *settled* only where every combination gives the same answer (issue 13).
+modes' counters, a field of one mode, a share of a gain, an added compile time, calls to
+break even) computed from the medians over processes, and the answer of the claim's rule
+for it. Every combination of the sides' processes is judged too (for speedups, the range
+analysis.compare gives: every pairing of processes, or the paired ratios where the
+records were timed paired): a comparison is *settled* only where every combination gives
+the same answer and no side rests on fewer than MIN_PROCESSES processes (issue 20: a
+verdict on one process is never settled).
 
 - **holds** / **fails**: every measured comparison is settled and agrees / disagrees.
+- **exceeds**: a claim that states a range (`at_least` with `at_most`), every comparison
+  settled and above the range: the effect is real and larger than claimed.
 - **depends**: the settled comparisons disagree with each other. The condition is
   searched for, in this order: along each workload's size axis (batch, or n for a sweep),
   where the answer must flip once and in the same direction on every workload that flips;
@@ -23,16 +27,22 @@ is *settled* only where every combination gives the same answer (issue 13).
   these splits the answers cleanly, the condition is "holds in N of M cases".
 - **unsettled**: the settled comparisons agree, but some comparison is not settled.
 - **not testable here**: the ledger marks the claim untestable and names what is missing.
-- **not measured**: no comparison the claim needs has records in this environment.
+- **not measured**: no comparison the claim needs has records in this environment, or
+  the quantity is one that no record carries yet (LATER_MEMORY).
+
+Each judged verdict carries its region (`region_text`): per workload along its size axis,
+where each answer holds, with the figures, the baseline's boundedness and the processes.
 
 Derived figures (not record fields):
 - `per_launch_overhead_s`: the least-squares slope of a mode's median latency against
   the chain length N of the launch-chain-N workloads: the cost one more launch adds.
-- `warmup_calls_to_steady`: the compiling call plus the calls of the warm-up curve
-  before the first one after which the curve stays within STEADY_BAND of its steady
-  median (the median of its second half); the curve is first smoothed by a centred
-  running median of SMOOTHING calls, so an isolated spike of one or two calls does not
-  count as leaving the band.
+- `warmup_calls_to_steady`: the compiling call plus the calls of the warm-up curve's
+  initial transient (`steady_index`): a call is slow where it is more than STEADY_BAND
+  slower than the median of the LEVEL_WINDOW calls after it, and the transient ends at
+  the first of STEADY_RUN consecutive calls that are not slow, so later blips and level
+  shifts do not count. Eager's figure is kept beside each mode's as the noise floor.
+- `mean_kernel_s`: device-busy time per call / kernels per call.
+- `idle_s_per_call`: median latency less device-busy time per call.
 """
 
 from __future__ import annotations
@@ -48,16 +58,19 @@ import pandas as pd
 import yaml
 
 from bench.modes import MODES  # torch-free: the modes' names and traits
-from report import analysis
+from report import analysis, formatting
 
 LEDGER = Path(__file__).with_name("claims.yaml")
 
-HOLDS, FAILS, DEPENDS, UNSETTLED = "holds", "fails", "depends", "unsettled"
+HOLDS, EXCEEDS, FAILS, DEPENDS, UNSETTLED = "holds", "exceeds", "fails", "depends", "unsettled"
 NOT_TESTABLE, NOT_MEASURED = "not testable here", "not measured"
-VERDICTS = (HOLDS, FAILS, DEPENDS, UNSETTLED, NOT_TESTABLE, NOT_MEASURED)
+VERDICTS = (HOLDS, EXCEEDS, FAILS, DEPENDS, UNSETTLED, NOT_TESTABLE, NOT_MEASURED)
+DOES_NOT_APPLY = "—"  # a claim about another backend, in summary tables
 
-STEADY_BAND = 0.10  # warm-up: within 10% of the steady median counts as steady
-SMOOTHING = 5  # warm-up: centred running median over this many calls
+STEADY_BAND = 0.10  # warm-up: a call within 10% of the level that follows it is steady
+LEVEL_WINDOW = 20  # warm-up: a call's level is the median of the next 20 calls
+STEADY_RUN = 5  # warm-up: steady from the first of 5 consecutive steady calls
+MIN_PROCESSES = 2  # a comparison resting on fewer processes a side is never settled
 MAX_COMBINATIONS = 4096  # beyond this, settledness is judged on the extreme combinations
 
 # ---- the vocabulary of claims.yaml ------------------------------------------------------
@@ -68,18 +81,24 @@ METRICS = ("speedup", "per-launch-overhead", "kernels-per-call", "launches-per-c
            "busy-fraction", "cold-compile-time", "warm-compile-time", "memory", "correctness",
            "recompiles", "warmup-calls")
 BACKENDS = ("cuda", "cpu", "mps", "any")
-KINDS = ("speedup", "ratio-metric", "absolute", "compile-ratio", "break-even", "crossover",
-         "correctness", "none")
+KINDS = ("speedup", "ratio-metric", "absolute", "compile-ratio", "compile-extra", "break-even",
+         "crossover", "share-of-gain", "fixed-vs-varying", "correctness", "none")
+# Memory over the whole case, CUDA-graph capture included (case_*), and reserved memory
+# during timing: not every record carries them; where none does, they are not measured.
+LATER_MEMORY = ("case_peak_device_bytes", "case_peak_reserved_bytes", "peak_reserved_bytes")
 RATIO_METRICS = ("device_kernels_per_call", "launches_per_call", "busy_fraction",
-                 "peak_device_bytes")
+                 "peak_device_bytes", *LATER_MEMORY, "idle_s_per_call")
 RECORD_FIELDS = ("cold_first_call_s", "warm_first_call_s", "busy_fraction", "recompiles",
-                 "rel_error", "peak_device_bytes")
-DERIVED_FIELDS = ("per_launch_overhead_s", "warmup_calls_to_steady")
+                 "rel_error", "peak_device_bytes", *LATER_MEMORY)
+DERIVED_FIELDS = ("per_launch_overhead_s", "warmup_calls_to_steady", "mean_kernel_s",
+                  "idle_s_per_call")
 ABSOLUTE_FIELDS = RECORD_FIELDS + DERIVED_FIELDS
-COMPARATORS = ("at_least", "below", "within")
+COMPARATORS = ("at_least", "below", "within")  # and at_most, only beside at_least: a range
 CONDITION_KEYS = ("backend", "training", "workloads", "families", "batch", "note")
-TEST_KEYS = ("kind", "mode", "baseline", "metric", "field", "at_least", "below", "within",
-             "value", "tolerance", "aggregate", "axis", "above")
+TEST_KEYS = ("kind", "mode", "baseline", "metric", "field", "at_least", "at_most", "below",
+             "within", "value", "tolerance", "aggregate", "axis", "above", "reference",
+             "fixed", "fixed_batch")
+IDLE = "idle"  # share-of-gain's reference: the baseline's idle time per call
 CONTRADICTION_KEYS = ("id", "title", "claims", "question")
 ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 SEED = re.compile(r"^\d{3}$")
@@ -105,6 +124,7 @@ class Test:
     metric: str | None = None  # ratio-metric: the record column compared
     field: str | None = None  # absolute: the record field or derived figure
     at_least: float | None = None
+    at_most: float | None = None  # with at_least: the claim states a range
     below: float | None = None  # a comparator; for crossover, the side (see `side`)
     within: float | None = None
     value: float | None = None
@@ -112,11 +132,18 @@ class Test:
     aggregate: str | None = None
     axis: str | None = None
     above: float | None = None
+    reference: str | None = None  # share-of-gain: the mode whose gain is the whole, or idle
+    fixed: str | None = None  # fixed-vs-varying: the fixed-shape workload ...
+    fixed_batch: int | None = None  # ... at the batch matching the varying one's work
 
     @property
     def ratio(self) -> bool:
         """Judged as a ratio of two modes, where a direction is implied by the figure."""
-        return self.kind in ("speedup", "ratio-metric", "compile-ratio")
+        return self.kind in ("speedup", "ratio-metric", "compile-ratio", "fixed-vs-varying")
+
+    @property
+    def range(self) -> bool:
+        return self.at_least is not None and self.at_most is not None
 
 
 @dataclass(frozen=True)
@@ -154,6 +181,7 @@ class Contradiction:
 class Ledger:
     claims: tuple[Claim, ...]
     contradictions: tuple[Contradiction, ...]
+    seeds: tuple[tuple[str, str], ...] = ()  # (seed, what the document is), in order
 
     def claim(self, claim_id: str) -> Claim:
         return next(c for c in self.claims if c.id == claim_id)
@@ -180,7 +208,8 @@ def test_problems(test: Any, testable: bool) -> list[str]:
     problems = []
     if test.get("mode") not in MODES:
         problems.append(f"mode {test.get('mode')!r} is not one of {', '.join(MODES)}")
-    if kind in ("speedup", "ratio-metric", "crossover", "compile-ratio"):
+    if kind in ("speedup", "ratio-metric", "crossover", "compile-ratio", "compile-extra",
+                "share-of-gain"):
         if test.get("baseline") not in MODES:
             problems.append(f"baseline {test.get('baseline')!r} is not one of {', '.join(MODES)}")
         elif test.get("baseline") == test.get("mode"):
@@ -191,6 +220,12 @@ def test_problems(test: Any, testable: bool) -> list[str]:
     if kind == "absolute" and test.get("field") not in ABSOLUTE_FIELDS:
         problems.append(f"absolute field {test.get('field')!r} is not one of "
                         f"{', '.join(ABSOLUTE_FIELDS)}")
+    if kind == "share-of-gain" and test.get("reference") not in (*MODES, IDLE):
+        problems.append(f"share-of-gain reference {test.get('reference')!r} is neither a "
+                        f"mode nor {IDLE}")
+    if kind == "fixed-vs-varying" and not (
+            test.get("fixed") in analysis.WORKLOAD_ORDER and isinstance(test.get("fixed_batch"), int)):
+        problems.append("fixed-vs-varying needs `fixed` (a workload) and `fixed_batch` (an integer)")
     if kind == "crossover":
         if test.get("axis") not in ("batch", "n"):
             problems.append(f"crossover axis {test.get('axis')!r} is neither batch nor n")
@@ -199,6 +234,10 @@ def test_problems(test: Any, testable: bool) -> list[str]:
             problems.append("crossover needs exactly one numeric `above` or `below`")
     elif kind != "correctness":
         stated = [k for k in COMPARATORS if k in test]
+        if "at_most" in test and (stated != ["at_least"] or not _number(test["at_most"]) or
+                                  not _number(test["at_least"]) or
+                                  test["at_most"] <= test["at_least"]):
+            problems.append("at_most goes only with a smaller at_least (a range)")
         if len(stated) != 1:
             problems.append(f"needs exactly one of {', '.join(COMPARATORS)}, has {stated}")
         elif not _number(test[stated[0]]):
@@ -291,8 +330,14 @@ def _claim(raw: dict) -> Claim:
 
 def parse_ledger(data: Any, where: str = "claims.yaml") -> Ledger:
     """A Ledger from parsed YAML, or LedgerError naming the first bad entry in one line."""
-    if not isinstance(data, dict) or set(data) != {"claims", "contradictions"}:
-        raise LedgerError(f"{where}: the top level needs exactly `claims` and `contradictions`")
+    if not isinstance(data, dict) or not {"claims", "contradictions"} <= set(data) <= {
+            "claims", "contradictions", "seeds"}:
+        raise LedgerError(f"{where}: the top level needs `claims` and `contradictions`, and "
+                          "may have `seeds`")
+    seeds = data.get("seeds") or {}
+    if not isinstance(seeds, dict) or not all(
+            isinstance(k, str) and SEED.match(k) and isinstance(v, str) for k, v in seeds.items()):
+        raise LedgerError(f"{where}: seeds is not a mapping of quoted 3-digit seeds to text")
     claims, seen = [], set()
     for n, raw in enumerate(data["claims"] or [], start=1):
         name = raw.get("id", f"#{n}") if isinstance(raw, dict) else f"#{n}"
@@ -316,7 +361,7 @@ def parse_ledger(data: Any, where: str = "claims.yaml") -> Ledger:
                               "than two distinct claims")
         contradictions.append(Contradiction(raw["id"], raw["title"], tuple(raw["claims"]),
                                             raw["question"]))
-    return Ledger(tuple(claims), tuple(contradictions))
+    return Ledger(tuple(claims), tuple(contradictions), tuple(sorted(seeds.items())))
 
 
 def load_ledger(path: Path = LEDGER) -> Ledger:
@@ -336,27 +381,36 @@ def load_ledger(path: Path = LEDGER) -> Ledger:
 @dataclass(frozen=True)
 class Rule:
     """When one figure agrees with the claim: lo <= figure (or lo < figure) and
-    figure < hi (or figure <= hi). The stated figure and the direction are kept for words."""
+    figure < hi (or figure <= hi). The stated figure and the direction are kept for words.
+    A range claim (`range`) that a figure passes above is exceeded, not failed."""
 
     lo: float | None = None
     hi: float | None = None
     lo_strict: bool = False
     hi_inclusive: bool = False
-    stated: float | None = None  # the figure the claim states
-    comparator: str = ""  # at_least, below or within
+    stated: float | None = None  # the figure the claim states (a range: its low end)
+    stated_hi: float | None = None  # a range: its high end
+    comparator: str = ""  # at_least, below, within or range
     direction: str = ""  # "faster" / "slower": the direction a ratio implies, if any
+    range: bool = False
 
     def __call__(self, x: float | None) -> bool | None:
         if x is None or (isinstance(x, float) and math.isnan(x)):
             return None
+        return self.side(x) == 0
+
+    def side(self, x: float) -> int:
+        """0 where the figure agrees, -1 below the lower bound, 1 above the upper one."""
         if self.lo is not None and not (x > self.lo if self.lo_strict else x >= self.lo):
-            return False
-        return not (self.hi is not None and not (x <= self.hi if self.hi_inclusive else x < self.hi))
+            return -1
+        if self.hi is not None and not (x <= self.hi if self.hi_inclusive else x < self.hi):
+            return 1
+        return 0
 
 
 def rule(test: Test) -> Rule:
-    """The claims.yaml header's reading of at_least / below / within with tolerance and,
-    for ratios, the direction."""
+    """The claims.yaml header's reading of at_least / at_most / below / within with
+    tolerance and, for ratios, the direction."""
     t = test.tolerance or 0.0
     if test.within is not None:
         ref = test.value if test.kind == "absolute" else 1.0
@@ -367,6 +421,10 @@ def rule(test: Test) -> Rule:
         lo, strict, direction = x * (1 - t), False, ""
         if test.ratio and x > 1 and lo <= 1:
             lo, strict, direction = 1.0, True, "faster" if test.kind == "speedup" else "above"
+        if test.range:
+            return Rule(lo=lo, lo_strict=strict, hi=test.at_most * (1 + t), hi_inclusive=True,
+                        stated=x, stated_hi=test.at_most, comparator="range",
+                        direction=direction, range=True)
         return Rule(lo=lo, lo_strict=strict, stated=x, comparator="at_least",
                     direction=direction)
     if test.below is not None:
@@ -381,16 +439,23 @@ def rule(test: Test) -> Rule:
 # ---- per-process values -------------------------------------------------------------------------
 
 def steady_index(curve: tuple[float, ...] | list[float]) -> int | None:
-    """Calls of the warm-up curve before it stays within STEADY_BAND of its steady median
-    (the median of its second half), after a centred running median of SMOOTHING calls."""
-    if curve is None or len(curve) < 2 * SMOOTHING:
+    """Calls of the warm-up curve in its initial transient: the index of the first call
+    that starts STEADY_RUN consecutive steady calls, where a call is steady unless it is
+    slower than its level (the median of the LEVEL_WINDOW calls after it) by more than
+    STEADY_BAND. Only the start counts: a blip or a shift of the level later in the
+    curve (clocks, the host) is not warm-up, and a call faster than its level is not slow.
+    None where the curve is too short to judge; the whole curve where it never settles."""
+    if curve is None or len(curve) < LEVEL_WINDOW + STEADY_RUN:
         return None
     series = pd.Series(list(curve), dtype=float)
-    steady = float(series.iloc[len(series) // 2:].median())
-    smooth = series.rolling(SMOOTHING, center=True, min_periods=1).median()
-    outside = ((smooth - steady).abs() > STEADY_BAND * steady).to_numpy()
-    last = max((i for i, out in enumerate(outside) if out), default=-1)
-    return last + 1
+    # The median of calls i+1 .. i+LEVEL_WINDOW, for each call i that has them all.
+    level = series[::-1].rolling(LEVEL_WINDOW).median()[::-1].shift(-1)
+    slow = (series > (1 + STEADY_BAND) * level).to_numpy()
+    judged = len(series) - LEVEL_WINDOW
+    for i in range(judged - STEADY_RUN + 1):
+        if not slow[i:i + STEADY_RUN].any():
+            return i
+    return len(series)
 
 
 def warmup_calls(curve) -> float | None:
@@ -402,15 +467,26 @@ def warmup_calls(curve) -> float | None:
 def process_values(shown: pd.DataFrame) -> pd.DataFrame:
     """Per case (analysis.CASE), the values of every ok process, as tuples: what makes a
     comparison settled or not. Columns end in `_v`; `cold_first_call_s_v` holds only
-    processes whose compile caches were cold, as in analysis.cases."""
+    processes whose compile caches were cold, as in analysis.cases. Derived per process:
+    warm-up calls, mean kernel time (busy time / kernels) and idle time per call
+    (median − busy time). A column no record carries (LATER_MEMORY in older records)
+    gives empty tuples."""
     procs = analysis.processes(shown)
     procs = procs[procs["ok"]].copy()
-    columns = ["median_s", "warm_first_call_s", "rel_error", "passed", "recompiles",
-               "peak_device_bytes", *RATIO_METRICS]
+    for column in LATER_MEMORY:
+        if column not in procs.columns:
+            procs[column] = None
     procs["warmup_calls_to_steady"] = procs["warmup_s"].map(
         lambda c: warmup_calls(c) if isinstance(c, (tuple, list)) else None)
+    busy = pd.to_numeric(procs["device_busy_s_per_call"], errors="coerce")
+    kernels = pd.to_numeric(procs["device_kernels_per_call"], errors="coerce")
+    procs["mean_kernel_s"] = (busy / kernels.where(kernels > 0)).astype(float)
+    procs["idle_s_per_call"] = (procs["median_s"] - busy).astype(float)
     procs["cold_first_call_s"] = procs["cold_first_call_s"].where(procs["cache"] == "cold")
-    columns = list(dict.fromkeys([*columns, "warmup_calls_to_steady", "cold_first_call_s"]))
+    columns = list(dict.fromkeys([
+        "median_s", "warm_first_call_s", "rel_error", "passed", "recompiles",
+        "peak_device_bytes", *RATIO_METRICS, "warmup_calls_to_steady", "mean_kernel_s",
+        "cold_first_call_s"]))
     if procs.empty:
         return pd.DataFrame(columns=[*analysis.CASE, *(f"{c}_v" for c in columns)])
 
@@ -423,6 +499,10 @@ def process_values(shown: pd.DataFrame) -> pd.DataFrame:
 
 def _missing(value: Any) -> bool:
     return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def _float(value: Any) -> float | None:
+    return None if _missing(value) else float(value)
 
 
 def _median(values: tuple) -> float | None:
@@ -448,7 +528,12 @@ class Comparison:
     processes: tuple[int, ...] = ()  # processes behind each side, mode first
     agrees: bool | None = None  # None: not measured
     settled: bool | None = None
+    single: bool = False  # a side rests on one process: never settled
     side: int = 0  # 0 agrees; -1 below the rule's lower bound; 1 above its upper bound
+    outcome: str = ""  # holds, fails or exceeds (a range passed above)
+    busy: float | None = None  # the baseline's busy fraction (one-sided: the mode's)
+    bound: str | None = None  # what bounds the ratio (analysis.ratio_bound), where known
+    floor: float | None = None  # warm-up: eager's figure at the same point, the noise floor
     field_absent: bool = False  # both cases ran, but their records lack the quantity
     note: str = ""  # why not measured, or what it rests on
     evidence: tuple[str, str] = ("", "")  # (page, anchor)
@@ -464,15 +549,29 @@ def _combine(sides: list[tuple], f) -> tuple[list[float], int]:
 
 
 def _judged(comparison: Comparison, values: list[float], agrees) -> None:
-    answers = {agrees(v) for v in values if not _missing(v)}
+    """The comparison's answer, the range over its combinations of processes, and whether
+    it is settled: every combination gives the same answer (for a range claim, the same
+    side of the range), and no side rests on a single process."""
+    values = [v for v in values if not _missing(v)]
     comparison.lo = min(values) if values else None
     comparison.hi = max(values) if values else None
     comparison.agrees = agrees(comparison.figure)
-    comparison.settled = answers <= {comparison.agrees}
-    if comparison.agrees is False:
-        low = isinstance(agrees, Rule) and agrees.lo is not None and (
-            comparison.figure <= agrees.lo if agrees.lo_strict else comparison.figure < agrees.lo)
-        comparison.side = -1 if low or not isinstance(agrees, Rule) else 1
+    if comparison.agrees is None:
+        return
+    if isinstance(agrees, Rule):
+        comparison.side = agrees.side(comparison.figure)
+        if agrees.range:
+            comparison.settled = {agrees.side(v) for v in values} <= {comparison.side}
+        else:
+            comparison.settled = {agrees(v) for v in values} <= {comparison.agrees}
+    else:
+        comparison.side = 0 if comparison.agrees else -1
+        comparison.settled = {agrees(v) for v in values} <= {comparison.agrees}
+    comparison.single = bool(comparison.processes) and min(comparison.processes) < MIN_PROCESSES
+    if comparison.single:
+        comparison.settled = False
+    comparison.outcome = (HOLDS if comparison.agrees else EXCEEDS if (
+        isinstance(agrees, Rule) and agrees.range and comparison.side == 1) else FAILS)
 
 
 @dataclass
@@ -493,6 +592,9 @@ class Judgement:
     figure_range: tuple[float, float] | None = None  # ... or the range over comparisons
     unit: str = ""
     crossing: int | None = None  # crossover: the size where the mode's answer changes
+    region: str = ""  # where each answer holds: workload, batch, figures, boundedness, processes
+    direction: str = ""  # a ratio claim: on how many points the ratio goes the claimed way
+    size: str = ""  # ... and how many fall within, above or below the stated size
     reason: str = ""  # not measured / not testable: what is missing
     evidence: list[tuple[str, str, str]] = field(default_factory=list)  # (text, page, anchor)
 
@@ -503,15 +605,53 @@ class Judgement:
 
 def unit_of(test: Test) -> str:
     """How a test's figure reads: ratio, seconds, fraction, count, bytes, calls, pass."""
-    if test.kind in ("speedup", "ratio-metric", "compile-ratio", "crossover"):
+    if test.kind in ("speedup", "ratio-metric", "compile-ratio", "crossover", "fixed-vs-varying"):
         return "ratio"
+    if test.kind == "share-of-gain":
+        return "fraction"
+    if test.kind == "compile-extra":
+        return "seconds"
     if test.kind == "break-even":
         return "calls"
     if test.kind == "correctness":
         return "pass"
+    if test.field in ("peak_device_bytes", *LATER_MEMORY):
+        return "bytes"
     return {"cold_first_call_s": "seconds", "warm_first_call_s": "seconds",
-            "per_launch_overhead_s": "seconds", "busy_fraction": "fraction",
-            "peak_device_bytes": "bytes", "rel_error": "number"}.get(test.field, "count")
+            "per_launch_overhead_s": "seconds", "mean_kernel_s": "seconds",
+            "idle_s_per_call": "seconds", "busy_fraction": "fraction",
+            "rel_error": "number"}.get(test.field, "count")
+
+
+def figure_text(value: float | None, unit: str) -> str:
+    """One figure in its unit, or "not measured"."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return formatting.NOT_MEASURED
+    if unit == "ratio":
+        return f"{formatting.sig(value)}×"
+    if unit == "seconds":
+        return formatting.seconds(value)
+    if unit == "fraction":
+        return formatting.percent(value)
+    if unit == "bytes":
+        return formatting.binary_bytes(value)
+    if unit == "calls":
+        return formatting.calls(value)
+    if unit == "pass":
+        return "pass" if value else "fail"
+    return formatting.number(value)
+
+
+def span_text(lo: float, hi: float, unit: str) -> str:
+    """"1.7–3.0×", or one figure where lo and hi read the same."""
+    a, b = figure_text(lo, unit), figure_text(hi, unit)
+    if a == b:
+        return a
+    if lo < 0:  # a dash would read as a minus sign
+        return f"{a} to {b}"
+    if unit == "ratio":
+        return f"{formatting.sig(lo)}–{b}"
+    return f"{a}–{b}"
 
 
 KEPT = ("ok", "status", "median_s", "lo_s", "hi_s", "n_processes", "env_repeated", "flops",
@@ -602,9 +742,17 @@ class Judge:
                 comparison.field_absent = row["ok"] is True and row["ok_base"] is True
                 out.append(comparison)
                 continue
+            comparison.busy = _float(row.get("busy_fraction_base"))
+            ratio_bound = row.get("ratio_bound")
+            comparison.bound = ratio_bound if isinstance(ratio_bound, str) else None
             if speedup:
+                # compare()'s figure and range: the extremes over every pairing of
+                # processes, or the paired ratios where the records were timed paired.
                 comparison.figure = float(row["speedup"])
-                values, comparison.n = _combine([base, mine], lambda b, m: b / m)
+                values = [float(row["speedup_lo"]), float(row["speedup_hi"])]
+                comparison.n = int(row["pairings"]) if not _missing(row.get("pairings")) else 0
+                if row.get("paired") is True:  # both modes timed in each of n processes
+                    comparison.processes = (comparison.n, comparison.n)
             else:
                 m, b = _median(mine), _median(base)
                 if not b:
@@ -631,6 +779,9 @@ class Judge:
                 comparison.field_absent = bool(row["ok"])
                 out.append(comparison)
                 continue
+            comparison.busy = _float(row.get("busy_fraction"))
+            if column == "warmup_calls_to_steady" and test.mode != analysis.BASELINE:
+                comparison.floor = self._floor(here, row, column)
             if column == "passed":
                 comparison.figure = float(all(mine))
                 values, comparison.n = [float(v) for v in mine], len(mine)
@@ -660,8 +811,122 @@ class Judge:
             def calls(c, e, m):
                 return float(analysis.break_even(pd.Series([c]), pd.Series([e - m])).iloc[0])
 
+            comparison.busy = _float(row.get("busy_fraction_base"))
             comparison.figure = calls(_median(sides[0]), row["median_s_base"], row["median_s"])
             values, comparison.n = _combine(sides, calls)
+            _judged(comparison, values, agrees)
+            out.append(comparison)
+        return out
+
+    def _floor(self, here: pd.DataFrame, row: pd.Series, column: str) -> float | None:
+        """Eager's figure at the point of `row`: what the metric reads with nothing to warm."""
+        same = here[(here["mode"] == analysis.BASELINE) & (here["workload"] == row["workload"])]
+        values = [v for found in same[f"{column}_v"] if isinstance(found, tuple) for v in found]
+        return _median(tuple(values))
+
+    def _sides(self, row: pd.Series, test: Test, column: str, comparison: Comparison
+               ) -> tuple[tuple, tuple] | None:
+        """The mode's and the baseline's per-process values of `column` at `row`, or None
+        (with the comparison's note saying why)."""
+        mine, base = row.get(f"{column}_v"), row.get(f"{column}_v_base")
+        mine = mine if isinstance(mine, tuple) else ()
+        base = base if isinstance(base, tuple) else ()
+        comparison.processes = (len(mine), len(base))
+        if not (row["ok"] is True and row["ok_base"] is True) or not mine or not base:
+            comparison.note = _why_missing(row, test, column)
+            comparison.field_absent = row["ok"] is True and row["ok_base"] is True
+            return None
+        return mine, base
+
+    def _compile_extra(self, here: pd.DataFrame, test: Test, agrees) -> list[Comparison]:
+        """The compile time `mode` adds over `baseline`: the difference of their cold
+        first calls, per point."""
+        out = []
+        for _, row in self.pairs(here, test.mode, test.baseline).iterrows():
+            comparison = self._comparison(row, "cold_first_call_s")
+            found = self._sides(row, test, "cold_first_call_s", comparison)
+            if found is not None:
+                mine, base = found
+                comparison.figure = _median(mine) - _median(base)
+                values, comparison.n = _combine([mine, base], lambda m, b: m - b)
+                _judged(comparison, values, agrees)
+            out.append(comparison)
+        return out
+
+    def _share(self, here: pd.DataFrame, test: Test, agrees) -> list[Comparison]:
+        """The share of a gain that `mode` achieves: (baseline − mode) / (baseline −
+        reference), with latencies; where the reference is `idle`, the whole is the
+        baseline's idle time per call (its latency less its device-busy time)."""
+        pairs = self.pairs(here, test.mode, test.baseline)
+        if test.reference != IDLE:
+            ref = self.pairs(here, test.reference, test.baseline)[
+                [*analysis.POINT, "ok", "median_s_v"]].rename(
+                columns={"ok": "ok_ref", "median_s_v": "whole_v"})
+            pairs = pairs.merge(ref, on=analysis.POINT, how="left")
+        else:
+            pairs = pairs.assign(ok_ref=pairs["ok_base"], whole_v=pairs["idle_s_per_call_v_base"])
+        out = []
+        for _, row in pairs.iterrows():
+            comparison = self._comparison(row, "speedup")
+            found = self._sides(row, test, "median_s", comparison)
+            whole = row.get("whole_v")
+            whole = whole if isinstance(whole, tuple) else ()
+            if found is not None and not whole:
+                comparison.note = (f"no idle time for {test.baseline}" if test.reference == IDLE
+                                   else f"no {test.reference} record")
+                found = None
+            if found is None:
+                out.append(comparison)
+                continue
+            mine, base = found
+            comparison.processes = (*comparison.processes, len(whole))
+            comparison.busy = _float(row.get("busy_fraction_base"))
+
+            def share(m, b, w):
+                # A reference that gains less than a meaningful margin has no benefit to share.
+                whole = (b - w) if test.reference != IDLE else w
+                least = analysis.MEANINGFUL_GAIN * b if test.reference != IDLE else 0.0
+                return (b - m) / whole if whole > least else math.nan
+
+            comparison.figure = share(_median(mine), _median(base), _median(whole))
+            if _missing(comparison.figure):
+                comparison.figure = None
+                comparison.note = (f"{test.reference} gains less than "
+                                   f"{analysis.MEANINGFUL_GAIN:.0%} over {test.baseline} here"
+                                   if test.reference != IDLE else f"{test.baseline} has no idle time")
+                out.append(comparison)
+                continue
+            values, comparison.n = _combine([mine, base, whole], share)
+            _judged(comparison, values, agrees)
+            out.append(comparison)
+        return out
+
+    def _fixed_vs_varying(self, here: pd.DataFrame, env_id: str, test: Test, agrees
+                          ) -> list[Comparison]:
+        """`mode` on the varying-shape workload against `mode` on the fixed-shape one at
+        the batch that does the same work per call: varying median / fixed median (above 1,
+        fixed shapes run faster)."""
+        c = self.with_values
+        fixed = c[(c["env_id"] == env_id) & (c["workload"] == test.fixed) &
+                  (c["batch_size"] == test.fixed_batch) & (c["mode"] == test.mode)]
+        out = []
+        for _, row in here[here["mode"] == test.mode].iterrows():
+            comparison = self._comparison(row, "speedup")
+            comparison.workload = f"{row['workload']} against {test.fixed} at batch {test.fixed_batch}"
+            mine = row.get("median_s_v")
+            mine = mine if isinstance(mine, tuple) and row["ok"] else ()
+            base = fixed["median_s_v"].iloc[0] if len(fixed) and fixed["ok"].iloc[0] else ()
+            base = base if isinstance(base, tuple) else ()
+            comparison.processes = (len(base), len(mine))
+            if not mine or not base:
+                comparison.note = (f"no {test.mode} record of {test.fixed} at batch "
+                                   f"{test.fixed_batch}" if not base else
+                                   f"no {test.mode} record of {row['workload']}")
+                out.append(comparison)
+                continue
+            comparison.busy = _float(fixed["busy_fraction"].iloc[0])
+            comparison.figure = _median(mine) / _median(base)
+            values, comparison.n = _combine([mine, base], lambda v, f: v / f)
             _judged(comparison, values, agrees)
             out.append(comparison)
         return out
@@ -702,12 +967,15 @@ class Judge:
                          evidence=best.evidence,
                          note=f"the largest of {len(measured)} cases")
         top.agrees = agrees(best.figure)
-        # Settled if the answer cannot change: some case holds in every pairing, or
-        # none holds in any pairing.
-        if any(c.lo is not None and agrees(c.lo) for c in measured):
+        top.outcome = HOLDS if top.agrees else FAILS
+        top.busy, top.single = best.busy, best.single
+        # Settled if the answer cannot change: some case of two or more processes a side
+        # holds in every pairing, or none holds in any pairing and none rests on one.
+        if any(c.lo is not None and agrees(c.lo) and not c.single for c in measured):
             top.settled = top.agrees is True
         else:
-            top.settled = not any(c.hi is not None and agrees(c.hi) for c in measured)
+            top.settled = not any(c.hi is not None and agrees(c.hi) for c in measured) and \
+                not any(c.single for c in measured)
         return [top]
 
     # -- one claim in one environment -----------------------------------------------------
@@ -736,6 +1004,12 @@ class Judge:
         if test.kind == "crossover":
             return self._two_sided(here, test, "median_s", lambda x: None if _missing(x)
                                    else x > 1.0)
+        if test.kind == "compile-extra":
+            return self._compile_extra(here, test, agrees)
+        if test.kind == "share-of-gain":
+            return self._share(here, test, agrees)
+        if test.kind == "fixed-vs-varying":
+            return self._fixed_vs_varying(here, env_id, test, agrees)
         raise LedgerError(f"claim {claim.id}: test kind {test.kind} cannot be judged")
 
     def judge(self, claim: Claim, env: analysis.Environment) -> Judgement:
@@ -750,17 +1024,26 @@ class Judge:
         if not measured:
             out.reason = self._missing_reason(claim, out.comparisons)
             if out.comparisons and all(c.field_absent for c in out.comparisons):
+                quantity = _quantity(claim.test)
+                if quantity in LATER_MEMORY and env.backend == "cuda":
+                    # A CUDA field newer than these records: it can be measured, it was not.
+                    out.reason = f"no record of these cases carries {quantity} yet"
+                    return out
                 # The cases ran, but this backend's records never hold the quantity
                 # (device memory or kernel counts on a CPU).
                 out.verdict = NOT_TESTABLE
-                out.reason = f"the {env.backend} records hold no {_quantity(claim.test)}"
+                out.reason = f"the {env.backend} records hold no {quantity}"
             return out
         if claim.test.kind == "crossover":
             _crossover(claim.test, out)
         else:
-            _verdict(out)
+            _verdict(out, rule(claim.test))
+            out.region = region_text(out)
+            out.short = out.region
+            out.direction, out.size = direction_and_size(claim.test, out)
         _summarise(out)
         return out
+
 
     def _missing_reason(self, claim: Claim, comparisons: list[Comparison]) -> str:
         if not comparisons:
@@ -805,23 +1088,104 @@ def _point(c: Comparison) -> str:
     return f"{c.workload} at {c.axis} {c.batch}"
 
 
-def _verdict(out: Judgement) -> None:
+def _points(items: list[Comparison], limit: int = 8) -> str:
+    named = ", ".join(_point(c) for c in items[:limit])
+    return named + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def _verdict(out: Judgement, rule_: Rule) -> None:
     measured = out.measured
     settled = [c for c in measured if c.settled]
     unsettled = [c for c in measured if not c.settled]
-    answers = {c.agrees for c in settled}
-    if answers == {True, False}:
+    outcomes = {c.outcome for c in settled}
+    if len(outcomes) > 1:
         out.verdict = DEPENDS
-        out.condition, out.short = depends_condition(settled)
+        out.condition = depends_condition(settled, rule_.range)[0]
         if unsettled:
-            out.condition += f"; unsettled: {', '.join(_point(c) for c in unsettled)}"
+            out.condition += f"; unsettled: {_points(unsettled)}"
     elif unsettled:
         out.verdict = UNSETTLED
-        out.condition = (f"the processes disagree on {len(unsettled)} of {len(measured)} "
-                         f"comparisons: {', '.join(_point(c) for c in unsettled)}")
-        out.short = f"{len(unsettled)} of {len(measured)} comparisons unsettled"
+        single = [c for c in unsettled if c.single]
+        split = [c for c in unsettled if not c.single]
+        parts = []
+        if split:
+            parts.append(f"the processes disagree on {len(split)} of {len(measured)} "
+                         f"comparisons: {_points(split)}")
+        if single:
+            parts.append("every comparison rests on one process a side" if len(single) == len(
+                measured) else f"{len(single)} of {len(measured)} comparisons rest on one "
+                f"process a side: {_points(single)}")
+        out.condition = "; ".join(parts)
     else:
-        out.verdict = HOLDS if answers == {True} else FAILS
+        out.verdict = outcomes.pop()
+
+
+def _bound(busy: float | None) -> str | None:
+    return None if busy is None else analysis.boundedness(pd.Series([busy])).iloc[0]
+
+
+def _run_text(label: str, items: list[Comparison], unit: str) -> str:
+    """One stretch of a workload's points with the same answer: where, the figures, how
+    busy the baseline kept the device, and the fewest processes a side."""
+    batches = [c.batch for c in items if c.batch is not None]
+    where = ""
+    if batches:
+        a, b = min(batches), max(batches)
+        where = f" at {items[0].axis} {_num(a)}" + (f"–{_num(b)}" if b != a else "")
+    figures = [c.figure for c in items if c.figure is not None]
+    details = [span_text(min(figures), max(figures), unit)] if figures else []
+    bounds = [b for b in dict.fromkeys(c.bound or _bound(c.busy) for c in items) if b]
+    if bounds:
+        details.append("/".join(bounds))
+    procs = sorted({min(c.processes) for c in items if c.processes})
+    if procs:
+        details.append(f"{procs[0]}{'–' + str(procs[-1]) if len(procs) > 1 else ''} proc.")
+    return f"{label}{where} ({', '.join(details)})" if details else f"{label}{where}"
+
+
+def region_text(out: Judgement) -> str:
+    """Where each answer holds, workload by workload along its size axis: "vit16x6x384:
+    holds at batch 1–2 (1.7–3.0×, launch-bound, 3 proc.), fails at batch 16–32 (…)"."""
+    groups: dict[str, list[Comparison]] = {}
+    for c in out.measured:
+        groups.setdefault(c.workload, []).append(c)
+    parts = []
+    for workload, items in groups.items():
+        runs: list[tuple[str, list[Comparison]]] = []
+        for c in sorted(items, key=lambda c: (c.batch is None, c.batch or 0)):
+            label = c.outcome if c.settled else f"unsettled, leans {c.outcome}"
+            if runs and runs[-1][0] == label:
+                runs[-1][1].append(c)
+            else:
+                runs.append((label, [c]))
+        parts.append(f"{workload}: {', '.join(_run_text(lb, cs, out.unit) for lb, cs in runs)}")
+    return "; ".join(parts)
+
+
+def direction_and_size(test: Test, out: Judgement) -> tuple[str, str]:
+    """A ratio claim with a stated size, judged twice: on how many points the ratio goes
+    the claimed way at all, and on how many its size is within, above or below the
+    stated figure (with tolerance)."""
+    r = rule(test)
+    figures = [c.figure for c in out.measured if c.figure is not None]
+    if (not test.ratio or test.aggregate or r.stated is None or r.comparator == "within"
+            or not figures):
+        return "", ""
+    gain = r.comparator in ("at_least", "range")
+    word = ({True: "faster", False: "slower"} if test.kind in ("speedup", "fixed-vs-varying")
+            else {True: "above 1", False: "below 1"})[gain]
+    right = sum(1 for f in figures if (f > 1 if gain else f < 1))
+    direction = f"{word} at {right} of {len(figures)} points"
+    sides = {side: sum(1 for f in figures if r.side(f) == side) for side in (-1, 0, 1)}
+    band = (f"{formatting.sig(r.lo)}–{formatting.sig(r.hi)}×" if r.range else
+            f"{'>' if r.lo_strict else '≥'} {formatting.sig(r.lo)}×"
+            if r.lo is not None else f"< {formatting.sig(r.hi)}×")
+    size = f"{band} at {sides[0]} of {len(figures)}"
+    if sides[1]:
+        size += f", above at {sides[1]}"
+    if sides[-1]:
+        size += f", below at {sides[-1]}"
+    return direction, size
 
 
 def _num(x: float) -> str:
@@ -853,10 +1217,10 @@ def _runs(items: list[tuple[float, int]]) -> list[tuple[int, float, float]] | No
 
 SIDE_WORDS = {0: "holds", -1: "fails", 1: "fails"}
 BAND_WORDS = {0: "holds", -1: "below the band", 1: "above the band"}
+RANGE_WORDS = {0: "holds", -1: "falls short", 1: "exceeds"}
 
 
-def _runs_text(runs, axis: str, band: bool) -> str:
-    words = BAND_WORDS if band else SIDE_WORDS
+def _runs_text(runs, axis: str, words: dict[int, str]) -> str:
     parts = []
     for i, (side, first, last) in enumerate(runs):
         if i == 0:
@@ -870,21 +1234,22 @@ def _runs_text(runs, axis: str, band: bool) -> str:
     return ", ".join(parts)
 
 
-def depends_condition(settled: list[Comparison]) -> tuple[str, str]:
+def depends_condition(settled: list[Comparison], in_range: bool = False) -> tuple[str, str]:
     """Where settled comparisons that disagree flip: (condition, short form).
 
     First along each workload's own size axis (batch, or n for a sweep): every workload
     must be constant or flip monotonically; then along the work per call (FLOPs) over
     every point; otherwise "holds in N of M cases"."""
     band = any(c.side == 1 for c in settled) and any(c.side == -1 for c in settled)
+    words = RANGE_WORDS if in_range else BAND_WORDS if band else SIDE_WORDS
     by_workload: dict[str, list[Comparison]] = {}
     for c in settled:
         by_workload.setdefault(c.workload, []).append(c)
-    flips, constant, ok = [], {True: [], False: []}, True
+    flips, constant, ok = [], {}, True
     for workload, items in by_workload.items():
-        answers = {c.agrees for c in items}
+        answers = {c.side for c in items} if in_range else {c.agrees for c in items}
         if len(answers) == 1:
-            constant[answers.pop()].append(workload)
+            constant.setdefault(items[0].outcome, []).append(workload)
             continue
         sized = sorted(items, key=lambda c: c.batch if c.batch is not None else -1)
         runs = _runs([(c.batch, c.side) for c in sized]) if all(
@@ -892,16 +1257,17 @@ def depends_condition(settled: list[Comparison]) -> tuple[str, str]:
         if runs is None:
             ok = False
             break
-        flips.append(f"{_runs_text(runs, sized[0].axis, band)} ({workload})")
+        flips.append(f"{_runs_text(runs, sized[0].axis, words)} ({workload})")
     if ok:
         parts = list(flips)
-        parts += [f"holds throughout on {', '.join(constant[True])}"] if constant[True] else []
-        parts += [f"fails throughout on {', '.join(constant[False])}"] if constant[False] else []
+        constant = dict(sorted(constant.items(), key=lambda kv: (HOLDS, EXCEEDS, FAILS).index(kv[0])))
+        parts += [f"{outcome} throughout on {', '.join(names)}"
+                  for outcome, names in constant.items()]
         if flips:
             more = f" (+{len(parts) - 1} more)" if len(parts) > 1 else ""
             return "; ".join(parts), parts[0] + more
-        return "; ".join(parts), (f"by workload: holds on {len(constant[True])}, fails on "
-                                  f"{len(constant[False])}")
+        counts = ", ".join(f"{outcome} on {len(names)}" for outcome, names in constant.items())
+        return "; ".join(parts), f"by workload: {counts}"
     if all(c.flops is not None for c in settled):
         ordered = sorted(settled, key=lambda c: c.flops)
         runs = _runs([(c.flops, c.side) for c in ordered])
@@ -909,8 +1275,8 @@ def depends_condition(settled: list[Comparison]) -> tuple[str, str]:
             (a, _, last), (b, first, _) = runs
             lo = next(c for c in ordered if c.flops == last)
             hi = next(c for c in ordered if c.flops == first)
-            text = (f"{SIDE_WORDS[a]} up to {_flops(last)} per call ({_point(lo)}), "
-                    f"{SIDE_WORDS[b]} from {_flops(first)} ({_point(hi)})")
+            text = (f"{words[a]} up to {_flops(last)} per call ({_point(lo)}), "
+                    f"{words[b]} from {_flops(first)} ({_point(hi)})")
             return text, text
     yes = [c for c in settled if c.agrees]
     text = (f"holds in {len(yes)} of {len(settled)} cases, with no single threshold: "
@@ -1024,3 +1390,45 @@ def counts(results: list[ClaimResult], data: analysis.Data) -> pd.DataFrame:
     table = pd.DataFrame(rows).pivot_table(index="env", columns="verdict", aggfunc="size",
                                            fill_value=0)
     return table.reindex(columns=list(VERDICTS), fill_value=0).reset_index()
+
+
+# ---- shared with other pages -------------------------------------------------------------------
+
+SEED_PAGE = "analysis/claims/seed-{seed}.md"  # where report/pages/ledger.py puts each seed's claims
+
+
+def seed_page(seed: str) -> str:
+    return SEED_PAGE.format(seed=seed)
+
+
+_LAST: list = []  # (data, ledger, results) of the last judging: pages share one site's data
+
+
+def results_for(data: analysis.Data, book: Ledger | None = None) -> list[ClaimResult]:
+    """The ledger judged against `data`, once per site build."""
+    book = load_ledger() if book is None else book
+    if _LAST and _LAST[0] is data and _LAST[1] == book:
+        return _LAST[2]
+    found = judge(book, data)
+    _LAST[:] = [data, book, found]
+    return found
+
+
+def verdict_table(data: analysis.Data, results: list[ClaimResult] | None = None
+                  ) -> dict[str, Any]:
+    """Verdicts per environment label, for summary tables on other pages (the home page).
+    An environment of a backend the claim is not about reads DOES_NOT_APPLY ("—"), not
+    "not measured"; `href` is the claim's section, docs-relative."""
+    results = results_for(data) if results is None else results
+    envs = [env for backend in data.backends for env in data.envs(backend)]
+    rows = []
+    for r in results:
+        if not any(j.env_id for j in r.judgements):
+            continue
+        mine = {j.env_id: j.verdict for j in r.judgements if j.env_id}
+        rows.append({"claim": {"said": r.claim.paraphrase, "slug": r.claim.id,
+                               "href": f"{seed_page(r.claim.seed)}#{r.claim.id}"},
+                     "verdicts": {e.label: mine.get(e.env_id, DOES_NOT_APPLY)
+                                  if r.claim.judged_on(e.backend) else DOES_NOT_APPLY
+                                  for e in envs}})
+    return {"rows": rows, "labels": [e.label for e in envs]}

@@ -82,7 +82,11 @@ CONTRADICTIONS = LEDGER_DATA["contradictions"]
 
 
 def test_top_level_keys():
-    assert set(LEDGER_DATA) == {"claims", "contradictions"}
+    assert set(LEDGER_DATA) == {"claims", "contradictions", "seeds"}
+
+
+def test_every_cited_seed_is_described():
+    assert set(LEDGER_DATA["seeds"]) == {c["seed"] for c in CLAIMS}
 
 
 def test_at_least_45_claims():
@@ -161,6 +165,8 @@ def test_the_reference_claim_is_good():
     {"testable": False},  # untestable with nothing named missing
     {"missing": "MPS hardware"},  # testable, yet something is missing
     {"id": "Not Kebab"},
+    {"test__at_most": 1.2},  # a range whose top is below its bottom
+    {"test__at_least": None, "test__below": 2.0, "test__at_most": 3.0},  # at_most alone
 ])
 def test_a_broken_claim_is_caught(changes):
     assert claim_problems(broken(**changes), seed_files())

@@ -7,6 +7,7 @@ same verdict, so each can fail."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -37,7 +38,8 @@ from report.site import Site
 FAMILIES = {"vit16x6x384": "vit", "vit32x18x1024": "vit", "mlp": "mlp", "entropy": "entropy",
             "launch-chain-10": "launch-overhead", "launch-chain-100": "launch-overhead",
             "launch-chain-1000": "launch-overhead", "matmul-sweep": "matmul-sweep",
-            "warmup-vit16x6x384": "warmup", "train-mlp": "train", "dynamic-mlp": "dynamic"}
+            "warmup-vit16x6x384": "warmup", "train-mlp": "train", "dynamic-mlp": "dynamic",
+            "matmul-128": "matmul"}
 
 
 def environment(backend: str = "cuda", machine: str = "gpu-host") -> Environment:
@@ -57,8 +59,8 @@ CUDA, CPU = environment("cuda"), environment("cpu", "cpu-host")
 
 def record(env: Environment, workload: str, mode: str, batch: int | None, median: float, *,
            repeat: int = 0, repeats: int = 1, flops: int | None = None, busy: float | None = None,
-           kernels: float | None = None, cold: float | None = None, warmup=None,
-           passed: bool = True, recompiles: int = 0, status: str = "ok") -> Record:
+           kernels: float | None = None, busy_s: float | None = None, cold: float | None = None,
+           warmup=None, passed: bool = True, recompiles: int = 0, status: str = "ok") -> Record:
     axis = "n" if workload == "matmul-sweep" else "batch"
     info = WorkloadInfo(family=FAMILIES[workload], description=workload, input_shapes=((1,),),
                         dtype="float32", flops=flops, bytes_moved=None, parameters=0,
@@ -80,7 +82,7 @@ def record(env: Environment, workload: str, mode: str, batch: int | None, median
         memory=Memory(None, None) if ok else None,
         activity=Activity(profiled_calls=5, device_kernels_per_call=kernels,
                           launches_per_call=None, graph_launches_per_call=None,
-                          cpu_ops_per_call=None, device_busy_s_per_call=None,
+                          cpu_ops_per_call=None, device_busy_s_per_call=busy_s,
                           busy_fraction=busy) if ok else None,
         dynamo=DynamoCounters(0, recompiles, 1, 0) if ok else None,
         correctness=Correctness("float64", 1e-7, 1e-3, passed) if ok else None,
@@ -95,11 +97,12 @@ def data_of(tmp_path: Path, records: list[Record]) -> analysis.Data:
 
 
 def speedups(env, workload, mode, baseline, by_batch: dict, *, processes=None) -> list[Record]:
-    """A baseline at 1 ms and `mode` at 1 ms / speedup, per batch (None: unbatched). With
-    `processes`, {batch: (baseline medians, mode medians)} for several processes."""
+    """A baseline at 1 ms and `mode` at 1 ms / speedup, per batch (None: unbatched), each
+    in two processes that agree. With `processes`, {batch: (baseline medians, mode
+    medians)}: one process per median."""
     out = []
     for batch, speedup in by_batch.items():
-        sides = (processes or {}).get(batch) or ((1e-3,), (1e-3 / speedup,))
+        sides = (processes or {}).get(batch) or ((1e-3,) * 2, (1e-3 / speedup,) * 2)
         for side_mode, medians in zip((baseline, mode), sides, strict=True):
             out += [record(env, workload, side_mode, batch, m, repeat=i, repeats=len(medians),
                            flops=10**6 * (batch or 1))
@@ -121,6 +124,11 @@ def claim(test: dict, *, backend: str = "cuda", workloads=("vit16x6x384",), fami
            "figures": "", "metric": "speedup", "conditions": conditions, "test": test,
            "testable": testable, "missing": missing}
     return ledger.parse_ledger({"claims": [raw], "contradictions": []}).claims[0]
+
+
+def twice(make, *args, **kwargs) -> list[Record]:
+    """The same record in two processes: a verdict on one process is never settled."""
+    return [make(*args, **kwargs, repeat=i, repeats=2) for i in range(2)]
 
 
 def verdicts(data: analysis.Data, *claims: ledger.Claim) -> dict[str, list[ledger.Judgement]]:
@@ -331,8 +339,8 @@ def test_a_crossover_outside_the_band_fails(tmp_path):
 
 
 def test_break_even_counts_calls_from_cold_compile_and_saving(tmp_path):
-    records = [record(CUDA, "vit16x6x384", "eager", 1, 3e-3),
-               record(CUDA, "vit16x6x384", "reduce-overhead", 1, 1e-3, cold=10.0)]
+    records = (twice(record, CUDA, "vit16x6x384", "eager", 1, 3e-3)
+               + twice(record, CUDA, "vit16x6x384", "reduce-overhead", 1, 1e-3, cold=10.0))
     data = data_of(tmp_path, records)
     test = {"kind": "break-even", "mode": "reduce-overhead", "below": 10000, "tolerance": 0}
     j = only(data, claim(test))
@@ -345,7 +353,7 @@ def test_correctness_fails_where_a_process_fails(tmp_path):
                for i, p in enumerate((True, False))]
     j = only(data_of(tmp_path, records), claim({"kind": "correctness", "mode": "default"}))
     assert j.verdict in ("fails", "unsettled")
-    good = [record(CUDA, "vit16x6x384", "default", 1, 1e-3)]
+    good = twice(record, CUDA, "vit16x6x384", "default", 1, 1e-3)
     assert only(data_of(tmp_path / "good", good),
                 claim({"kind": "correctness", "mode": "default"})).verdict == "holds"
 
@@ -353,8 +361,8 @@ def test_correctness_fails_where_a_process_fails(tmp_path):
 # ---- derived figures ---------------------------------------------------------------------------
 
 def _chains(env, mode, per_launch: float, fixed: float = 5e-6) -> list[Record]:
-    return [record(env, f"launch-chain-{n}", mode, None, fixed + n * per_launch)
-            for n in (10, 100, 1000)]
+    return [r for n in (10, 100, 1000)
+            for r in twice(record, env, f"launch-chain-{n}", mode, None, fixed + n * per_launch)]
 
 
 def test_per_launch_overhead_is_the_slope_over_the_launch_chains(tmp_path):
@@ -371,7 +379,7 @@ def test_per_launch_overhead_is_the_slope_over_the_launch_chains(tmp_path):
 
 
 def test_per_launch_overhead_needs_two_chain_lengths(tmp_path):
-    data = data_of(tmp_path, _chains(CUDA, "eager", 7e-6)[:1])
+    data = data_of(tmp_path, _chains(CUDA, "eager", 7e-6)[:2])
     test = {"kind": "absolute", "field": "per_launch_overhead_s", "mode": "eager",
             "value": 2.0e-5, "within": 0.5}
     assert only(data, claim(test, families=("launch-overhead",), workloads=())).verdict == \
@@ -387,7 +395,8 @@ def test_warmup_calls_count_the_compiling_call_and_the_slow_ones():
 
 def test_warmup_claims_read_the_curve_of_each_process(tmp_path):
     curve = [5e-3] * 10 + [1e-3] * 90
-    records = [record(CUDA, "warmup-vit16x6x384", "reduce-overhead", 1, 1e-3, warmup=curve)]
+    records = twice(record, CUDA, "warmup-vit16x6x384", "reduce-overhead", 1, 1e-3,
+                    warmup=curve)
     test = {"kind": "absolute", "field": "warmup_calls_to_steady", "mode": "reduce-overhead",
             "below": 3, "tolerance": 1.0}
     j = only(data_of(tmp_path, records), claim(test, workloads=("warmup-vit16x6x384",)))
@@ -432,19 +441,99 @@ def test_invalid_yaml_is_one_line_with_its_line_number(tmp_path):
 
 # ---- the page -----------------------------------------------------------------------------------
 
-def test_the_page_shows_verdicts_thresholds_and_evidence(tmp_path):
+def _pages(tmp_path, records) -> dict[str, str]:
+    site = Site(data_of(tmp_path, records), tmp_path / "docs")
+    page.render(site)
+    root = tmp_path / "docs"
+    return {path.relative_to(root).as_posix(): path.read_text(encoding="utf-8")
+            for path in root.rglob("*") if path.is_file()}
+
+
+def test_each_seed_gets_a_page_with_its_claims_verdicts_and_evidence(tmp_path):
     records = (speedups(CUDA, "vit16x6x384", "reduce-overhead", "default",
                         {1: 2.0, 2: 1.8, 4: 1.6, 8: 1.1, 16: 1.0})
                + _chains(CUDA, "eager", 7e-6))
-    site = Site(data_of(tmp_path, records), tmp_path / "docs")
-    page.render(site)
-    text = (tmp_path / "docs" / page.PAGE).read_text(encoding="utf-8")
-    assert "holds for batch ≤ 4, fails from batch 8 (vit16x6x384)" in text
-    assert "{ #vit-small-ro-36pct }" in text
-    assert "(../workloads/vit16x6x384.md#latency)" in text
-    assert "## Contradictions" in text
-    assert text.count("### ") >= 5 + 10  # five seeds and ten contradictions
-    assert "MPS hardware" in text  # untestable claims say what they need
+    pages = _pages(tmp_path, records)
+    seed = pages["analysis/claims/seed-001.md"]
+    assert "{ #vit-small-ro-36pct }" in seed
+    assert "vit16x6x384: holds at batch 1–4 (1.60–2.00×" in seed
+    assert "(../../workloads/vit16x6x384.md#latency)" in seed
+    assert "MPS hardware" in pages["analysis/claims/seed-000.md"]  # untestable: what it needs
+    book = ledger.load_ledger()
+    for claim in book.claims:
+        assert f"{{ #{claim.id} }}" in pages[f"analysis/claims/seed-{claim.seed}.md"]
+    contradictions = pages["analysis/claims/contradictions.md"]
+    assert contradictions.count("\n## ") == len(book.contradictions)
+
+
+def test_the_summary_fits_one_screen_and_indexes_every_claim(tmp_path):
+    pages = _pages(tmp_path, speedups(CUDA, "vit16x6x384", "reduce-overhead", "default",
+                                      {1: 2.0}))
+    summary = pages[page.PAGE]
+    assert "| [Seed 002](claims/seed-002.md) |" in summary
+    # Sections live on the seed pages; the summary keeps each id as an anchor, so links
+    # to analysis/claims.md#id still land on the claim's line in the index.
+    assert "### " not in summary and "| workload |" not in summary
+    assert ("[`inference-ro-2-4x`](claims/seed-002.md#inference-ro-2-4x)"
+            "{ #inference-ro-2-4x }") in summary
+    assert json.loads(pages[page.NAV])[0] == ["Summary", page.PAGE]
+    assert [p for _, p in json.loads(pages[page.NAV])] == sorted(
+        (p for p in pages if p.startswith("analysis/claims") and p.endswith(".md")),
+        key=[p for _, p in json.loads(pages[page.NAV])].index)
+
+
+def test_per_environment_comparisons_are_folded_into_a_collapsed_block(tmp_path):
+    pages = _pages(tmp_path, speedups(CUDA, "vit16x6x384", "reduce-overhead", "default",
+                                      {1: 2.0, 8: 1.1}))
+    section = pages["analysis/claims/seed-001.md"].split("{ #vit-small-ro-36pct }")[1]
+    block = section[section.index('??? note "'):]
+    assert block.splitlines()[0].endswith(': 2 comparisons"')
+    assert "    | workload | batch / n | figure | answer | settled |" in block
+
+
+def test_a_contradiction_says_what_the_data_says_and_who_is_right(tmp_path):
+    """On the large ViT, default is 1.3x eager and reduce-overhead no faster than default:
+    seed 001's "no gain over default" and seed 003's "heavier models win" both hold."""
+    records = [r for mode, median in (("eager", 1.3e-3), ("default", 1e-3),
+                                      ("reduce-overhead", 1e-3))
+               for r in twice(record, CUDA, "vit32x18x1024", mode, 1, median)]
+    text = _pages(tmp_path, records)["analysis/claims/contradictions.md"]
+    part = text[text.index("{ #contradiction-large-models }"):]
+    part = part[:part.index("\n## ")]
+    label = "NVIDIA H200 · torch 2.11.0"
+    assert ("Seed 001's [`vit-large-ro-no-gain`](seed-001.md#vit-large-ro-no-gain) (2515 ms "
+            f"-&gt; 2518 ms; 0.1% slower): holds on {label} (1.00×, 2×2 proc.).") in part
+    assert ("Seed 001's [`vit-large-skip-compilation`](seed-001.md#vit-large-skip-compilation)"
+            f" (0% (large)): fails on {label} (1.30×, 2×2 proc.).") in part
+    assert ("The data bears out seed 001's [`vit-large-ro-no-gain`](seed-001.md#vit-large-ro-"
+            f"no-gain) on {label}; seed 003's [`heavier-models-win`]") in part
+    assert "It contradicts seed 001's [`vit-large-skip-compilation`]" in part
+
+
+def test_the_added_contradictions_are_in_the_ledger():
+    ids = {c.id for c in ledger.load_ledger().contradictions}
+    assert {"compile-time", "memory-bandwidth", "saving-against-idle", "cuda-gain-cpu-loss",
+            "worth-it-above-500-vs-512"} <= ids
+
+
+def test_an_untestable_question_is_left_open_in_words(tmp_path):
+    text = _pages(tmp_path, speedups(CUDA, "vit16x6x384", "reduce-overhead", "default",
+                                     {1: 2.0}))["analysis/claims/contradictions.md"]
+    part = text[text.index("{ #contradiction-memory-bandwidth }"):]
+    part = part[:part.index("\n## ")]
+    assert "so the question stays open" in part
+
+
+def test_the_home_page_table_shows_a_dash_where_a_claim_is_about_another_backend(tmp_path):
+    records = (speedups(CUDA, "vit16x6x384", "reduce-overhead", "default", {1: 2.0})
+               + speedups(CPU, "matmul-128", "reduce-overhead", "eager", {None: 0.4}))
+    data = data_of(tmp_path, records)
+    table = page.verdict_table(data, ledger.judge(ledger.load_ledger(), data))
+    row = next(r for r in table["rows"] if r["claim"]["slug"] == "cpu-matmul128-compiled-slower")
+    cpu = next(label for label in table["labels"] if "AMD" in label)
+    gpu = next(label for label in table["labels"] if "NVIDIA" in label)
+    assert row["verdicts"][gpu] == "—" and row["verdicts"][cpu] == "holds"
+    assert row["claim"]["href"] == "analysis/claims/seed-000.md#cpu-matmul128-compiled-slower"
 
 
 def test_figures_carry_their_spread_across_processes():
@@ -460,8 +549,8 @@ def test_a_quantity_the_backend_never_records_is_not_testable_there(tmp_path):
     j = only(data_of(tmp_path, records), claim(test, backend="any", workloads=("entropy",)))
     assert j.verdict == "not testable here"
     assert j.reason == "the cpu records hold no device_kernels_per_call"
-    gpu = [record(CUDA, "entropy", "eager", None, 1e-3, kernels=3.0),
-           record(CUDA, "entropy", "default", None, 1e-3, kernels=1.0)]
+    gpu = (twice(record, CUDA, "entropy", "eager", None, 1e-3, kernels=3.0)
+           + twice(record, CUDA, "entropy", "default", None, 1e-3, kernels=1.0))
     assert only(data_of(tmp_path / "gpu", gpu),
                 claim(test, backend="any", workloads=("entropy",))).verdict == "holds"
 
@@ -482,3 +571,149 @@ def test_every_claim_gets_a_verdict_in_every_environment_of_the_shared_fixtures(
     page.render(site)
     text = (tmp_path / "docs" / page.PAGE).read_text(encoding="utf-8")
     assert all(f"{{ #{c.id} }}" in text for c in book.claims)
+    for claim in book.claims:
+        seed = (tmp_path / "docs" / page.seed_page(claim.seed)).read_text(encoding="utf-8")
+        assert f"{{ #{claim.id} }}" in seed
+
+
+# ---- issue 20: ranges, regions, single processes, new tests ------------------------------------
+
+RANGE = {"kind": "speedup", "mode": "reduce-overhead", "baseline": "default", "at_least": 1.43,
+         "at_most": 1.67, "tolerance": 0}
+
+
+@pytest.mark.parametrize(("speedup", "verdict"), [(1.5, "holds"), (2.99, "exceeds"),
+                                                  (1.2, "fails")])
+def test_a_range_claim_is_exceeded_above_its_range_not_held(tmp_path, speedup, verdict):
+    data = data_of(tmp_path, speedups(CUDA, "vit16x6x384", "reduce-overhead", "default",
+                                      {1: speedup}))
+    assert only(data, claim(RANGE)).verdict == verdict
+
+
+def test_a_range_claim_shows_direction_and_size_apart(tmp_path):
+    data = data_of(tmp_path, speedups(CUDA, "vit16x6x384", "reduce-overhead", "default",
+                                      {1: 2.99, 2: 1.5, 16: 0.9}))
+    j = only(data, claim(RANGE))
+    assert j.verdict == "depends"
+    assert j.direction == "faster at 2 of 3 points"
+    assert j.size == "1.43–1.67× at 1 of 3, above at 1, below at 1"
+    assert j.condition == "exceeds for batch ≤ 1, holds at batch 2, falls short from batch 16 " \
+        "(vit16x6x384)"
+
+
+def test_a_verdict_on_one_process_is_never_settled(tmp_path):
+    records = speedups(CUDA, "vit16x6x384", "reduce-overhead", "default", {1: None},
+                       processes={1: ((1.0,), (0.2,))})  # 5x: a margin no pairing can flip
+    j = only(data_of(tmp_path, records), claim(RO_OVER_DEFAULT))
+    assert j.verdict == "unsettled"
+    assert j.condition == "every comparison rests on one process a side"
+    assert j.region == "vit16x6x384: unsettled, leans holds at batch 1 (5.00×, 1 proc.)"
+
+
+def test_the_region_names_batches_figures_boundedness_and_processes(tmp_path):
+    records = [r for batch, busy, speedup in ((1, 0.3, 3.0), (2, 0.4, 2.0), (16, 0.9, 1.01))
+               for mode, median in (("default", 1e-3), ("reduce-overhead", 1e-3 / speedup))
+               for r in twice(record, CUDA, "vit16x6x384", mode, batch, median, busy=busy)]
+    j = only(data_of(tmp_path, records), claim(RO_OVER_DEFAULT))
+    assert j.region == ("vit16x6x384: holds at batch 1–2 (2.00–3.00×, launch-bound, 2 proc.), "
+                        "fails at batch 16 (1.01×, device-bound, 2 proc.)")
+
+
+def test_warmup_ends_with_the_initial_transient_not_at_a_late_blip():
+    steady = [1e-3] * 300
+    curve = [8e-3, 3e-3] + steady[:200] + [4e-3] * 12 + steady[:100]  # a 12-call blip late
+    assert ledger.warmup_calls(curve) == 3  # the compiling call and two slow ones
+    # A level that shifts later (clocks, the host) is not warm-up either.
+    assert ledger.warmup_calls([2e-3] * 400 + [1.3e-3] * 400) == 1
+
+
+def test_warmup_of_eager_is_near_zero_on_the_recorded_curves():
+    """The noise floor: eager has nothing to compile, so its transient is a call or two."""
+    data = analysis.Data(analysis.load(Path(__file__).parents[1] / "results"))
+    procs = analysis.processes(data.shown)
+    curves = procs.loc[(procs["mode"] == "eager") & procs["ok"], "warmup_s"]
+    figures = [ledger.warmup_calls(c) for c in curves if isinstance(c, tuple) and c]
+    if not figures:
+        pytest.skip("no eager warm-up curve in results/")
+    assert max(figures) <= 10, figures
+
+
+def test_a_share_of_gain_is_judged_against_the_reference_gain(tmp_path):
+    def case(ro: float, graph: float) -> list[Record]:
+        return [r for mode, median in (("eager", 10e-6), ("reduce-overhead", ro),
+                                       ("cuda-graph", graph))
+                for r in twice(record, CUDA, "launch-chain-100", mode, None, median)]
+    test = {"kind": "share-of-gain", "mode": "reduce-overhead", "baseline": "eager",
+            "reference": "cuda-graph", "at_least": 0.8, "tolerance": 0}
+    c = claim(test, workloads=("launch-chain-100",))
+    j = only(data_of(tmp_path / "a", case(ro=5.5e-6, graph=5e-6)), c)
+    assert (j.figure, j.verdict) == (pytest.approx(0.9), "holds")
+    # reduce-overhead slower than eager: a latency ratio near 1 would pass, a share cannot.
+    assert only(data_of(tmp_path / "b", case(ro=11e-6, graph=9e-6)), c).verdict == "fails"
+    # A graph that gains nothing leaves no gain to share.
+    assert only(data_of(tmp_path / "c", case(ro=9e-6, graph=10e-6)), c).verdict == "not measured"
+
+
+def test_a_saving_is_set_against_the_idle_time_it_is_said_to_remove(tmp_path):
+    records = (twice(record, CUDA, "vit16x6x384", "default", 1, 1e-3, busy_s=0.8e-3)
+               + twice(record, CUDA, "vit16x6x384", "reduce-overhead", 1, 0.7e-3))
+    test = {"kind": "share-of-gain", "mode": "reduce-overhead", "baseline": "default",
+            "reference": "idle", "below": 1.0, "tolerance": 0}
+    j = only(data_of(tmp_path, records), claim(test))
+    assert j.figure == pytest.approx(1.5)  # a 0.3 ms saving from 0.2 ms of idle time
+    assert j.verdict == "fails"
+
+
+def test_added_compile_time_is_the_difference_of_cold_first_calls(tmp_path):
+    records = (twice(record, CUDA, "vit16x6x384", "default", 1, 1e-3, cold=10.0)
+               + twice(record, CUDA, "vit16x6x384", "max-autotune", 1, 1e-3, cold=80.0))
+    test = {"kind": "compile-extra", "mode": "max-autotune", "baseline": "default",
+            "at_least": 30, "at_most": 60, "tolerance": 0}
+    j = only(data_of(tmp_path, records), claim(test))
+    assert (j.figure, j.verdict) == (70.0, "exceeds")
+
+
+def test_fixed_shapes_are_compared_with_varying_ones_at_matched_work(tmp_path):
+    records = (twice(record, CUDA, "mlp", "default", 32, 1e-3)
+               + twice(record, CUDA, "mlp", "default", 1, 0.1e-3)  # another size: not used
+               + twice(record, CUDA, "dynamic-mlp", "default", None, 1.5e-3))
+    test = {"kind": "fixed-vs-varying", "mode": "default", "fixed": "mlp", "fixed_batch": 32,
+            "at_least": 1.0, "tolerance": 0}
+    j = only(data_of(tmp_path, records), claim(test, workloads=("dynamic-mlp",)))
+    assert (j.figure, j.verdict) == (pytest.approx(1.5), "holds")
+
+
+def test_memory_no_record_carries_yet_is_not_measured_rather_than_untestable(tmp_path):
+    records = (twice(record, CUDA, "mlp", "default", 1, 1e-3)
+               + twice(record, CUDA, "mlp", "reduce-overhead", 1, 1e-3))
+    test = {"kind": "ratio-metric", "metric": "case_peak_reserved_bytes",
+            "mode": "reduce-overhead", "baseline": "default", "at_least": 1.0, "tolerance": 0}
+    data = data_of(tmp_path, records)
+    j = only(data, claim(test, workloads=("mlp",)))
+    assert (j.verdict, j.reason) == ("not measured",
+                                     "no record of these cases carries case_peak_reserved_bytes yet")
+    # Once records carry the column, the same claim is judged from it.
+    data.shown = data.shown.assign(case_peak_reserved_bytes=data.shown["mode"].map(
+        {"default": 100, "reduce-overhead": 300}))
+    assert only(data, claim(test, workloads=("mlp",))).verdict == "holds"
+
+
+def test_mean_kernel_time_is_busy_time_over_kernels(tmp_path):
+    records = twice(record, CUDA, "vit16x6x384", "default", 1, 1e-3, kernels=40.0, busy_s=1e-3)
+    test = {"kind": "absolute", "field": "mean_kernel_s", "mode": "default",
+            "at_least": 2e-5, "at_most": 3e-5, "tolerance": 0}
+    j = only(data_of(tmp_path, records), claim(test))
+    assert (j.figure, j.verdict) == (pytest.approx(2.5e-5), "holds")
+
+
+def test_idle_time_per_call_falls_where_fusion_lowers_the_busy_fraction(tmp_path):
+    """Fused kernels: less busy time and a lower busy fraction, yet less idle time."""
+    records = (twice(record, CUDA, "mlp", "eager", 1, 1e-3, busy_s=0.5e-3, busy=0.5)
+               + twice(record, CUDA, "mlp", "default", 1, 0.6e-3, busy_s=0.2e-3, busy=0.33))
+    idle = {"kind": "ratio-metric", "metric": "idle_s_per_call", "mode": "default",
+            "baseline": "eager", "below": 1.0, "tolerance": 0}
+    busy = {**idle, "metric": "busy_fraction", "below": None, "at_least": 1.0}
+    busy = {k: v for k, v in busy.items() if v is not None}
+    data = data_of(tmp_path, records)
+    assert only(data, claim(idle, workloads=("mlp",))).verdict == "holds"
+    assert only(data, claim(busy, workloads=("mlp",))).verdict == "fails"

@@ -68,15 +68,18 @@ def test_guide_summary_counts_wins_per_class(docs):
         "| launch-bound | 4 | reduce-overhead (2), default (1), eager (1) | 1.00× (4) |")
 
 
-def test_claims_page_judges_every_ledger_claim_with_its_threshold(docs):
-    """ViT reduce-overhead is 2.86x eager at batch 1 and below 1.8x from batch 2: the
-    ledger's "2 to 4 times faster for inference" depends on batch, with that threshold."""
-    page = read(docs, "analysis/claims.md")
+def test_claims_pages_judge_every_ledger_claim_with_its_region(docs):
+    """ViT reduce-overhead is 2.86x eager at batch 1 and below 1.8x from batch 2, one
+    process a side: "2 to 4 times faster for inference" leans holding at batch 1 only,
+    and one process settles nothing."""
+    summary = read(docs, "analysis/claims.md")
+    page = read(docs, "analysis/claims/seed-002.md")
     claim = section(page, "inference-ro-2-4x")
-    assert "holds for batch ≤ 1, fails from batch 2 (vit16x6x384)" in claim
-    assert "[records](../workloads/vit16x6x384.md#latency)" in claim
-    assert all(f"{{ #{c.id} }}" in page for c in load_ledger().claims)
-    assert "## Contradictions" in page
+    assert ("vit16x6x384: unsettled, leans holds at batch 1 (2.86×, host-dependent, 1 proc.), "
+            "unsettled, leans fails at batch 2–4 (0.952–1.43×, host-dependent, 1 proc.)") in claim
+    assert "[vit16x6x384](../../workloads/vit16x6x384.md#latency)" in claim  # evidence
+    assert all(f"{{ #{c.id} }}" in summary for c in load_ledger().claims)
+    assert "## " in read(docs, "analysis/claims/contradictions.md")
 
 
 def test_home_page_shows_each_claims_verdict_linked_to_its_evidence(docs):
@@ -84,4 +87,24 @@ def test_home_page_shows_each_claims_verdict_linked_to_its_evidence(docs):
     glance = index[index.index("## Claims at a glance"):index.index("## Speedup over eager")]
     said = load_ledger().claim("inference-ro-2-4x").paraphrase
     assert row(glance, f"[{said}](analysis/claims.md#inference-ro-2-4x)").endswith(
-        "| depends |")
+        "| unsettled |")
+
+
+@pytest.mark.slow
+def test_claims_pages_are_in_the_nav_folded_and_light(tmp_path):
+    """The built site: the nav lists every claims page under "Claims, measured", the
+    per-environment comparisons are <details> blocks, and no claims page passes 300 KB."""
+    from fixtures import RESULTS
+    from test_report_site_build import build_site
+
+    done = build_site(tmp_path, RESULTS)
+    assert done.returncode == 0, done.stderr[-3000:]
+    site = tmp_path / "site"
+    home = (site / "index.html").read_text(encoding="utf-8")
+    seeds = sorted({c.seed for c in load_ledger().claims})
+    for target in ["analysis/claims/", "analysis/claims/rules/",
+                   "analysis/claims/contradictions/", *(f"analysis/claims/seed-{s}/" for s in seeds)]:
+        assert f'href="{target}"' in home, target
+    assert "<details" in (site / "analysis/claims/seed-001/index.html").read_text("utf-8")
+    for html in (site / "analysis" / "claims").rglob("*.html"):
+        assert html.stat().st_size <= 300_000, html

@@ -1,10 +1,19 @@
 """Claims, measured: every claim of report/claims.yaml judged per environment by
-report/ledger.py, a summary per backend, a section per claim grouped by seed, and the
-contradictions between seeds set side by side."""
+report/ledger.py, over several pages so that none is too heavy to load:
+
+- analysis/claims.md: one screen: verdicts per environment, the seeds with their counts,
+  and an index of every claim;
+- analysis/claims/seed-NNN.md: one page per seed, a section per claim, the comparisons
+  behind each environment's verdict folded into a collapsible block;
+- analysis/claims/contradictions.md: where the seeds disagree, with what the data says;
+- analysis/claims/rules.md: how a claim is judged.
+
+analysis/claims/.nav.json lists the pages for report/mkdocs_nav.py."""
 
 from __future__ import annotations
 
-import math
+import json
+import os
 from typing import Any
 
 from report import analysis, formatting, ledger
@@ -12,26 +21,23 @@ from report.ledger import Claim, ClaimResult, Judgement
 from report.site import Site
 
 PAGE = "analysis/claims.md"
-ALL_RESULTS = "all-results.md"  # relative to PAGE
+FOLDER = "analysis/claims"
+RULES_PAGE = f"{FOLDER}/rules.md"
+CONTRADICTIONS_PAGE = f"{FOLDER}/contradictions.md"
+NAV = f"{FOLDER}/.nav.json"  # read by report/mkdocs_nav.py; dotfiles are not published
+ALL_RESULTS = "analysis/all-results.md"
+JUDGED = (ledger.HOLDS, ledger.EXCEEDS, ledger.FAILS, ledger.DEPENDS, ledger.UNSETTLED)
+
+figure_text = ledger.figure_text
 
 
-def figure_text(value: float | None, unit: str) -> str:
-    """One figure in its unit, or "not measured"."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return formatting.NOT_MEASURED
-    if unit == "ratio":
-        return f"{formatting.sig(value)}×"
-    if unit == "seconds":
-        return formatting.seconds(value)
-    if unit == "fraction":
-        return formatting.percent(value)
-    if unit == "bytes":
-        return formatting.binary_bytes(value)
-    if unit == "calls":
-        return formatting.calls(value)
-    if unit == "pass":
-        return "pass" if value else "fail"
-    return formatting.number(value)
+seed_page = ledger.seed_page
+
+
+def link(target: str, anchor: str = "", *, page: str = PAGE) -> str:
+    """A docs-relative `target` as a link from the docs-relative `page`."""
+    path = os.path.relpath(target, os.path.dirname(page)).replace(os.sep, "/")
+    return f"{path}#{anchor}" if anchor else path
 
 
 def spread_text(lo: float | None, hi: float | None, processes: tuple[int, ...], unit: str,
@@ -41,52 +47,70 @@ def spread_text(lo: float | None, hi: float | None, processes: tuple[int, ...], 
     if not processes or n <= 1 or lo is None:
         return "(single run)" if processes else ""
     count = "×".join(str(p) for p in processes)
-    if unit == "pass":
+    if unit == "pass" or figure_text(lo, unit) == figure_text(hi, unit):
         return f"({count} proc.)"
-    if unit == "ratio":  # the unit once, after the range
-        return f"({formatting.sig(lo)}–{formatting.sig(hi)}×, {count} proc.)"
-    return f"({figure_text(lo, unit)}–{figure_text(hi, unit)}, {count} proc.)"
+    return f"({ledger.span_text(lo, hi, unit)}, {count} proc.)"
 
 
-def link(page: str, anchor: str = "") -> str:
-    """A docs-relative page as a link from PAGE."""
-    target = page.removeprefix("analysis/") if page.startswith("analysis/") else f"../{page}"
-    return f"{target}#{anchor}" if anchor else target
-
-
-def comparison_view(c: ledger.Comparison, unit: str) -> dict[str, Any]:
+def comparison_view(c: ledger.Comparison, unit: str, page: str) -> dict[str, Any]:
     measured = c.agrees is not None
     return {
         "workload": c.workload, "batch": c.batch, "axis": c.axis,
         "figure": figure_text(c.figure, unit) if measured else formatting.NOT_MEASURED,
         "spread": spread_text(c.lo, c.hi, c.processes, unit, c.n) if measured else "",
-        "agrees": c.agrees, "settled": c.settled, "note": c.note,
-        "link": link(*c.evidence) if c.evidence[0] else "",
+        "outcome": c.outcome, "agrees": c.agrees, "settled": c.settled, "single": c.single,
+        "note": c.note, "floor": None if c.floor is None else figure_text(c.floor, unit),
+        "link": link(*c.evidence, page=page) if c.evidence[0] else "",
     }
 
 
-def judgement_view(j: Judgement) -> dict[str, Any]:
-    """A judgement as the page shows it: verdict, key figure, condition, comparisons."""
+def fewer_text(lo: float, hi: float) -> str | None:
+    """A ratio of counters below 1 as the seeds state it: "27–35× fewer"."""
+    if not 0 < lo <= hi < 1:
+        return None
+    a, b = formatting.sig(1 / hi), formatting.sig(1 / lo)
+    return f"{a}× fewer" if a == b else f"{a}–{b}× fewer"
+
+
+def judgement_view(j: Judgement, page: str = PAGE, counts: bool = False) -> dict[str, Any]:
+    """A judgement as the pages show it: verdict, key figure, where it holds (region),
+    direction and size, and the comparisons behind it. With `counts` (a ratio of two
+    modes' counters), the brief form says "N× fewer" for a ratio below 1."""
+    brief = ""
     if j.figure is not None:
-        key = f"{figure_text(j.figure, j.unit)} {spread_text(j.lo, j.hi, _processes(j), j.unit, j.n)}"
+        spread = spread_text(j.lo, j.hi, _processes(j), j.unit, j.n)
+        key = f"{figure_text(j.figure, j.unit)} {spread}".strip()
+        brief = f"{figure_text(j.figure, j.unit)}, {spread[1:-1]}" if spread else key
         single = [c for c in j.measured if c.figure is not None]
         if len(single) == 1 and single[0].note:  # an aggregate: say which case it is
             where = single[0].workload + (f" at {single[0].axis} {single[0].batch}"
                                           if single[0].batch is not None else "")
             key += f" on {where}, {single[0].note}"
+            brief += f", on {where}"
     elif j.figure_range is not None:
         lo, hi = j.figure_range
-        key = (f"{figure_text(lo, j.unit)} to {figure_text(hi, j.unit)} over "
-               f"{len(j.measured)} cases")
+        key = f"{ledger.span_text(lo, hi, j.unit)} over {len(j.measured)} cases"
     else:
         key = ""
     if j.crossing is not None:
         key = j.condition
+    key = key.strip()
+    if counts:
+        lo, hi = j.figure_range or (j.figure, j.figure)
+        fewer = None if lo is None else fewer_text(lo, hi)
+        if fewer:
+            cases = f" over {len(j.measured)} cases" if j.figure_range else ""
+            brief = f"{fewer}{cases}" + (f", {brief.split(', ', 1)[1]}"
+                                          if not j.figure_range and ", " in brief else "")
     return {"env_id": j.env_id, "label": j.label, "backend": j.backend, "verdict": j.verdict,
-            "key": key.strip(), "condition": j.condition, "short": j.short,
+            "key": key, "brief": brief or key,
+            "condition": j.condition, "short": j.short,
+            "region": j.region or j.condition,
+            "settled_condition": j.condition.split("; unsettled:")[0].replace("; ", ", "),
+            "direction": j.direction, "size": j.size,
             "reason": j.reason,
-            "comparisons": [comparison_view(c, j.unit) for c in j.comparisons],
-            "evidence": [{"text": w, "link": link(p, a)} for w, p, a in j.evidence]}
+            "comparisons": [comparison_view(c, j.unit, page) for c in j.comparisons],
+            "evidence": [{"text": w, "link": link(p, a, page=page)} for w, p, a in j.evidence]}
 
 
 def _processes(j: Judgement) -> tuple[int, ...]:
@@ -102,9 +126,11 @@ def test_view(claim: Claim) -> dict[str, Any]:
         lambda x: figure_text(x, unit))
     return {"kind": test.kind, "mode": test.mode, "baseline": test.baseline,
             "metric": test.metric, "field": test.field, "aggregate": test.aggregate,
-            "axis": test.axis, "tolerance": test.tolerance,
+            "axis": test.axis, "tolerance": test.tolerance, "reference": test.reference,
+            "fixed": test.fixed, "fixed_batch": test.fixed_batch, "range": rule.range,
             "comparator": rule.comparator, "direction": rule.direction,
             "stated": None if rule.stated is None else fmt(rule.stated),
+            "stated_hi": None if rule.stated_hi is None else fmt(rule.stated_hi),
             "lo": None if rule.lo is None else fmt(rule.lo), "lo_strict": rule.lo_strict,
             "hi": None if rule.hi is None else fmt(rule.hi),
             "crossover": (None if test.kind != "crossover" else
@@ -112,89 +138,75 @@ def test_view(claim: Claim) -> dict[str, Any]:
                            "at": _num(test.above if test.above is not None else test.below),
                            "lo": _num((test.above or test.below) / (1 + test.tolerance)),
                            "hi": _num((test.above or test.below) * (1 + test.tolerance))}),
-            "derived": test.field in ledger.DERIVED_FIELDS}
+            "derived": test.field in ledger.DERIVED_FIELDS or test.metric in ledger.DERIVED_FIELDS}
 
 
 def _num(x: float) -> str:
     return formatting.sig(x) if not float(x).is_integer() else str(int(x))
 
 
+def tally(judgements: list[dict[str, Any]]) -> str:
+    """"holds 1, unsettled 2": how many environments gave each verdict."""
+    found = [j["verdict"] for j in judgements]
+    return ", ".join(f"{v} {found.count(v)}" for v in ledger.VERDICTS if v in found)
+
+
 def claim_view(result: ClaimResult, workloads: list[str]) -> dict[str, Any]:
     claim = result.claim
-    judgements = [judgement_view(j) for j in result.judgements]
+    page = seed_page(claim.seed)
+    judgements = [judgement_view(j, page, claim.test.kind == "ratio-metric")
+                  for j in result.judgements]
     evidence = []
     for j in judgements:
         evidence += [e for e in j["evidence"] if e not in evidence]
     judged = any(j.env_id for j in result.judgements)
     return {"claim": claim, "test": test_view(claim), "workloads": workloads if judged else [],
-            "judgements": judgements, "evidence": evidence or
-            ([{"text": "all results", "link": ALL_RESULTS}] if any(
-                j.verdict not in (ledger.NOT_TESTABLE,) for j in result.judgements) else [])}
+            "judgements": judgements, "page": page, "tally": tally(judgements),
+            "sized": any(j["direction"] for j in judgements),
+            "evidence": evidence or
+            ([{"text": "all results", "link": link(ALL_RESULTS, page=page)}] if any(
+                j.verdict != ledger.NOT_TESTABLE for j in result.judgements) else [])}
 
 
-def summary(views: list[dict[str, Any]], data: analysis.Data) -> list[dict[str, Any]]:
-    """One table per backend: the claims judged there, a column per environment."""
-    tables = []
-    for backend in data.backends:
-        envs = data.envs(backend)
-        rows = []
-        for view in views:
-            claim = view["claim"]
-            if not claim.judged_on(backend) or (not envs and claim.backend == "any"):
-                continue
-            cells = ([next((j for j in view["judgements"] if j["env_id"] == e.env_id), None)
-                      for e in envs] if envs else
-                     [next((j for j in view["judgements"] if j["env_id"] is None), None)])
-            rows.append({"view": view, "cells": cells})
-        labels = [e.label for e in envs] or [f"{backend}: no environment"]
-        tables.append({"backend": backend, "labels": labels, "rows": rows})
-    return tables
-
-
-def by_seed(views: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def seed_views(book: ledger.Ledger, views: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    said = dict(book.seeds)
     seeds: dict[str, list] = {}
     for view in views:
         seeds.setdefault(view["claim"].seed, []).append(view)
-    return [{"seed": seed, "claims": found} for seed, found in sorted(seeds.items())]
+    return [{"seed": seed, "about": said.get(seed, ""), "claims": found,
+             "page": seed_page(seed), "link": link(seed_page(seed)),
+             "counts": {v: sum(1 for view in found for j in view["judgements"]
+                               if j["verdict"] == v) for v in ledger.VERDICTS}}
+            for seed, found in sorted(seeds.items())]
 
 
 def contradiction_views(book: ledger.Ledger, views: list[dict[str, Any]]
                         ) -> list[dict[str, Any]]:
+    """Each contradiction's claims with their verdicts, and what the data says: per claim,
+    the environments grouped by verdict with each one's key figure; then the claims the
+    data bears out (somewhere), those it contradicts, and those it cannot judge."""
     by_id = {v["claim"].id: v for v in views}
     out = []
     for item in book.contradictions:
-        found = [by_id[c] for c in item.claims]
-        labels = []
-        for view in found:
-            labels += [j["label"] for j in view["judgements"] if j["label"] not in labels]
-        rows = [{"view": v, "cells": [next((j for j in v["judgements"] if j["label"] == label),
-                                           None) for label in labels]} for v in found]
-        out.append({"item": item, "labels": labels, "rows": rows})
+        rows = []
+        for view in (by_id[c] for c in item.claims):
+            judged = {v: [j for j in view["judgements"] if j["verdict"] == v] for v in JUDGED}
+            rows.append({"view": view, "link": link(view["page"], view["claim"].id,
+                                                    page=CONTRADICTIONS_PAGE),
+                         "judged": {v: js for v, js in judged.items() if js},
+                         "open": [j for j in view["judgements"] if j["verdict"] not in JUDGED]})
+        right = [r for r in rows if r["judged"].get(ledger.HOLDS) or r["judged"].get(ledger.EXCEEDS)]
+        partly = [r for r in rows if r not in right and r["judged"].get(ledger.DEPENDS)]
+        wrong = [r for r in rows if r["judged"] and set(r["judged"]) <= {ledger.FAILS}]
+        leaning = [r for r in rows if r["judged"] and set(r["judged"]) == {ledger.UNSETTLED}]
+        untested = [r for r in rows if not r["judged"]]
+        out.append({"item": item, "rows": rows, "right": right, "partly": partly,
+                    "wrong": wrong, "leaning": leaning, "untested": untested})
     return out
 
 
-_LAST: list = []  # (data, ledger, results) of the last judging: pages share one site's data
-
-
-def results_for(data: analysis.Data, book: ledger.Ledger | None = None) -> list[ClaimResult]:
-    """The ledger judged against `data`, once per site build."""
-    book = ledger.load_ledger() if book is None else book
-    if _LAST and _LAST[0] is data and _LAST[1] == book:
-        return _LAST[2]
-    found = ledger.judge(book, data)
-    _LAST[:] = [data, book, found]
-    return found
-
-
-def verdict_table(data: analysis.Data, results: list[ClaimResult] | None = None
-                  ) -> dict[str, Any]:
-    """Verdicts per environment label, for summary tables elsewhere (the home page)."""
-    results = results_for(data) if results is None else results
-    labels = [env.label for backend in data.backends for env in data.envs(backend)]
-    rows = [{"claim": {"said": r.claim.paraphrase, "slug": r.claim.id},
-             "verdicts": {j.label: j.verdict for j in r.judgements if j.env_id}}
-            for r in results if any(j.env_id for j in r.judgements)]
-    return {"rows": rows, "labels": labels}
+results_for = ledger.results_for
+verdict_table = ledger.verdict_table
 
 
 def context(data: analysis.Data, book: ledger.Ledger | None = None) -> dict[str, Any]:
@@ -203,12 +215,24 @@ def context(data: analysis.Data, book: ledger.Ledger | None = None) -> dict[str,
     judge = ledger.Judge(data)
     views = [claim_view(r, judge.workloads(r.claim)) for r in results]
     counts = ledger.counts(results, data)
-    return {"summary": summary(views, data), "seeds": by_seed(views),
+    return {"seeds": seed_views(book, views), "views": views,
             "contradictions": contradiction_views(book, views),
             "counts": analysis.rows(counts), "verdicts": ledger.VERDICTS,
             "claim_count": len(book.claims),
-            "rules": {"band": ledger.STEADY_BAND, "smoothing": ledger.SMOOTHING}}
+            "links": {"rules": link(RULES_PAGE), "contradictions": link(CONTRADICTIONS_PAGE)},
+            "rules": {"band": ledger.STEADY_BAND, "window": ledger.LEVEL_WINDOW,
+                      "run": ledger.STEADY_RUN, "processes": ledger.MIN_PROCESSES,
+                      "gain": analysis.MEANINGFUL_GAIN}}
 
 
 def render(site: Site) -> None:
-    site.page(PAGE, "ledger.md.j2", **context(site.data))
+    found = context(site.data)
+    site.page(PAGE, "ledger.md.j2", **found)
+    site.page(RULES_PAGE, "ledger-rules.md.j2", **found)
+    site.page(CONTRADICTIONS_PAGE, "ledger-contradictions.md.j2", **found)
+    for group in found["seeds"]:
+        site.page(group["page"], "ledger-seed.md.j2", group=group, **found)
+    pages = [["Summary", PAGE], ["How a claim is judged", RULES_PAGE],
+             *[[f"Seed {g['seed']}", g["page"]] for g in found["seeds"]],
+             ["Contradictions", CONTRADICTIONS_PAGE]]
+    site.write(NAV, json.dumps(pages, indent=1) + "\n")
