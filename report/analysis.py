@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from bench.modes import MODES
@@ -49,6 +50,7 @@ from bench.records import Environment as RecordEnvironment
 from bench.records import MalformedRecord, Record, read_records
 
 BASELINE = "eager"  # the mode every "speedup" is measured against
+EXTERNAL_FAMILY = "external"  # WorkloadInfo.family of a workload given as package.module:factory
 SHOWN_SHAPES = "seed"  # "tiny" records are test-sized runs, counted and left out
 BACKENDS = ("cuda", "cpu", "mps")  # every backend gets a tab, measured or not
 PROCESS_TAGS = re.compile(r"^(main|rerun-\d+)$")  # records under these tags are processes of one case
@@ -426,12 +428,19 @@ def boundedness(busy: pd.Series) -> pd.Series:
                       for b in busy], index=busy.index, dtype=object)
 
 
-def break_even(compile_s: pd.Series, saving_s: pd.Series) -> pd.Series:
+def break_even_calls(compile_s: np.ndarray, saving_s: np.ndarray) -> np.ndarray:
     """Calls after which compiling pays off: compile time / per-call saving, rounded up;
-    NEVER where there is no saving, NaN where anything is missing."""
-    calls = (compile_s / saving_s.where(saving_s > 0)).map(
-        lambda x: float(math.ceil(x)) if pd.notna(x) else x)
-    return calls.where(~(saving_s <= 0) | compile_s.isna(), NEVER)
+    NEVER where there is no saving, NaN where anything is missing (float arrays)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        calls = np.ceil(compile_s / np.where(saving_s > 0, saving_s, np.nan))
+    return np.where((saving_s <= 0) & ~np.isnan(compile_s), NEVER, calls)
+
+
+def break_even(compile_s: pd.Series, saving_s: pd.Series) -> pd.Series:
+    """`break_even_calls` of two columns, as a column."""
+    def floats(column: pd.Series) -> np.ndarray:
+        return pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    return pd.Series(break_even_calls(floats(compile_s), floats(saving_s)), index=compile_s.index)
 
 
 def graph_pairs(cases: pd.DataFrame) -> list[tuple[str, str]]:
@@ -622,6 +631,14 @@ class Data:
                                    key=lambda b: (0, 0) if b is None else (1, b))
                          for w, group in self.shown.groupby("workload")["batch_size"]}
         self.speedups = speedups(self.cases)
+        self._memo: dict[Any, Any] = {}
+
+    def memo(self, key: Any, compute):
+        """`compute()` once per site build: what several pages derive from the same data
+        (the judged claims, the guide's flows) is computed by the first that asks."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     def envs(self, backend: str) -> list[Environment]:
         return sorted((e for e in self.environments.values() if e.backend == backend),

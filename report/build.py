@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from report import charts
 from report.analysis import Data, load
 from report.pages import (
     all_results,
@@ -29,7 +30,8 @@ PAGES = (overview, workloads, ledger, guide, byom, break_even, launch_overhead, 
 
 def build(results_dir: Path, docs_dir: Path, warn=None) -> Site:
     site = Site(Data(load(results_dir, warn=warn)), docs_dir)
-    for page in PAGES:
-        page.render(site)
+    with charts.drawn_together():
+        for page in PAGES:
+            page.render(site)
     site.remove_stale()
     return site

@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from report.analysis import (
@@ -34,7 +35,7 @@ from report.analysis import (
     MEANINGFUL_GAIN,
     POINT,
     TRAITS,
-    break_even,
+    break_even_calls,
     compare,
     mode_rank,
     mode_with,
@@ -172,14 +173,14 @@ class Pick:
         return self.mode not in (None, BASELINE)
 
 
-def _median(series: pd.Series) -> float | None:
-    found = series.dropna()
-    return float(found.median()) if len(found) else None
+def _nanmedian(values: np.ndarray) -> float | None:
+    found = values[~np.isnan(values)]
+    return float(np.median(found)) if len(found) else None
 
 
-def _median_calls(series: pd.Series) -> float | None:
+def _median_calls(calls: np.ndarray) -> float | None:
     """The median number of calls, rounded up: half a call is not a call."""
-    found = _median(series)
+    found = _nanmedian(calls)
     return found if found is None or math.isinf(found) else float(math.ceil(found))
 
 
@@ -196,29 +197,34 @@ def pick(cases: pd.DataFrame) -> Pick:
     n = len(eager)
     names = tuple(_label(w, b) for w, b in zip(eager["workload"], eager["batch_size"],
                                                 strict=True))
-    # One merge of every mode against eager at the same points (what `compare` gives per
-    # mode, without its outer join and page ordering): `pick` runs once per measured
-    # point, so a merge per mode made it the slowest step of the report.
-    timed = cases[cases["ok"]]
+    # Every mode against eager at the same points, in numpy over the few columns used:
+    # `pick` runs once per measured point, and pandas operations on the wide case table
+    # were most of the report's time (the figures are `compare`'s, without its outer join).
+    wanted = [*POINT, "mode", "median_s", "lo_s", "hi_s", "cold_first_call_s",
+              "warm_first_call_s", *TRAITS]
+    timed = cases.loc[cases["ok"].astype(bool), wanted]
     base = eager[[*POINT, "median_s", "lo_s", "hi_s"]]
     found_all = timed.merge(base, on=POINT, suffixes=("", "_base"))
     table = []
     for mode, found in sorted(found_all.groupby("mode", sort=False), key=lambda kv: mode_rank(kv[0])):
         if len(found) < n:
             continue
+        col = {c: found[c].to_numpy(dtype=float, na_value=np.nan) for c in
+               ("median_s", "lo_s", "hi_s", "median_s_base", "lo_s_base", "hi_s_base",
+                "cold_first_call_s", "warm_first_call_s")}
         if mode == BASELINE:
-            speedup = lo = hi = pd.Series(1.0, index=found.index)
+            speedup = lo = hi = np.ones(len(found))
         else:
-            speedup = found["median_s_base"] / found["median_s"]
-            lo, hi = found["lo_s_base"] / found["hi_s"], found["hi_s_base"] / found["lo_s"]
-        saving = found["median_s_base"] - found["median_s"]
+            speedup = col["median_s_base"] / col["median_s"]
+            lo, hi = col["lo_s_base"] / col["hi_s"], col["hi_s_base"] / col["lo_s"]
+        saving = col["median_s_base"] - col["median_s"]
         table.append({
             "mode": mode, "traits": int(sum(bool(found[t].iloc[0]) for t in TRAITS)),
-            "speedup": float(speedup.median()), "lo": float(lo.min()), "hi": float(hi.max()),
-            "cold_s": _median(found["cold_first_call_s"]) if mode != BASELINE else None,
-            "warm_s": _median(found["warm_first_call_s"]) if mode != BASELINE else None,
-            "cold_calls": _median_calls(break_even(found["cold_first_call_s"], saving)),
-            "warm_calls": _median_calls(break_even(found["warm_first_call_s"], saving))})
+            "speedup": float(np.median(speedup)), "lo": float(lo.min()), "hi": float(hi.max()),
+            "cold_s": _nanmedian(col["cold_first_call_s"]) if mode != BASELINE else None,
+            "warm_s": _nanmedian(col["warm_first_call_s"]) if mode != BASELINE else None,
+            "cold_calls": _median_calls(break_even_calls(col["cold_first_call_s"], saving)),
+            "warm_calls": _median_calls(break_even_calls(col["warm_first_call_s"], saving))})
     if not table:
         return Pick(None)
     best = max(row["speedup"] for row in table)
@@ -479,7 +485,8 @@ def walk(point: pd.Series, fl: Flow) -> tuple[str | None, tuple[Step, ...]]:
     return ("all" if "all" in fl.leaves else None), tuple(steps)
 
 
-def recommend(point_cases: pd.DataFrame, fl: Flow | None = None) -> Recommendation:
+def recommend(point_cases: pd.DataFrame, fl: Flow | None = None,
+              point: pd.DataFrame | None = None) -> Recommendation:
     """The mode to use at one point (the cases of one env, workload and batch, every mode),
     and why. The point's own measurements decide, by `pick`, the rule every leaf of the
     flow uses; the flow (`flow()` of the point's environment, or of these cases alone)
@@ -489,7 +496,7 @@ def recommend(point_cases: pd.DataFrame, fl: Flow | None = None) -> Recommendati
         raise ValueError(f"recommend() takes the cases of one point, got {len(keys)}")
     fl = fl if fl is not None else flow(point_cases)
     own = pick(point_cases)
-    found = points(point_cases)
+    found = points(point_cases) if point is None else point
     if found.empty:
         return Recommendation(None, None, None, (Step("eager:", "not timed here"),), own, None)
     leaf_key, steps = walk(found.iloc[0], fl)
@@ -499,14 +506,23 @@ def recommend(point_cases: pd.DataFrame, fl: Flow | None = None) -> Recommendati
     return Recommendation(own.mode, leaf_key, leaf_mode, steps, own, agrees)
 
 
+def _plain_key(key: tuple) -> tuple:
+    return tuple(None if pd.isna(v) else v for v in key)
+
+
 def recommendations(cases: pd.DataFrame, flows: dict[str, Flow]) -> pd.DataFrame:
     """`recommend` at every point of `cases` whose environment has a flow in `flows`."""
     out = []
+    # The proxies of every point at once: `points` per point was half of the time.
+    every = points(cases)
+    of_point = {_plain_key(k): every.iloc[[i]]
+                for i, k in enumerate(zip(*(every[c] for c in POINT), strict=True))}
     for key, group in cases.groupby(POINT, dropna=False, sort=False):
         fl = flows.get(key[0])
         if fl is None:
             continue
-        rec = recommend(group, fl)
+        found = of_point.get(_plain_key(key))
+        rec = recommend(group, fl, every.iloc[:0] if found is None else found)
         out.append({**dict(zip(POINT, key, strict=True)), "recommendation": rec,
                     "recommended": rec.mode})
     frame = pd.DataFrame(out, columns=[*POINT, "recommendation", "recommended"])
