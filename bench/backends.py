@@ -19,6 +19,7 @@ class Backend:
     event_timer: bool  # True: per-sample device events; False: host clock after a synchronize
     reset_peak_memory: Callable[[], None]
     peak_memory: Callable[[], int | None]
+    peak_reserved: Callable[[], int | None]  # allocator pools included (CUDA graph pools among them)
     profiler_activity: str | None  # name in torch.profiler.ProfilerActivity for device kernels
 
     def new_event(self):
@@ -53,6 +54,7 @@ CPU = Backend(
     event_timer=False,
     reset_peak_memory=_nothing,
     peak_memory=lambda: None,
+    peak_reserved=lambda: None,
     profiler_activity=None,
 )
 
@@ -64,6 +66,7 @@ CUDA = Backend(
     event_timer=True,
     reset_peak_memory=lambda: torch.cuda.reset_peak_memory_stats(),
     peak_memory=lambda: int(torch.cuda.max_memory_allocated()),
+    peak_reserved=lambda: int(torch.cuda.max_memory_reserved()),
     profiler_activity="CUDA",
 )
 
@@ -76,6 +79,7 @@ MPS = Backend(
     reset_peak_memory=_nothing,
     # The MPS allocator exposes current, not peak, usage; read after timing it is a lower bound.
     peak_memory=lambda: int(torch.mps.driver_allocated_memory()),
+    peak_reserved=lambda: None,
     profiler_activity=None,
 )
 

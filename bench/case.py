@@ -27,12 +27,14 @@ import torch
 
 from bench import probes
 from bench.backends import BACKENDS, Backend
+from bench.host import Fingerprint, Probe
 from bench.modes import MODES, Mode
 from bench.observe import CompilerLog, activity, dynamo_counters, output_error, snapshot
 from bench.timer import measure
 from bench.workloads import Built, Workload, lookup
 
 FIRST_CALLS = 3
+HOST_PROBE_BLOCKS = 6  # after the case, about 0.1 s: the host's speed as this process saw it
 # Activity counts are the same every call: profile up to five calls, fewer when calls are
 # slow, since the profiler itself slows them down severalfold.
 PROFILED_CALLS, PROFILE_BUDGET_S = 5, 0.5
@@ -140,6 +142,20 @@ def _warm_first_call(mode: Mode, built: Built, backend: Backend) -> float:
     return backend.clock() - start
 
 
+def _most(*values: int | None) -> int | None:
+    known = [v for v in values if v is not None]
+    return max(known) if known else None
+
+
+def memory(backend: Backend, setup: tuple[int | None, int | None],
+           timed: tuple[int | None, int | None]) -> dict:
+    """Peaks during timing (the allocator's peak is reset just before it) and over the
+    whole case: `setup` was read before that reset, and the peak since it is read now."""
+    return {"peak_device_bytes": timed[0], "peak_rss_bytes": None, "peak_reserved_bytes": timed[1],
+            "case_peak_device_bytes": _most(setup[0], timed[0], backend.peak_memory()),
+            "case_peak_reserved_bytes": _most(setup[1], timed[1], backend.peak_reserved())}
+
+
 class Stages:
     """Names the stage in progress (for error reasons) and keeps each stage's duration."""
 
@@ -170,6 +186,8 @@ def _measure(spec: dict, result: dict, workload: Workload, mode: Mode, backend: 
     device = torch.device(backend.device)
     stages = Stages(result)
     log = CompilerLog.install()
+    fingerprint = Fingerprint(backend)
+    backend.reset_peak_memory()  # the case's own peak, from the build on
 
     stages.enter("build")
     built = _build(workload, device, spec, workload.dtype)
@@ -209,12 +227,14 @@ def _measure(spec: dict, result: dict, workload: Workload, mode: Mode, backend: 
     result["correctness"], notes = _correctness(workload, built, call_fn, device, spec)
 
     stages.enter("timing")
+    setup_peaks = (backend.peak_memory(), backend.peak_reserved())  # capture and recording included
     backend.reset_peak_memory()
     known = latencies[-1] if len(sets) == 1 else None  # a cycle's first calls include recompiles
     timing = measure(call, backend, budget_s=spec["budget_s"], known_call_s=known,
                      inner_calls=len(sets))
     result["timing"] = timing.__dict__ | {"samples": list(timing.samples)}
-    result["memory"] = {"peak_device_bytes": backend.peak_memory(), "peak_rss_bytes": None}
+    timed_peaks = (backend.peak_memory(), backend.peak_reserved())
+    result["memory"] = memory(backend, setup_peaks, timed_peaks)
 
     stages.enter("profiler")
     cycle_s = timing.wall_per_call_s * len(sets)
@@ -230,9 +250,16 @@ def _measure(spec: dict, result: dict, workload: Workload, mode: Mode, backend: 
     if found:
         result["probes"] = found
 
+    result["memory"] = memory(backend, setup_peaks, timed_peaks)  # the profiler and probes call it too
+
     if mode.compiled:
         stages.enter("warm compile")
         result["compile"]["warm_first_call_s"] = _warm_first_call(mode, built, backend)
+    stages.enter("host probe")
+    probe = Probe(backend)
+    for _ in range(HOST_PROBE_BLOCKS):
+        probe.block()
+    result["host"] = fingerprint.host(probe)
     stages.enter(None)
     del result["stage"]
 

@@ -18,7 +18,10 @@ from bench.records import MalformedRecord  # noqa: E402
 from bench.runner import (  # noqa: E402
     DEFAULT_CACHE_DIR,
     DEFAULT_REPEATS,
+    DEFAULT_ROUNDS,
+    PROFILES,
     TIMING_BUDGET_S,
+    TIMINGS,
     RunConfig,
     RunError,
     Terminated,
@@ -95,7 +98,15 @@ def parser() -> argparse.ArgumentParser:
                    help=f"repeatable; default: all of {', '.join(MODES)}")
     p.add_argument("--batch-size", action="append", type=_count,
                    help="repeatable filter on the size axis (a batch, or n for a sweep)")
-    p.add_argument("--profile", choices=("quick", "full"), default="quick")
+    p.add_argument("--profile", choices=PROFILES, default="quick",
+                   help="quick: a representative subset; full: every case; sentinel: about a "
+                        "dozen cases to run first on every new machine, to compare leases")
+    p.add_argument("--timing", choices=TIMINGS, default="paired",
+                   help="paired (default): one isolated process per case, then per workload and "
+                        "size every mode side by side in one process, timed in alternating "
+                        "rounds, --repeats times; isolated: --repeats processes per case")
+    p.add_argument("--rounds", type=_count, default=DEFAULT_ROUNDS,
+                   help=f"rounds per paired process (default {DEFAULT_ROUNDS})")
     p.add_argument("--repeats", type=_count,
                    help="processes per case, run interleaved (default: "
                         + ", ".join(f"{n} for {p}" for p, n in DEFAULT_REPEATS.items()) + ")")
@@ -195,6 +206,11 @@ def _plans(args, backends: list[str]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["host"]:
+        from bench import hostcheck
+
+        return hostcheck.main(argv[1:])
     try:
         args = parser().parse_args(argv)
         if args.list:
@@ -213,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
             timeout_s=args.timeout, budget_s=args.budget or TIMING_BUDGET_S[args.profile],
             results_dir=args.results_dir, max_minutes=args.max_minutes,
             repeats=args.repeats or DEFAULT_REPEATS[args.profile], isolation=args.isolation,
-            cache_dir=args.cache_dir, shard=args.shard)
+            cache_dir=args.cache_dir, shard=args.shard, timing=args.timing, rounds=args.rounds)
         slots_of = {b: pool.slots_for(gpus if b == "cuda" else None) for b in plans}
         measure(plans, config, args.machine, slots_of, PROCESS_STARTED)
     except UsageError as error:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from bench.pool import REPO
+from bench import REPO
 from bench.records import Environment
 
 
@@ -26,7 +26,7 @@ def _first_line(text: str | None) -> str | None:
     return text.splitlines()[0].strip() if text else None
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -64,7 +64,7 @@ def collect(backend: str, machine: str | None) -> Environment:
     cuda = backend == "cuda"
     props = torch.cuda.get_device_properties(0) if cuda else None
     commit, dirty = _git_commit()
-    device_name = props.name if props else ("Apple GPU (MPS)" if backend == "mps" else _cpu_model())
+    device_name = props.name if props else ("Apple GPU (MPS)" if backend == "mps" else cpu_model())
     return Environment(
         machine=machine or socket.gethostname(),
         backend=backend,
@@ -80,7 +80,7 @@ def collect(backend: str, machine: str | None) -> Environment:
         device_name=device_name,
         gpu_sm_count=props.multi_processor_count if props else None,
         gpu_memory_bytes=props.total_memory if props else None,
-        cpu_model=_cpu_model(),
+        cpu_model=cpu_model(),
         cpu_count=os.cpu_count() or 1,
         torch_threads=torch.get_num_threads(),
         float32_matmul_precision=torch.get_float32_matmul_precision(),

@@ -29,7 +29,8 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from bench import REPO
+
 ISOLATIONS = ("fork", "spawn")
 DEFAULT_ISOLATION = "fork" if sys.platform == "linux" else "spawn"
 SCRATCH_PREFIX = "atlas-case-"
@@ -37,7 +38,7 @@ SCRATCH_PREFIX = "atlas-case-"
 # touches no device. compile_fx is what the first torch.compile() call would import (about
 # 600 modules, 2-3 s); torch.profiler is imported here, never started.
 PRELOAD = ("torch", "torch._dynamo", "torch._inductor", "torch._inductor.compile_fx",
-           "torch._dynamo.backends.inductor", "torch.profiler", "bench.case")
+           "torch._dynamo.backends.inductor", "torch.profiler", "bench.case", "bench.paired")
 PR_SET_PDEATHSIG = 1
 
 
@@ -130,6 +131,10 @@ def _run_target(target: list[str]) -> int:
         from bench import case
 
         return case.main(args)
+    if kind == "paired":
+        from bench import paired
+
+        return paired.main(args)
     if kind == "environment":
         from bench.environment import collect
 

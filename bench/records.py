@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 STATUSES = ("ok", "error", "timeout", "oom", "unsupported")
 
@@ -53,6 +53,10 @@ class Process:
     workers: int  # cases the run measured at the same time (one per GPU)
     parent_import_s: float | None  # the run's one-time cost of importing torch and Inductor
     cache: str  # "cold": empty compile caches; "warm": the first repeat's caches
+    # "isolated": this mode alone in its process. "paired": every mode of the case built in
+    # one process and timed in alternating rounds (PairedRounds), so that the host's drift
+    # lands on every mode alike and ratios are taken round by round.
+    timing: str = "isolated"
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,12 @@ class CompileTimes:
 class Memory:
     peak_device_bytes: int | None  # torch.cuda/mps allocator peak during timing; None on CPU
     peak_rss_bytes: int | None  # peak resident set size of the case's process
+    # CUDA only. Reserved bytes include the private pools CUDA graphs keep; the case_ figures
+    # span the whole case from the build on, capture and recording included, which the
+    # timing-only peak cannot show since it is reset after them.
+    peak_reserved_bytes: int | None = None
+    case_peak_device_bytes: int | None = None
+    case_peak_reserved_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -115,6 +125,41 @@ class Activity:
     cpu_ops_per_call: float | None  # top-level aten ops dispatched from Python
     device_busy_s_per_call: float | None  # summed GPU kernel time
     busy_fraction: float | None  # device busy time / wall time per call
+
+
+@dataclass(frozen=True)
+class Host:
+    """The host a process ran on and how fast it dispatches eager work, measured in the
+    process itself: launch-bound figures are a property of this, not of the device."""
+
+    hostname: str
+    boot_id: str | None  # differs between two leases of one machine type
+    cpu_model: str
+    cpu_mhz: float | None  # mean of what the kernel reports over this process's CPUs
+    cpus_available: int  # CPUs this process may run on (affinity)
+    load_before: tuple[float, ...]  # 1, 5 and 15 minute load averages
+    load_after: tuple[float, ...]
+    gpu_sm_clock_mhz: int | None
+    gpu_memory_clock_mhz: int | None
+    # The host-speed probe, one figure per block of back-to-back calls: the eager per-call
+    # cost of a trivial in-place op, and (CUDA) of a bare kernel launch without dispatch.
+    op_s: tuple[float, ...]
+    launch_s: tuple[float, ...] = ()
+
+
+@dataclass(frozen=True)
+class PairedRounds:
+    """One mode's share of a paired process. Round r timed every surviving mode once, each
+    as a block of back-to-back calls with the device synchronized at both ends, in a fresh
+    random order; so mode A over mode B in round r is a ratio taken under one host state."""
+
+    group: str  # one id per paired process; its records share it
+    modes: tuple[str, ...]  # every mode the process measured, in build order
+    build_position: int  # 0: built first, before anything else was compiled in the process
+    rounds_planned: int
+    calls_per_block: int
+    round_s: tuple[float, ...]  # per-call seconds of this mode's block, round by round
+    round_position: tuple[int, ...]  # where its block fell in each round's order (0: first)
 
 
 @dataclass(frozen=True)
@@ -206,7 +251,7 @@ class Environment:
 
 # The sections a case process measures; the runner copies them from its result as they are.
 MEASURED_SECTIONS = ("workload_info", "timing", "compile", "memory", "activity", "dynamo",
-                     "correctness", "probes", "warmup", "stages_s", "log_tail")
+                     "correctness", "probes", "warmup", "stages_s", "log_tail", "host", "paired")
 
 
 @dataclass(frozen=True)
@@ -232,6 +277,8 @@ class Record:
     warmup: WarmupCurve | None = None
     stages_s: dict[str, float] = field(default_factory=dict)
     log_tail: tuple[str, ...] = ()
+    host: Host | None = None
+    paired: PairedRounds | None = None
     schema_version: int = SCHEMA_VERSION
 
     def __post_init__(self) -> None:
@@ -277,6 +324,14 @@ def _check_record(record: Record) -> None:
         if record.timing is None:
             raise ValueError("an ok record has no timing")
         _check_timing(record.timing)
+    if record.process.timing not in ("isolated", "paired"):
+        raise ValueError(f"process.timing {record.process.timing!r} is not isolated or paired")
+    if (record.paired is not None or record.status == "ok") and (
+            (record.paired is None) != (record.process.timing == "isolated")):
+        raise ValueError(f"process.timing {record.process.timing!r} does not match "
+                         f"{'a' if record.paired else 'no'} paired section")
+    if record.paired:
+        _check_paired(record.paired, record.key.mode)
     if record.warmup and any(x <= 0 for x in record.warmup.latencies_s):
         raise ValueError("warmup.latencies_s holds a latency of 0 or below")
 
@@ -293,6 +348,17 @@ def _check_timing(timing: Timing) -> None:
                          f"{timing.min_s:g}, {timing.q1_s:g}, {timing.median_s:g}, {timing.q3_s:g}")
     if timing.calls_per_sample < 1:
         raise ValueError(f"timing.calls_per_sample {timing.calls_per_sample} is below 1")
+
+
+def _check_paired(paired: PairedRounds, mode: str) -> None:
+    if mode not in paired.modes or paired.modes[paired.build_position] != mode:
+        raise ValueError(f"paired.modes {list(paired.modes)} and build_position "
+                         f"{paired.build_position} do not place mode {mode!r}")
+    if len(paired.round_s) != len(paired.round_position) or len(paired.round_s) > paired.rounds_planned:
+        raise ValueError(f"paired holds {len(paired.round_s)} round times and "
+                         f"{len(paired.round_position)} positions for {paired.rounds_planned} rounds")
+    if any(s <= 0 for s in paired.round_s) or paired.calls_per_block < 1:
+        raise ValueError("paired.round_s holds a time of 0 or below, or calls_per_block is below 1")
 
 
 def _describe(hint: Any) -> str:
@@ -388,11 +454,29 @@ def _v1_probe(name: str, found: dict[str, Any]) -> dict[str, Any]:
     return {"name": name, "summary": found["summary"], "outcome": value, "figures": {}}
 
 
+# The modes version 1 knew, with their traits as they were then: history, not a second
+# definition of today's modes (bench/modes.py), which records of version 2 on carry.
+_V1_TRAITS = {
+    "eager": (False, False, False, False, "PyTorch eager execution, one kernel launch per op"),
+    "default": (True, False, False, False,
+                "torch.compile() with default options: Inductor fusion, no CUDA graphs"),
+    "reduce-overhead": (True, True, False, False, "torch.compile(mode='reduce-overhead'): "
+                        "Inductor plus CUDA graph trees on CUDA"),
+    "max-autotune-no-cudagraphs": (True, False, True, False,
+                                   "torch.compile(mode='max-autotune-no-cudagraphs'): autotuned "
+                                   "GEMM/conv templates, no CUDA graphs"),
+    "max-autotune": (True, True, True, False, "torch.compile(mode='max-autotune'): autotuned "
+                     "templates plus CUDA graphs on CUDA"),
+    "cuda-graph": (False, True, False, False, "manual torch.cuda.CUDAGraph capture of the "
+                   "eager function with static input buffers"),
+    "default-dynamic": (True, False, False, True, "torch.compile(dynamic=True): one graph with "
+                        "symbolic shapes from the first call"),
+}
+
+
 def _upgrade_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
     """Version 1 kept stage times, probes and log tails in a free-form `extra`, compared
     outputs with eager, and ran each case in one process with an empty cache."""
-    from bench.modes import MODES  # torch-free at import; the traits are stated there alone
-
     data = dict(data)
     extra = data.pop("extra", None) or {}
     data["schema_version"] = 2
@@ -401,14 +485,21 @@ def _upgrade_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
     data["probes"] = [_v1_probe(name, found) for name, found in extra.get("probes", {}).items()]
     data["process"] = {"repeat": 0, "repeats": 1, "run_id": None, "gpu": None, "workers": 1,
                        "parent_import_s": None, "cache": "cold"}
-    mode = MODES.get(data.get("key", {}).get("mode"))
-    if mode is None:
+    traits = _V1_TRAITS.get(data.get("key", {}).get("mode"))
+    if traits is None:
         raise ValueError(f"key.mode {data.get('key', {}).get('mode')!r} is not a known mode")
-    data["mode_traits"] = dataclasses.asdict(mode.traits)
+    data["mode_traits"] = dict(zip(("compiled", "cuda_graphs", "autotune", "dynamic",
+                                    "description"), traits, strict=True))
     return data
 
 
-UPGRADES = {1: _upgrade_1_to_2}
+def _upgrade_2_to_3(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 added paired processes, the host section and CUDA reserved-memory peaks;
+    every field it added has a default that says a version 2 record had none of them."""
+    return dict(data, schema_version=3)
+
+
+UPGRADES = {1: _upgrade_1_to_2, 2: _upgrade_2_to_3}
 
 
 def upgrade(data: dict[str, Any]) -> dict[str, Any]:
@@ -458,14 +549,19 @@ def _warn(message: str) -> None:
 
 
 def append_record(path: Path, record: Record) -> None:
-    """Append one whole line under an exclusive lock, or nothing at all.
+    append_records(path, [record])
+
+
+def append_records(path: Path, records: list[Record]) -> None:
+    """Append whole lines under an exclusive lock, all of them or nothing at all.
 
     A torn tail left by an earlier crash is cut off first. If the disk fills mid-line
     the partial line is removed again and RecordWriteError says so: a record is never
     reported as saved unless every byte of it reached the file and was fsync'ed.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = (record.to_json() + "\n").encode()
+    line = "".join(record.to_json() + "\n" for record in records).encode()
+    record = records[0]
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

@@ -26,10 +26,10 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench import pool
+from bench import REPO, pool
 from bench.environment import collect
 from bench.modes import MODES
-from bench.pool import REPO, Child, ChildSetup, Launcher, Slot
+from bench.pool import Child, ChildSetup, Launcher, Slot
 from bench.records import (
     MEASURED_SECTIONS,
     SCHEMA_VERSION,
@@ -38,14 +38,20 @@ from bench.records import (
     Process,
     Record,
     RecordWriteError,
-    append_record,
+    append_records,
     read_records,
     record_from_dict,
 )
 from bench.workloads import lookup
 
-TIMING_BUDGET_S = {"quick": 0.3, "full": 0.6}
-DEFAULT_REPEATS = {"quick": 1, "full": 3}
+TIMING_BUDGET_S = {"quick": 0.3, "full": 0.6, "sentinel": 0.3}
+DEFAULT_REPEATS = {"quick": 3, "full": 3, "sentinel": 3}
+TIMINGS = ("paired", "isolated")
+PROFILES = tuple(TIMING_BUDGET_S)
+DEFAULT_ROUNDS = 15
+# A paired round gives each mode a tenth of the isolated budget: 15 rounds then time each
+# mode about 1.5 times as long as an isolated process does, spread over the whole process.
+BLOCK_SHARE = 0.1
 DEFAULT_CACHE_DIR = REPO / ".bench-cache"
 STDERR_TAIL_LINES = 15
 
@@ -65,14 +71,30 @@ class RunConfig:
     cache_dir: Path = DEFAULT_CACHE_DIR
     shard: tuple[int, int] | None = None  # (I, N): the I-th of N slices of the plan, 1-based
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    # paired: one isolated process per case (compile, memory, profiler, its own timing), then
+    # `repeats` paired processes per group of modes; isolated: `repeats` isolated processes.
+    timing: str = "isolated"
+    rounds: int = DEFAULT_ROUNDS
+
+    def __post_init__(self) -> None:
+        if self.timing not in TIMINGS:
+            raise ValueError(f"timing {self.timing!r} is not one of {', '.join(TIMINGS)}")
+        if self.rounds < 1:
+            raise ValueError(f"rounds must be 1 or more, got {self.rounds}")
 
 
 @dataclass(frozen=True)
 class Job:
-    """One process to run: a case and which of its repeats."""
+    """One process to run: a case and which of its repeats, or, paired, every mode of a
+    case (`group`, in plan order; `key` is its first) timed side by side."""
 
     key: CaseKey
     repeat: int
+    group: tuple[CaseKey, ...] = ()
+
+    @property
+    def keys(self) -> tuple[CaseKey, ...]:
+        return self.group or (self.key,)
 
 
 class RunError(Exception):
@@ -106,9 +128,30 @@ def shard(cases: list[CaseKey], index: int, count: int) -> list[CaseKey]:
     return cases[index - 1::count]
 
 
-def jobs(cases: list[CaseKey], repeats: int, done: set[tuple[CaseKey, int]]) -> list[Job]:
+def jobs(cases: list[CaseKey], repeats: int, done: set[tuple], timing: str = "isolated"
+         ) -> list[Job]:
     """Every repeat of every case, interleaved, less what is done. A mode the backend cannot
-    run costs no process: it is one `unsupported` record, done for every repeat."""
+    run costs no process: it is one `unsupported` record, done for every repeat.
+
+    Paired: repeat 0 of every case in a process of its own, then per group (the modes of
+    one workload and size) one paired process per repeat, each after the group's isolated
+    ones. A paired process is needed while any mode of its group lacks that repeat, and it
+    then times every mode, so that each ratio comes from one process."""
+    if timing == "isolated":
+        return _isolated_jobs(cases, repeats, done)
+    todo = []
+    for repeat in range(repeats):
+        for group in groups(cases):
+            if repeat == 0:
+                todo.extend(_isolated_jobs(group, 1, done))
+            runnable = tuple(k for k in group if MODES[k.mode].unsupported_reason(k.backend) is None
+                             and (k, -1) not in done)
+            if len(runnable) > 1 and any((k, repeat, "paired") not in done for k in runnable):
+                todo.append(Job(runnable[0], repeat, runnable))
+    return todo
+
+
+def _isolated_jobs(cases: list[CaseKey], repeats: int, done: set[tuple]) -> list[Job]:
     todo = []
     for repeat in range(repeats):
         for key in cases:
@@ -117,6 +160,14 @@ def jobs(cases: list[CaseKey], repeats: int, done: set[tuple[CaseKey, int]]) -> 
                 continue
             todo.append(Job(key, repeat))
     return todo
+
+
+def groups(cases: list[CaseKey]) -> list[list[CaseKey]]:
+    """The cases of one workload and size (every field but the mode), in plan order."""
+    found: dict[tuple, list[CaseKey]] = {}
+    for key in cases:
+        found.setdefault(replace(key, mode=""), []).append(key)
+    return list(found.values())
 
 
 # ---- results files ----------------------------------------------------------------------
@@ -131,13 +182,18 @@ def results_path(results_dir: Path, env: Environment, shard_of: tuple[int, int] 
 
 
 def recorded(results_dir: Path, env: Environment) -> set[tuple[CaseKey, int]]:
-    """(key, repeat) of every process recorded for this environment, in any of its files
-    (shards included); (key, -1) for an unsupported case, which is done for every repeat."""
-    done = set()
+    """(key, repeat) of every isolated process recorded for this environment, in any of its
+    files (shards included); (key, -1) for an unsupported case, which is done for every
+    repeat; (key, repeat, "paired") for a mode's share of a paired process."""
+    done: set[tuple] = set()
     env_id = env.env_id()
     for path in sorted(results_dir.glob(f"*-{env_id}*.jsonl")):
         for record in read_records(path):
-            if record.env_id == env_id:
+            if record.env_id != env_id:
+                continue
+            if record.process.timing == "paired":
+                done.add((record.key, record.process.repeat, "paired"))
+            else:
                 done.add((record.key, -1 if record.status == "unsupported"
                           else record.process.repeat))
     return done
@@ -197,6 +253,42 @@ def case_cache_dir(cache_root: Path, env_id: str, key: CaseKey) -> Path:
     return cache_root / env_id / f"{slug}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
 
 
+def group_cache(cache_root: Path, env_id: str, group: tuple[CaseKey, ...]) -> tuple[Path, str]:
+    """The compile caches of a paired process: its own folder, topped up with whatever its
+    modes' isolated processes left, so a paired process never pays a cold compile (the
+    isolated process measured that). Cache entries are named by content hashes, so merging
+    folders only adds entries. "warm" once anything is there."""
+    text = json.dumps([asdict(k) for k in group], sort_keys=True)
+    folder = cache_root / env_id / f"paired-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
+    for key in group:
+        isolated = case_cache_dir(cache_root, env_id, key)
+        if isolated.is_dir():
+            shutil.copytree(isolated, folder, dirs_exist_ok=True)
+    warm = folder.is_dir() and any(folder.iterdir())
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder, "warm" if warm else "cold"
+
+
+def paired_shares(group: tuple[CaseKey, ...], result: dict) -> list[tuple[CaseKey, dict]]:
+    """Each mode's result from a paired process's result. A mode the workload cannot run is
+    left out (its isolated process records that); a process that wrote nothing, or failed as
+    a whole, gives every mode its failure."""
+    shares = []
+    for key in group:
+        share = result.get("modes", {}).get(key.mode)
+        if share is None or result["status"] != "ok":
+            share = {k: result[k] for k in ("status", "reason", "log_tail") if k in result}
+            if share.get("status") == "ok":
+                share = {"status": "error", "reason": "the paired process wrote no result for "
+                                                      "this mode"}
+        elif share["status"] == "unsupported":
+            continue
+        elif share["status"] != "ok":
+            share = share | {"log_tail": result.get("log_tail", [])}
+        shares.append((key, share | {"host": result.get("host")}))
+    return shares
+
+
 @dataclass
 class Running:
     job: Job
@@ -231,7 +323,8 @@ def _result(running: Running) -> dict:
     result_path = running.scratch / "result.json"
     if result_path.exists():
         result = json.loads(result_path.read_text())
-        if result["status"] != "ok":
+        shares = result.get("modes", {}).values()
+        if result["status"] != "ok" or any(share["status"] != "ok" for share in shares):
             result["log_tail"] = _tail(log)
         return result
     how = f"killed by {_signal_name(code)}" if code < 0 else f"exited with code {code}"
@@ -272,7 +365,9 @@ def describe(record: Record) -> str:
     if record.status != "ok":
         return f"{record.status}: {record.reason}"
     text = f"ok  median {record.timing.median_s * 1e6:,.1f} us"
-    if record.compile and record.compile.cold_first_call_s is not None:
+    if record.paired:  # its first call inherits what the modes built before it compiled
+        text += f"  over {len(record.paired.round_s)} rounds"
+    elif record.compile and record.compile.cold_first_call_s is not None:
         text += f"  first call {record.compile.cold_first_call_s:.2f} s"
     if record.correctness and not record.correctness.passed:
         text += f"  WRONG rel.err {record.correctness.rel_error:.1e}"
@@ -298,46 +393,61 @@ class _Run:
         print(text, file=self.out, flush=True)
 
     def process(self, job: Job, slot: Slot, cache: str) -> Process:
-        return Process(repeat=job.repeat, repeats=self.config.repeats, run_id=self.config.run_id,
-                       gpu=slot.gpu, workers=len(self.slots),
-                       parent_import_s=self.launcher.parent_import_s, cache=cache)
+        paired = self.config.timing == "paired"
+        return Process(repeat=job.repeat, repeats=1 if paired and not job.group else self.config.repeats,
+                       run_id=self.config.run_id, gpu=slot.gpu, workers=len(self.slots),
+                       parent_import_s=self.launcher.parent_import_s, cache=cache,
+                       timing="paired" if job.group else "isolated")
 
     def announce(self, job: Job, slot: Slot) -> int:
         self.started += 1
         key = job.key
         where = "" if slot.gpu is None else f" gpu{slot.gpu}"
         batch = "-" if key.batch_size is None else key.batch_size
+        modes = f"paired {'+'.join(k.mode for k in job.group)}" if job.group else key.mode
         self.say(f"[{self.started}/{self.total} r{job.repeat + 1}/{self.config.repeats}{where} "
                  f"{_clock(time.monotonic() - self.began)}] {key.backend} {key.workload} "
-                 f"{key.mode} bs={batch} ...")
+                 f"{modes} bs={batch} ...")
         return self.started
 
-    def save(self, record: Record, number: int) -> None:
+    def save(self, record: Record | list[Record], number: int) -> None:
+        """Append one record, or a paired process's records all at once: a group is never
+        left half-written for the report to misread."""
+        batch = record if isinstance(record, list) else [record]
         try:
-            append_record(self.path, record)
+            append_records(self.path, batch)
         except RecordWriteError as error:
             raise RunError(str(error)) from None
         prefix = f"    [{number}] " if len(self.slots) > 1 else "    "
-        self.say(prefix + describe(record))
+        for one in batch:
+            self.say(prefix + (f"{one.key.mode:<28} " if one.paired or len(batch) > 1 else "")
+                     + describe(one))
 
     def next_job(self) -> Job | None:
         """The first queued job whose case is not running: a later repeat waits for the
         caches its case's earlier repeat is still writing."""
-        busy = {r.job.key for r in self.running.values()}
+        busy = {key for r in self.running.values() for key in r.job.keys}
         for index, job in enumerate(self.queue):
-            if job.key not in busy:
+            if busy.isdisjoint(job.keys):
                 return self.queue.pop(index)
         return None
 
     def start(self, job: Job, slot: Slot) -> Running:
         key, config = job.key, self.config
-        cache_dir = case_cache_dir(config.cache_dir, self.env.env_id(), key)
-        if job.repeat == 0:
-            shutil.rmtree(cache_dir, ignore_errors=True)
-        cache = "warm" if job.repeat > 0 and cache_dir.exists() else "cold"
-        cache_dir.mkdir(parents=True, exist_ok=True)
+        if job.group:
+            cache_dir, cache = group_cache(config.cache_dir, self.env.env_id(), job.group)
+            spec = asdict(key) | {"modes": [k.mode for k in job.group], "rounds": config.rounds,
+                                  "block_s": config.budget_s * BLOCK_SHARE,
+                                  "group": uuid.uuid4().hex}
+        else:
+            cache_dir = case_cache_dir(config.cache_dir, self.env.env_id(), key)
+            if job.repeat == 0:
+                shutil.rmtree(cache_dir, ignore_errors=True)
+            cache = "warm" if job.repeat > 0 and cache_dir.exists() else "cold"
+            cache_dir.mkdir(parents=True, exist_ok=True)
+            spec = asdict(key) | {"budget_s": config.budget_s}
         scratch = pool.new_scratch()
-        (scratch / "spec.json").write_text(json.dumps(asdict(key) | {"budget_s": config.budget_s}))
+        (scratch / "spec.json").write_text(json.dumps(spec))
         env = {"TORCHINDUCTOR_CACHE_DIR": str(cache_dir / "inductor"),
                "TRITON_CACHE_DIR": str(cache_dir / "triton"), "PYTHONUNBUFFERED": "1"}
         if slot.visible_device is not None:
@@ -348,10 +458,11 @@ class _Run:
         number = self.announce(job, slot)
         started_at, began = _now(), time.monotonic()
         child = self.launcher.start(
-            ["case", str(scratch / "spec.json"), str(scratch / "result.json")],
+            ["paired" if job.group else "case", str(scratch / "spec.json"),
+             str(scratch / "result.json")],
             ChildSetup(os.getpid(), env, slot.threads, slot.cpus), scratch / "log.txt")
         return Running(job, slot, child, scratch, cache, started_at, began,
-                       began + config.timeout_s, number)
+                       began + config.timeout_s * len(job.keys), number)
 
     def finish(self, running: Running, result: dict) -> None:
         duration_s = time.monotonic() - running.began
@@ -361,14 +472,20 @@ class _Run:
             kept = [j for j in self.queue if j.key != job.key]
             self.total -= len(self.queue) - len(kept)
             self.queue = kept
-        if job.repeat == 0 and result["status"] != "ok":
+        if job.repeat == 0 and result["status"] != "ok" and not job.group:
             # Later repeats then compile cold rather than from a half-written cache.
             shutil.rmtree(case_cache_dir(self.config.cache_dir, self.env.env_id(), job.key),
                           ignore_errors=True)
-        record = to_record(job.key, result, self.env, self.config.profile, running.started_at,
-                           duration_s, self.process(job, running.slot, running.cache))
+        process = self.process(job, running.slot, running.cache)
+        if job.group:
+            records = [to_record(key, share, self.env, self.config.profile, running.started_at,
+                                 duration_s, process)
+                       for key, share in paired_shares(job.group, result)]
+        else:
+            records = to_record(job.key, result, self.env, self.config.profile,
+                                running.started_at, duration_s, process)
         shutil.rmtree(running.scratch, ignore_errors=True)
-        self.save(record, running.number)
+        self.save(records, running.number)
 
     def stop_all(self) -> None:
         for running in self.running.values():
@@ -449,8 +566,8 @@ def run(cases: list[CaseKey], env: Environment, config: RunConfig, out=sys.stdou
     The caller holds the results file's lock (see `exclusive`)."""
     path = results_path(config.results_dir, env, config.shard)
     done = set() if config.force else recorded(config.results_dir, env)
-    todo = jobs(cases, config.repeats, done)
-    planned = len(jobs(cases, config.repeats, set()))
+    todo = jobs(cases, config.repeats, done, config.timing)
+    planned = len(jobs(cases, config.repeats, set(), config.timing))
     print(f"{env.backend}: {len(todo)} case process(es) to run of {planned} "
           f"({len(cases)} case(s) x {config.repeats} repeat(s)); {planned - len(todo)} already "
           f"recorded for this environment in {config.results_dir} (--force re-measures); "

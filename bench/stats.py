@@ -32,3 +32,15 @@ def summarize(samples: Sequence[float]) -> dict[str, float | int]:
 def relative_error(diff_norm: float, ref_norm: float) -> float:
     """||out - ref|| / ||ref||, defined as the absolute error when ref is all zeros."""
     return diff_norm / ref_norm if ref_norm > 0 else diff_norm
+
+
+def round_ratios(baseline_s: Sequence[float], mode_s: Sequence[float]) -> list[float]:
+    """Baseline time over mode time, round by round, over the rounds both timed: above 1
+    the mode is faster. Both were timed in the same round, so the host state cancels."""
+    return [b / m for b, m in zip(baseline_s, mode_s, strict=False)]
+
+
+def paired_speedup(baseline_s: Sequence[float], mode_s: Sequence[float]) -> float | None:
+    """One paired process's speedup: the median of its round ratios."""
+    ratios = round_ratios(baseline_s, mode_s)
+    return statistics.median(ratios) if ratios else None

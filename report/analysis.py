@@ -60,7 +60,8 @@ CONCURRENT_SIDES = ("busy", "main")  # what `concurrency` sets against the alone
 CASE = ["env_id", "workload", "mode", "batch_size", "shapes"]
 POINT = ["env_id", "workload", "batch_size", "shapes"]  # a case without its mode
 ENV_FIELDS = tuple(f.name for f in dataclasses.fields(RecordEnvironment))
-RENAMED = {("mode_traits", "description"): "mode_description", ("warmup", "latencies_s"): "warmup_s"}
+RENAMED = {("mode_traits", "description"): "mode_description", ("warmup", "latencies_s"): "warmup_s",
+           ("process", "timing"): "process_timing", ("host", "cpu_model"): "host_cpu_model"}
 MEANINGFUL_GAIN = 0.05  # gains below this are not called wins
 MOVED = 0.10  # a case whose process medians differ by more than this moved
 UNSTABLE_IQR_RATIO = 0.10  # in-run IQR / median above this marks a process unstable

@@ -250,12 +250,12 @@ def test_a_record_that_cannot_be_saved_stops_the_run_in_one_line(capsys, tmp_pat
     case is a mode CPU cannot run, which is recorded without starting any process."""
     from bench import runner
 
-    def full_disk(path, record):
+    def full_disk(path, records):
         raise RecordWriteError(errno.ENOSPC, f"{path}: could not save the record of "
-                               f"{record.key.workload} {record.key.mode} (0 of 900 bytes "
+                               f"{records[0].key.workload} {records[0].key.mode} (0 of 900 bytes "
                                f"written): No space left on device")
 
-    monkeypatch.setattr(runner, "append_record", full_disk)
+    monkeypatch.setattr(runner, "append_records", full_disk)
     line = one_line_error(capsys, ["--backend", "cpu", "--workload", "matmul-128", "--workload",
                                    "trivial-call", "--mode", "cuda-graph", "--results-dir",
                                    str(tmp_path / "results"), "--cache-dir",

@@ -13,6 +13,7 @@ import pytest
 from fixtures import RESULTS, ROOT
 from fixtures import make_results as fx
 
+from bench.records import SCHEMA_VERSION
 from report import analysis
 from report.analysis import ResultsError
 
@@ -177,7 +178,8 @@ def test_the_committed_v1_files_load_through_the_upgrade_path():
                       .isin(V1_FILES)]
     by_file = records["source"].map(lambda s: s.rsplit("/", 1)[-1].split(":")[0])
     assert by_file.value_counts().to_dict() == V1_FILES
-    assert (records["schema_version"] == 2).all()
+    assert (records["schema_version"] == SCHEMA_VERSION).all()
+    assert (records["process_timing"] == "isolated").all() and records["group"].isna().all()
     assert (records["repeats"] == 1).all() and (records["cache"] == "cold").all()
     assert set(records.loc[records["ok"], "reference"]) == {"eager"}
     eager = records[records["mode"] == "eager"]

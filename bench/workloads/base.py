@@ -49,6 +49,9 @@ class Workload:
     build: Build  # (device, batch size or matrix size, tiny, dtype)
     batch_sizes: tuple[int | None, ...] = (None,)  # None: the workload has no size axis
     quick_batch_sizes: tuple[int | None, ...] = ()  # empty: not in the quick profile
+    # The sentinel profile: a few cases run first on every new machine, modes without
+    # autotuning only, so that leases of one GPU type can be set side by side in minutes.
+    sentinel_batch_sizes: tuple[int | None, ...] = ()
     # The quick profile leaves out the autotuning modes here: their cold autotune takes this
     # workload a minute or more per case, most of a quick run, while the small workloads
     # still measure those modes quickly.
@@ -79,10 +82,14 @@ class Workload:
     def sizes(self, profile: str, backend: str) -> tuple[int | None, ...]:
         if profile == "quick":
             return self.quick_batch_sizes
+        if profile == "sentinel":
+            return self.sentinel_batch_sizes
         return self.batch_sizes_on.get(backend, self.batch_sizes)
 
     def measures(self, profile: str, autotunes: bool) -> bool:
         """Whether `profile` measures this workload in a mode that does or does not autotune."""
+        if profile == "sentinel":
+            return not autotunes
         return not (profile == "quick" and autotunes and self.quick_without_autotune)
 
     def curve_calls(self, backend: str, tiny: bool) -> int:

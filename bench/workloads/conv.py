@@ -38,4 +38,4 @@ def build(device: torch.device, batch_size: int | None, tiny: bool, dtype: torch
 
 CONV2D_BLOCK = Workload("conv2d-block", "conv",
                         "conv3x3(3->64)+ReLU, conv3x3(64->64)+ReLU on 224x224 images",
-                        build, batch_sizes=(1, 8))
+                        build, batch_sizes=(1, 8), sentinel_batch_sizes=(8,))

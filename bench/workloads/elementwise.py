@@ -30,4 +30,4 @@ def build(device: torch.device, batch_size: int | None, tiny: bool, dtype: torch
 ELEMENTWISE_CHAIN = Workload(
     "elementwise-chain", "elementwise",
     f"{OPS} element-wise ops (mul, add, sin, square, exp, sub, tanh, abs, sqrt, mul) on 1024x1024",
-    build, quick_batch_sizes=(None,))
+    build, quick_batch_sizes=(None,), sentinel_batch_sizes=(None,))

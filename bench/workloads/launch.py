@@ -30,10 +30,10 @@ def _chain_builder(n: int):
     return build
 
 
-def _chain_workload(n: int, quick: tuple = ()) -> Workload:
+def _chain_workload(n: int, quick: tuple = (), sentinel: tuple = ()) -> Workload:
     return Workload(f"launch-chain-{n}", "launch-overhead",
                     f"{n} dependent x + 1 ops on {TINY_ELEMENTS} floats: {n} tiny kernels in eager",
-                    _chain_builder(n), quick_batch_sizes=quick)
+                    _chain_builder(n), quick_batch_sizes=quick, sentinel_batch_sizes=sentinel)
 
 
 def trivial(x: torch.Tensor) -> torch.Tensor:
@@ -47,8 +47,8 @@ def _trivial_build(device: torch.device, batch_size: int | None, tiny: bool,
 
 
 LAUNCH_CHAIN_10 = _chain_workload(10, quick=(None,))
-LAUNCH_CHAIN_100 = _chain_workload(100)
+LAUNCH_CHAIN_100 = _chain_workload(100, sentinel=(None,))
 LAUNCH_CHAIN_1000 = _chain_workload(1000)
 TRIVIAL_CALL = Workload("trivial-call", "launch-overhead",
                         f"x + 1 on {TINY_ELEMENTS} floats: the per-call floor of each mode",
-                        _trivial_build, quick_batch_sizes=(None,))
+                        _trivial_build, quick_batch_sizes=(None,), sentinel_batch_sizes=(None,))

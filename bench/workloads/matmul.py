@@ -22,4 +22,4 @@ def _builder(n: int):
 MATMUL_128 = Workload("matmul-128", "matmul", "a @ b with two 128x128 float32 matrices",
                       _builder(128), quick_batch_sizes=(None,))
 MATMUL_512 = Workload("matmul-512", "matmul", "a @ b with two 512x512 float32 matrices",
-                      _builder(512))
+                      _builder(512), sentinel_batch_sizes=(None,))

@@ -22,4 +22,4 @@ def build(device: torch.device, batch_size: int | None, tiny: bool, dtype: torch
 
 
 MLP = Workload("mlp", "mlp", "relu(x @ w1) @ w2 with a 1024 -> 4096 -> 1024 float32 MLP",
-               build, batch_sizes=(1, 32, 256))
+               build, batch_sizes=(1, 32, 256), sentinel_batch_sizes=(32,))

@@ -108,7 +108,7 @@ TRAIN_MLP = Workload(
     "training step of a 1024 -> 4096 -> 1024 ReLU MLP (no biases): MSE loss on fixed targets, "
     f"backward, SGD with momentum {MOMENTUM}",
     _mlp_build, batch_sizes=(32, 256), quick_batch_sizes=(32,), quick_without_autotune=True,
-    training=True)
+    sentinel_batch_sizes=(32,), training=True)
 
 TRAIN_VIT_SMALL = Workload(
     "train-vit16x6x384", "train",

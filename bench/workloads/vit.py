@@ -80,15 +80,16 @@ SWEEP = (1, 2, 4, 8, 16, 32, 64)
 CPU_SWEEP = (1, 8, 32)
 
 
-def _vit(patch: int, depth: int, width: int, quick: tuple = ()) -> Workload:
+def _vit(patch: int, depth: int, width: int, quick: tuple = (), sentinel: tuple = ()) -> Workload:
     return Workload(f"vit{patch}x{depth}x{width}", "vit",
                     f"ViT inference, {patch}x{patch} patches, {depth} blocks, width {width}, "
                     f"{max(1, width // HEAD_DIM)} heads, 224x224 images, 1000 classes",
                     vit_builder(patch, depth, width), batch_sizes=SWEEP, quick_batch_sizes=quick,
+                    sentinel_batch_sizes=sentinel,
                     batch_sizes_on={"cpu": CPU_SWEEP}, quick_without_autotune=True,
                     tolerance=2e-3)
 
 
-VIT_SMALL = _vit(16, 6, 384, quick=(1,))
+VIT_SMALL = _vit(16, 6, 384, quick=(1,), sentinel=(1, 32))
 VIT_MEDIUM = _vit(32, 12, 768)
 VIT_LARGE = _vit(32, 18, 1024)

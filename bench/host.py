@@ -1,0 +1,127 @@
+"""The host's part of a figure: which machine a process ran on, and how fast it dispatches.
+
+A launch-bound time is set by the CPU that issues the work, so every process records a
+fingerprint (`Host`) and times a probe next to its workload: the eager per-call cost of a
+trivial in-place op (Python, dispatcher and launch) and, on CUDA, of a bare kernel launch.
+Paired processes time the probe as one more member of every round, so it sees the host in
+the same states the modes saw.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import torch
+
+from bench.backends import Backend
+from bench.environment import cpu_model
+
+PROBE_CALLS = 200  # calls per probe block; a trivial op takes about 5-50 us
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip() or None
+    except OSError:
+        return None
+
+
+def _cpus() -> list[int]:
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return list(range(os.cpu_count() or 1))
+
+
+def _cpu_mhz(cpus: list[int]) -> float | None:
+    """The mean current frequency the kernel reports for `cpus` (cpufreq, else cpuinfo)."""
+    found = [_read(f"/sys/devices/system/cpu/cpu{i}/cpufreq/scaling_cur_freq") for i in cpus]
+    khz = [float(x) for x in found if x]
+    if khz:
+        return sum(khz) / len(khz) / 1e3
+    info = _read("/proc/cpuinfo") or ""
+    mhz = [float(line.split(":", 1)[1]) for line in info.splitlines() if line.startswith("cpu MHz")]
+    return sum(mhz) / len(mhz) if mhz else None
+
+
+def _load() -> tuple[float, ...]:
+    try:
+        return tuple(round(x, 2) for x in os.getloadavg())
+    except OSError:
+        return ()
+
+
+def _gpu_clocks() -> tuple[int | None, int | None]:
+    """SM and memory clocks of the visible GPU now, from nvidia-smi (no CUDA call here)."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip() or "0"
+    try:
+        out = subprocess.run(["nvidia-smi", "-i", visible, "--query-gpu=clocks.sm,clocks.mem",
+                              "--format=csv,noheader,nounits"], capture_output=True, text=True,
+                             timeout=10)
+        sm, mem = (int(x) for x in out.stdout.strip().splitlines()[0].split(","))
+        return sm, mem
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None, None
+
+
+class Probe:
+    """Times the host-speed probe in blocks; `block()` adds one figure to each series."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self.x = torch.ones(16, device=backend.device)  # ones: never time on all-zero data
+        self.op_s: list[float] = []
+        self.launch_s: list[float] = []
+        self.cuda = backend.name == "cuda"
+
+    def _time(self, call) -> float:
+        self.backend.synchronize()
+        start = time.perf_counter()
+        for _ in range(PROBE_CALLS):
+            call()
+        # The device finishes each trivial kernel long before the host issues the next, so
+        # the synchronize adds one kernel's time, not a backlog.
+        self.backend.synchronize()
+        return (time.perf_counter() - start) / PROBE_CALLS
+
+    def block(self) -> None:
+        x = self.x
+        self.op_s.append(self._time(lambda: x.mul_(1.0)))
+        if self.cuda:
+            # _sleep(0) is a bare kernel launch from a Python binding, with no dispatcher.
+            self.launch_s.append(self._time(lambda: torch.cuda._sleep(0)))
+
+
+class Fingerprint:
+    """Everything a Host holds but the probe, read before and after the work."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.cuda = backend.name == "cuda"
+        self.cpus = _cpus()
+        self.load_before = _load()
+        self.mhz_before = _cpu_mhz(self.cpus)
+
+    def host(self, probe: Probe) -> dict:
+        after = _cpu_mhz(self.cpus)
+        mhz = [m for m in (self.mhz_before, after) if m is not None]
+        sm, mem = _gpu_clocks() if self.cuda else (None, None)  # after the work: clocks under load
+        return {"hostname": socket.gethostname(),
+                "boot_id": _read("/proc/sys/kernel/random/boot_id"),
+                "cpu_model": cpu_model(), "cpu_mhz": sum(mhz) / len(mhz) if mhz else None,
+                "cpus_available": len(self.cpus), "load_before": list(self.load_before),
+                "load_after": list(_load()), "gpu_sm_clock_mhz": sm, "gpu_memory_clock_mhz": mem,
+                "op_s": list(probe.op_s), "launch_s": list(probe.launch_s)}
+
+
+def measure_alone(backend: Backend, blocks: int = 5) -> dict:
+    """A Host section for a process that timed its workload alone: the probe after it."""
+    fingerprint, probe = Fingerprint(backend), Probe(backend)
+    probe.block()  # the first block pays for the probe's own first launches
+    probe.op_s.clear(), probe.launch_s.clear()
+    for _ in range(blocks):
+        probe.block()
+    return fingerprint.host(probe)

@@ -1,0 +1,244 @@
+"""Measure every mode of one case in one process, in alternating rounds: `main([SPEC, RESULT])`.
+
+Timed alone, a launch-bound mode's latency follows the host process it ran in: the same
+case can read 1.4 ms in one process and 2.3 ms in the next. Timed side by side in one
+process, two modes see the same host, so their ratio repeats where their absolute times do
+not (PyTorch's dynamo benchmarks alternate eager and compiled for the same reason).
+
+The process builds and warms every mode in a random order, then runs R rounds. Each round
+times every surviving mode once, as a block of back-to-back calls of about `block_s` with
+the device synchronized at both ends, plus one block of the host-speed probe, all in a
+fresh random order. A mode that fails (OOM, a compile error) is recorded with its reason
+and leaves the rounds; the others go on.
+
+Compile times, memory and profiler counts are not taken here: a mode built after another
+inherits its imports and Triton state. The runner's isolated processes measure those.
+
+The result holds, per mode, the sections of a record (`modes`), and `host`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import math
+import os
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from bench.backends import BACKENDS, Backend
+from bench.case import _build, _correctness, _one_line, _refuse_zero_inputs, _unsupported, _workload_info
+from bench.host import Fingerprint, Probe
+from bench.modes import MODES, Mode
+from bench.stats import summarize
+from bench.workloads import lookup
+
+# Rounds stop being added once they would take longer than this, but never fall below
+# MIN_ROUNDS: a case whose one call takes seconds (a large model on a CPU) still ends.
+ROUNDS_CAP_S = 120.0
+MIN_ROUNDS = 5
+ESTIMATE_MAX_CALLS = 4096
+
+
+@dataclass
+class Member:
+    """One mode of the group, built and compiled, with its share of the rounds."""
+
+    mode: Mode
+    position: int
+    entry: dict
+    call: object = None
+    built: object = None
+    call_fn: object = None
+    per_call_s: float = 0.0
+    calls_per_block: int = 1
+    round_s: list[float] = field(default_factory=list)
+    round_position: list[int] = field(default_factory=list)
+    wall_s: float = 0.0
+    calls: int = 0
+
+    def block(self, backend: Backend) -> float:
+        start = backend.clock()
+        for _ in range(self.calls_per_block):
+            self.call()
+        elapsed = backend.clock() - start
+        self.wall_s += elapsed
+        self.calls += self.calls_per_block
+        return elapsed / (self.calls_per_block * self.inner)
+
+    @property
+    def inner(self) -> int:
+        return len(self.built.all_input_sets)
+
+
+def _fail(member: Member, stage: str, error: BaseException) -> None:
+    status = "oom" if isinstance(error, torch.cuda.OutOfMemoryError) else "error"
+    member.entry.update(status=status, reason=f"during {stage}: {_one_line(error)}")
+    member.call = member.built = member.call_fn = None
+
+
+def _set_up(member: Member, workload, backend: Backend, spec: dict) -> None:
+    """Build, compile and warm one mode; its first calls are kept, marked by position."""
+    device = torch.device(backend.device)
+    built = _build(workload, device, spec, workload.dtype)
+    _refuse_zero_inputs(built)
+    member.built = built
+    member.entry["workload_info"] = _workload_info(workload, built)
+    member.call_fn = call_fn = member.mode.prepare(built.fn, built.inputs)
+    sets = built.all_input_sets
+    turn = itertools.cycle(sets)
+
+    def call():  # a whole cycle where shapes vary; times are divided by its length
+        out = None
+        for _ in range(len(sets)):
+            out = call_fn(*next(turn))
+        return out
+
+    member.call = call
+    first = []
+    for _ in range(max(2, 3 // len(sets))):  # compile, record graphs, then one steady call
+        start = backend.clock()
+        call()
+        first.append((backend.clock() - start) / len(sets))
+    member.entry["compile"] = {"cold_first_call_s": first[0], "warm_first_call_s": None,
+                               "cold_first_calls_s": first}
+    member.per_call_s = _estimate(call, backend, spec["block_s"])
+    member.calls_per_block = max(1, math.ceil(spec["block_s"] / member.per_call_s))
+
+
+def _estimate(call, backend: Backend, block_s: float) -> float:
+    """Seconds per call, from doubling runs of calls until one lasts a quarter block: a
+    single call of a few microseconds is mostly clock and synchronize."""
+    calls = 1
+    while True:
+        start = backend.clock()
+        for _ in range(calls):
+            call()
+        elapsed = backend.clock() - start
+        if elapsed >= block_s / 4 or calls >= ESTIMATE_MAX_CALLS:
+            return max(elapsed / calls, 1e-7)
+        calls *= 2
+
+
+def _rounds_to_run(members: list[Member], spec: dict) -> int:
+    per_round = sum(m.per_call_s * m.calls_per_block for m in members)
+    fit = int(ROUNDS_CAP_S / per_round) if per_round > 0 else spec["rounds"]
+    return max(min(spec["rounds"], fit), min(MIN_ROUNDS, spec["rounds"]))
+
+
+def _time_rounds(members: list[Member], backend: Backend, probe: Probe, rounds: int,
+                 rng: random.Random) -> None:
+    for member in members:  # one untimed block each: clocks ramp, allocator pools fill
+        member.block(backend)
+        member.wall_s, member.calls = 0.0, 0
+    probe.block()
+    probe.op_s.clear(), probe.launch_s.clear()
+    for _ in range(rounds):
+        alive = [m for m in members if m.call is not None]
+        if not alive:
+            return
+        order: list[Member | None] = [*alive, None]  # None: the host probe's block
+        rng.shuffle(order)
+        for position, member in enumerate(order):
+            if member is None:
+                probe.block()
+                continue
+            try:
+                seconds = member.block(backend)
+            except Exception as error:  # noqa: BLE001 - one failing mode leaves the rest
+                _fail(member, "timing", error)
+                continue
+            member.round_s.append(seconds)
+            member.round_position.append(position)
+
+
+def _finish(member: Member, workload, backend: Backend, spec: dict, group: str,
+            modes: list[str], rounds: int) -> None:
+    """The mode's timing from its rounds, and its output checked after the rounds: other
+    modes ran between its calls, which is what could corrupt a replayed graph's output."""
+    entry = member.entry
+    if member.call is None:
+        return
+    if not member.round_s:
+        entry.update(status="error", reason="no round was timed")
+        return
+    samples = member.round_s
+    entry["timing"] = summarize(samples) | {
+        "samples": samples, "calls_per_sample": member.calls_per_block * member.inner,
+        "warmup_calls": (member.calls_per_block + len(member.entry["compile"]["cold_first_calls_s"]))
+        * member.inner,
+        "wall_per_call_s": member.wall_s / (member.calls * member.inner), "timer": "perf-counter"}
+    entry["paired"] = {"group": group, "modes": modes, "build_position": member.position,
+                       "rounds_planned": rounds,
+                       "calls_per_block": member.calls_per_block * member.inner,
+                       "round_s": samples, "round_position": member.round_position}
+    try:
+        device = torch.device(backend.device)
+        entry["correctness"], notes = _correctness(workload, member.built, member.call_fn,
+                                                   device, spec)
+        if notes:
+            entry["probes"] = notes
+    except Exception as error:  # noqa: BLE001
+        _fail(member, "correctness", error)
+
+
+def run(spec: dict, result: dict) -> None:
+    backend = BACKENDS[spec["backend"]]
+    workload = lookup(spec["workload"])
+    rng = random.Random(spec["group"])
+    fingerprint, probe = Fingerprint(backend), Probe(backend)
+    order = list(spec["modes"])
+    rng.shuffle(order)  # no mode is always the one built into a fresh process
+    members = [Member(MODES[name], position, result["modes"].setdefault(name, {}))
+               for position, name in enumerate(order)]
+    for member in members:
+        member.entry.update(status="ok", reason=None)
+    with contextlib.nullcontext() if workload.training else torch.no_grad():
+        for member in members:
+            reason = _unsupported(workload, member.mode)
+            if reason:
+                member.entry.update(status="unsupported", reason=reason)
+                continue
+            try:
+                _set_up(member, workload, backend, spec)
+            except Exception as error:  # noqa: BLE001 - recorded; the other modes go on
+                _fail(member, "setup", error)
+                if backend.name == "cuda":
+                    torch.cuda.empty_cache()
+        ready = [m for m in members if m.call is not None]
+        rounds = _rounds_to_run(ready, spec) if ready else 0
+        _time_rounds(ready, backend, probe, rounds, rng)
+        for member in ready:
+            _finish(member, workload, backend, spec, spec["group"], order, rounds)
+    result["host"] = fingerprint.host(probe)
+
+
+def main(argv: list[str]) -> int:
+    spec_path, result_path = Path(argv[0]), Path(argv[1])
+    spec = json.loads(spec_path.read_text())
+    result: dict = {"status": "ok", "reason": None, "modes": {}}
+    started = time.perf_counter()
+    try:
+        run(spec, result)
+    except Exception as error:  # noqa: BLE001 - the group as a whole failed (a bad spec)
+        result.update(status="error", reason=_one_line(error))
+    result["duration_s"] = time.perf_counter() - started
+    try:
+        text = json.dumps(result, allow_nan=False)
+    except ValueError as error:
+        text = json.dumps({"status": "error", "reason": f"the result is not valid JSON: {error}",
+                           "modes": {}, "duration_s": result["duration_s"]})
+    partial = result_path.with_suffix(".partial")
+    partial.write_text(text)
+    os.replace(partial, result_path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
