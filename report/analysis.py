@@ -34,6 +34,7 @@ import dataclasses
 import importlib.util
 import math
 import re
+import socket
 import sys
 import types
 import typing
@@ -590,13 +591,23 @@ def environments(shown: pd.DataFrame, case_rows: pd.DataFrame) -> dict[str, Envi
             for env_id, f in sorted(fields.items())}
 
 
+def _device_text(fields: dict[str, tuple[str, ...]]) -> str:
+    """What a reader recognises: the GPU type, or the CPU model with its core count."""
+    if fields["backend"] == ("cpu",) and fields["cpu_count"] != ("not recorded",):
+        return f"{', '.join(fields['cpu_model'])}, {'/'.join(fields['cpu_count'])} cores"
+    return ", ".join(fields["device_name"])
+
+
 def _unique_labels(fields_by_id: dict[str, dict[str, tuple[str, ...]]]) -> dict[str, str]:
-    """'NVIDIA H100 80GB HBM3 · torch 2.11.0'; only labels that clash grow the machine
-    name, and then the env_id, so two environments never share a label."""
+    """'NVIDIA H100 80GB HBM3 · torch 2.11.0', 'AMD EPYC, 2 cores · torch 2.15.0 · this
+    machine' (records measured where the site is built); only labels that clash grow the
+    machine name, and then the env_id, so two environments never share a label."""
     def joined(fields, names):
         return " · ".join(("torch " if n == "torch" else "") + ", ".join(fields[n]) for n in names)
 
-    labels = {env_id: joined(f, ("device_name", "torch")) for env_id, f in fields_by_id.items()}
+    labels = {env_id: " · ".join((_device_text(f), joined(f, ("torch",)), *(
+        ("this machine",) if socket.gethostname() in f["machine"] else ())))
+        for env_id, f in fields_by_id.items()}
     for extend in (lambda env_id, label: f"{label} · {joined(fields_by_id[env_id], ('machine',))}",
                    lambda env_id, label: f"{label} · {env_id}"):
         counts = Counter(labels.values())

@@ -1,10 +1,10 @@
-"""The home page: a speedup-vs-eager heat map and table per environment."""
+"""The home page: quick answers from the records, then a speedup-vs-eager heat map and
+table per environment."""
 
 from __future__ import annotations
 
-from report import charts
+from report import answers, charts
 from report.analysis import BASELINE, Environment, rows
-from report.pages import ledger
 from report.site import Site
 
 PAGE = "index.md"
@@ -49,5 +49,7 @@ def render(site: Site) -> None:
 
     batched = [w for w in data.workloads if data.batched(w)]
     site.page(PAGE, "index.md.j2", backends=site.by_backend(build),
-              verdicts=ledger.verdict_table(data),
+              verdicts=answers.verdict_table(data),
+              answers=answers.answers(data, answers.judged(data)),
+              gpu=answers.conditions(data),
               representative={w: data.representative_batch(w) for w in batched})
