@@ -108,6 +108,21 @@ def calls(value: float | None) -> str:
     return "never" if math.isinf(value) else f"{int(value):,}"
 
 
+def about(value: float | None, lo: float | None = None, hi: float | None = None) -> str:
+    """A count rounded to what its range supports: one significant figure where the range
+    spans more than a factor of three, else two ("about 10,000"); exact when it is small."""
+    if _missing(value):
+        return NOT_MEASURED
+    if math.isinf(value):
+        return "never"
+    wide = lo is None or hi is None or lo <= 0 or math.isinf(hi) or hi / lo > 3
+    digits = 1 if wide else 2
+    if value < 10 ** digits:
+        return f"{int(value):,}"
+    rounded = round(value, digits - 1 - int(math.floor(math.log10(value))))
+    return f"about {int(rounded):,}"
+
+
 def scientific(value: float | None) -> str:
     return NOT_MEASURED if _missing(value) else f"{value:.2e}"
 
@@ -158,6 +173,7 @@ FILTERS = {
     "bytes": binary_bytes,
     "number": number,
     "calls": calls,
+    "about": about,
     "sci": scientific,
     "batch": batch,
     "passfail": yes_no,

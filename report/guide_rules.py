@@ -163,6 +163,8 @@ class Pick:
     runner_up: str | None = None
     runner_up_speedup: float | None = None
     points: tuple[tuple[str, int | None], ...] = ()  # (workload, batch)
+    cold_calls_lo: float | None = None  # the fewest and most calls to break even at one
+    cold_calls_hi: float | None = None  # of the points, cold caches
 
     @property
     def measured(self) -> bool:
@@ -176,6 +178,11 @@ class Pick:
 def _nanmedian(values: np.ndarray) -> float | None:
     found = values[~np.isnan(values)]
     return float(np.median(found)) if len(found) else None
+
+
+def _calls_range(calls: np.ndarray) -> tuple[float | None, float | None]:
+    found = calls[~np.isnan(calls)]
+    return (float(found.min()), float(found.max())) if len(found) else (None, None)
 
 
 def _median_calls(calls: np.ndarray) -> float | None:
@@ -224,6 +231,7 @@ def pick(cases: pd.DataFrame) -> Pick:
             "cold_s": _nanmedian(col["cold_first_call_s"]) if mode != BASELINE else None,
             "warm_s": _nanmedian(col["warm_first_call_s"]) if mode != BASELINE else None,
             "cold_calls": _median_calls(break_even_calls(col["cold_first_call_s"], saving)),
+            "cold_range": _calls_range(break_even_calls(col["cold_first_call_s"], saving)),
             "warm_calls": _median_calls(break_even_calls(col["warm_first_call_s"], saving))})
     if not table:
         return Pick(None)
@@ -235,11 +243,11 @@ def pick(cases: pd.DataFrame) -> Pick:
     others = sorted((row for row in table if row["mode"] != chosen["mode"]),
                     key=lambda row: -row["speedup"])
     if chosen["mode"] == BASELINE:
-        chosen = {**chosen, "cold_calls": None, "warm_calls": None}
+        chosen = {**chosen, "cold_calls": None, "warm_calls": None, "cold_range": (None, None)}
     return Pick(chosen["mode"], chosen["speedup"], chosen["lo"], chosen["hi"], n,
                 chosen["cold_calls"], chosen["warm_calls"], chosen["cold_s"], chosen["warm_s"],
                 others[0]["mode"] if others else None,
-                others[0]["speedup"] if others else None, names)
+                others[0]["speedup"] if others else None, names, *chosen["cold_range"])
 
 
 # ---- the flow of one environment ---------------------------------------------------------------
@@ -335,12 +343,20 @@ def _batch_limits(pts: pd.DataFrame, split: Split) -> tuple[tuple[str, int], ...
                                                workload_rank(item[0]))))
 
 
+# What `flow` reads of the case table (narrow frames select and merge several times faster).
+FLOW_COLUMNS = (*POINT, "mode", "ok", "backend", "family", "training", "batch_cycle", "axis",
+                "busy_fraction", "device_kernels_per_call", "median_s", "lo_s", "hi_s",
+                "n_processes", "n_processes_base", "cold_first_call_s", "warm_first_call_s",
+                "recompiles", "env_repeated", "mode_description", *TRAITS)
+
+
 def flow(cases: pd.DataFrame) -> Flow:
     """The guide for the cases of one environment."""
     env_ids = sorted(set(cases["env_id"]))
     if len(env_ids) != 1:
         raise ValueError(f"flow() takes one environment's cases, got {len(env_ids)}")
-    cases = cases[cases["shapes"] == cases["shapes"].iloc[0]]
+    cases = cases.loc[cases["shapes"] == cases["shapes"].iloc[0], [c for c in FLOW_COLUMNS
+                                                                    if c in cases.columns]]
     pts = points(cases)
     graphs = mode_with(cases, compiled=True, cuda_graphs=True)
     plain = mode_with(cases, compiled=True)
@@ -517,7 +533,11 @@ def recommendations(cases: pd.DataFrame, flows: dict[str, Flow]) -> pd.DataFrame
     every = points(cases)
     of_point = {_plain_key(k): every.iloc[[i]]
                 for i, k in enumerate(zip(*(every[c] for c in POINT), strict=True))}
-    for key, group in cases.groupby(POINT, dropna=False, sort=False):
+    # `pick` reads a few columns of a point's cases; narrow rows are several times faster
+    # to select and merge than the full case table.
+    narrow = cases[[*dict.fromkeys([*POINT, "mode", "ok", "median_s", "lo_s", "hi_s",
+                                    "cold_first_call_s", "warm_first_call_s", *TRAITS])]]
+    for key, group in narrow.groupby(POINT, dropna=False, sort=False):
         fl = flows.get(key[0])
         if fl is None:
             continue

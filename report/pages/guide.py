@@ -9,7 +9,9 @@ import re
 
 import pandas as pd
 
-from report import analysis, guide_rules
+import json
+
+from report import analysis, answers, guide_rules
 from report.analysis import BASELINE, Environment, rows
 from report.site import Site
 
@@ -88,6 +90,35 @@ def evidence(data: analysis.Data) -> dict:
     return {"table": table, "best": best, "spread": analysis.spreads(data.cases)}
 
 
+def chooser_data(data: analysis.Data, best: pd.DataFrame) -> dict:
+    """What the chooser needs beside the exported speedups: which workloads are training
+    steps or cycle their shapes, and per case the calls after which its cold and warm
+    first call are paid back (keyed like the speedups rows: device, torch, workload,
+    size, mode)."""
+    workloads = {}
+    for workload in data.workloads:
+        info = data.workload_info(workload) or {}
+        workloads[workload] = {"training": bool(info.get("training")),
+                               "varying": guide_rules._varying(info.get("batch_cycle")),
+                               "family": data.family(workload)}
+    table = data.speedups[data.speedups["mode"] != BASELINE]
+    saving = table["median_s_base"] - table["median_s"]
+    table = table.assign(cold=analysis.break_even(table["cold_first_call_s"], saving),
+                         warm=analysis.break_even(table["warm_first_call_s"], saving))
+    devices = {env.env_id: answers.device_of(env) for env in data.environments.values()}
+    torch = {env.env_id: dict(env.fields)["torch"][0] for env in data.environments.values()}
+
+    def calls(value):
+        return None if pd.isna(value) else ("never" if value == analysis.NEVER else int(value))
+    rows_ = [{"device": devices[r["env_id"]], "torch": torch[r["env_id"]],
+              "workload": r["workload"], "size": r["batch_size"], "mode": r["mode"],
+              "cold_calls": calls(r["cold"]), "warm_calls": calls(r["warm"])}
+             for r in analysis.rows(table[["env_id", "workload", "batch_size", "mode", "cold",
+                                           "warm"]])]
+    return {"workloads": workloads, "break_even": rows_, "gain": analysis.MEANINGFUL_GAIN,
+            "outlier_spread": answers.OUTLIER_SPREAD}
+
+
 def render(site: Site) -> None:
     data = site.data
     found = flows(data)
@@ -124,4 +155,7 @@ def render(site: Site) -> None:
 
     site.page("analysis/guide.md", "guide.md.j2", backends=site.by_backend(build),
               modes=data.modes, chart=chart(data, found), leaves=guide_rules.LEAVES,
-              gain=analysis.MEANINGFUL_GAIN, never=analysis.NEVER)
+              gain=analysis.MEANINGFUL_GAIN, never=analysis.NEVER,
+              outlier_spread=answers.OUTLIER_SPREAD)
+    site.write("analysis/guide-data.json",
+               json.dumps(chooser_data(data, best), sort_keys=True, separators=(",", ":")) + "\n")
