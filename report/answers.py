@@ -61,21 +61,16 @@ def fastest_at(data: Data, workload: str, batch: int | None, backend: str
     pairings, processes, runner-up, whether the lead is inside the spread (`unsettled`)
     and eager's busy fraction (GPU only)."""
     best = analysis.fastest(data.cases)
-    speed = data.speedups
     out = []
     for device, envs in _envs_by_device(data, backend).items():
         for env in _newest(envs):
-            at = best[(best["env_id"] == env.env_id) & (best["workload"] == workload)]
-            at = at[at["batch_size"].isna()] if batch is None else at[at["batch_size"] == batch]
+            at = _at(best, env.env_id, workload, batch)
             if at.empty:
                 continue
             row = analysis.rows(at)[0]
-            mine = speed[(speed["env_id"] == env.env_id) & (speed["workload"] == workload)
-                         & (speed["mode"] == row["mode"])]
-            mine = mine[mine["batch_size"].isna()] if batch is None else mine[mine["batch_size"] == batch]
-            eager = speed[(speed["env_id"] == env.env_id) & (speed["workload"] == workload)
-                          & (speed["mode"] == BASELINE)]
-            eager = eager[eager["batch_size"].isna()] if batch is None else eager[eager["batch_size"] == batch]
+            here = _at(data.speedups, env.env_id, workload, batch)
+            mine = here[here["mode"] == row["mode"]]
+            eager = here[here["mode"] == BASELINE]
             s = analysis.rows(mine)[0] if len(mine) else {}
             busy = analysis.rows(eager)[0].get("busy_fraction") if len(eager) else None
             out.append({
@@ -90,6 +85,12 @@ def fastest_at(data: Data, workload: str, batch: int | None, backend: str
                 "break_even": _break_even(row, s) if row["mode"] != BASELINE else None})
             break
     return out
+
+
+def _at(table: pd.DataFrame, env_id: str, workload: str, batch: int | None) -> pd.DataFrame:
+    """The rows of `table` at one point (env, workload, batch; None: unbatched)."""
+    here = table[(table["env_id"] == env_id) & (table["workload"] == workload)]
+    return here[here["batch_size"].isna()] if batch is None else here[here["batch_size"] == batch]
 
 
 def _break_even(row: dict, s: dict) -> float | None:
@@ -180,7 +181,8 @@ def conditions(data: Data) -> dict[str, Any]:
     def values(column):
         return sorted({str(v) for v in gpu[column].dropna()})
     return {"torch": history.sort_releases({r.split("+")[0] for r in values("torch")}),
-            "dtypes": [d.removeprefix("torch.") for d in values("dtype")], "tf32": values("cuda_matmul_allow_tf32"),
+            "dtypes": [d.removeprefix("torch.") for d in values("dtype")],
+            "tf32": values("cuda_matmul_allow_tf32"),
             "devices": sorted({device_of(e) for e in data.envs("cuda")}),
             "measured": not gpu.empty}
 

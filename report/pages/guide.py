@@ -5,11 +5,10 @@ mixed and device-bound eager runs."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pandas as pd
-
-import json
 
 from report import analysis, answers, guide_rules
 from report.analysis import BASELINE, Environment, rows
