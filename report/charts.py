@@ -172,11 +172,17 @@ def _legend_below(fig: Figure, ax, count: int) -> None:
 @chart
 def line_chart(path: Path, key: str, *, title: str, xlabel: str, ylabel: str,
                series: dict[str, list[Point]], colors: dict[str, str],
-               xbase: int = 2, ylog: bool = True, reference_y: float | None = None) -> None:
-    """One line per series over a log x axis; error bars where points carry them."""
+               xbase: int = 2, ylog: bool = True, reference_y: float | None = None,
+               speedups: dict[str, list[Point]] | None = None) -> None:
+    """One line per series over a log x axis; error bars where points carry them, cut
+    where one process is far off. With `speedups`, a second panel below shows each series
+    over the baseline at the same x, which separates lines that merge on the first."""
     with matplotlib.rc_context(STYLE):
-        fig = _figure(6.4, 4.0)
-        ax = fig.add_subplot()
+        fig = _figure(6.4, 6.4 if speedups else 4.0)
+        if speedups:
+            ax, below = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
+        else:
+            ax, below = fig.add_subplot(), None
         for name, points in series.items():
             xs = [p.x for p in points]
             ys = [p.y for p in points]
@@ -195,9 +201,22 @@ def line_chart(path: Path, key: str, *, title: str, xlabel: str, ylabel: str,
         if ylog:
             ax.set_yscale("log")
             _plain_log_ticks(ax.yaxis)
+        _clip_outliers(ax, series, colors, ylog)
         fig.suptitle(title)
-        ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
+        if below is not None:
+            for name, points in speedups.items():
+                below.plot([p.x for p in points], [p.y for p in points], color=colors[name],
+                           marker="o", markersize=3.5, linewidth=1.4)
+            below.axhline(1.0, color="#555555", linewidth=0.8, linestyle="--")
+            below.set_yscale("log", base=2)
+            _plain_log_ticks(below.yaxis)
+            below.set_ylabel("speedup over eager")
+            below.set_xlabel(xlabel)
+            below.set_xticks(xticks, [f"{x:g}" for x in xticks])
+            below.minorticks_off()
+        else:
+            ax.set_xlabel(xlabel)
         _legend_below(fig, ax, len(series))
         _save(fig, path, title, key)
 
@@ -215,8 +234,9 @@ def _clip_outliers(ax, series: dict[str, list[Point]], colors: dict[str, str], l
         top, bottom = max(ys) * 1.5, 0.0
     lows = [p.low for points in series.values() for p in points if p.low is not None]
     highs = [p.high for points in series.values() for p in points if p.high is not None]
-    ax.set_ylim(max(bottom, min(lows, default=bottom)) if log else 0.0,
-                min(top, max([*highs, max(ys) * 1.05])))
+    pad = 1.15 if log else 1.05
+    ax.set_ylim(max(bottom, min([*lows, *ys]) / pad) if log else 0.0,
+                min(top, max([*highs, *ys]) * pad))
     cut_top = ax.get_ylim()[1]
     for name, points in series.items():
         clipped = [p.x for p in points if p.high is not None and p.high > cut_top]
