@@ -60,7 +60,7 @@ def fastest_at(data: Data, workload: str, batch: int | None, backend: str
     environment that timed it: mode, speedup over eager with its range over process
     pairings, processes, runner-up, whether the lead is inside the spread (`unsettled`)
     and eager's busy fraction (GPU only)."""
-    best = analysis.fastest(data.cases)
+    best = data.fastest()
     out = []
     for device, envs in _envs_by_device(data, backend).items():
         for env in _newest(envs):
@@ -105,7 +105,7 @@ def pays_within(data: Data, calls: int) -> list[dict[str, Any]]:
     """Per device of every backend, over the points of the newest environment: at how many
     the fastest compiled mode's cold first call is paid back within `calls` calls, of how
     many points a compiled mode was fastest, and the median break-even."""
-    best = analysis.fastest(data.cases)
+    best = data.fastest()
     out = []
     for backend in data.backends:
         for device, envs in _envs_by_device(data, backend).items():
@@ -137,7 +137,7 @@ def trust(data: Data, difference: float) -> dict[str, Any] | None:
 def release_changes(data: Data) -> dict[str, Any] | None:
     """The newest release measured after another on one machine: how many of its cases got
     faster or slower beyond the spread, against the release before (report/history.py)."""
-    found = history.changes(data.records)
+    found = data.memo("changes", lambda: history.changes(data.records))
     if found.empty:
         return None
     newest = history.sort_releases(found["new_release"].unique())[-1]

@@ -72,7 +72,7 @@ def evidence(data: analysis.Data) -> dict:
     """Today's tables: the fastest mode of each case and the summary by busy fraction."""
     table = data.speedups
     eager = table[table["mode"] == BASELINE][[*analysis.POINT, "busy_fraction", "median_s"]]
-    best = analysis.fastest(data.cases)
+    best = data.fastest()
     best = best[best["mode_runner_up"].notna()].merge(
         eager, on=analysis.POINT, suffixes=("", "_eager"))
     best = best.assign(**{"class": analysis.boundedness(best["busy_fraction_eager"])
