@@ -67,7 +67,7 @@
   function points(found, guide, want) {
     const kind = found.rows.filter((r) => {
       const w = guide.workloads[r.workload];
-      return w && !skipped.has(w.family) && w.training === (want.work === "training")
+      return w && !skipped.has(w.family) && w.axis !== "n" && w.training === (want.work === "training")
         && w.varying === (want.shapes === "varying") && typeof r.speedup === "number";
     });
     if (!kind.length) return [];
@@ -137,10 +137,12 @@
         head.append(`no mode was ${Math.round(guide.gain * 100)}% faster; the best, ${best.mode}, `
           + `measured ${times(best.speedup)} (${times(best.lo)}–${times(best.hi)}).`);
       } else {
-        head.append(`${best.mode} is ${times(best.speedup)} faster (${times(best.lo)}–${times(best.hi)}) `
-          + `but pays back its compile only after ${best.calls === null ? "an unmeasured number of"
-          : about(best.calls, best.callsLo, best.callsHi)} calls, more than your `
-          + `${want.calls.toLocaleString("en")}.`);
+        const payback = best.calls === null ? "its compile time was not measured here"
+          : !isFinite(best.calls) ? "at the median point it never pays back its compile"
+          : `it pays back its compile only after ${about(best.calls, best.callsLo, best.callsHi)} calls, `
+            + `more than your ${want.calls.toLocaleString("en")}`;
+        head.append(`${best.mode} is ${times(best.speedup)} faster (${times(best.lo)}–${times(best.hi)}), `
+          + `but ${payback}.`);
       }
     }
     out.append(head);

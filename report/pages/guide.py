@@ -99,7 +99,7 @@ def chooser_data(data: analysis.Data, best: pd.DataFrame) -> dict:
         info = data.workload_info(workload) or {}
         workloads[workload] = {"training": bool(info.get("training")),
                                "varying": guide_rules._varying(info.get("batch_cycle")),
-                               "family": data.family(workload)}
+                               "family": data.family(workload), "axis": info.get("axis")}
     table = data.speedups[data.speedups["mode"] != BASELINE]
     saving = table["median_s_base"] - table["median_s"]
     table = table.assign(cold=analysis.break_even(table["cold_first_call_s"], saving),
