@@ -284,15 +284,22 @@ def main(argv: list[str]) -> int:
     result.setdefault("memory", {"peak_device_bytes": None})
     result["memory"]["peak_rss_bytes"] = peak_kib if sys.platform == "darwin" else peak_kib * 1024
     result["duration_s"] = time.perf_counter() - started
+    write_result(result_path, result)
+    return 0
+
+
+def write_result(path: Path, result: dict, **empty) -> None:
+    """Write `result` whole (through a rename, so the runner never reads half of it); a
+    NaN or inf that slipped into a figure makes it an error that says so. `empty` gives
+    the fields such an error result still needs."""
     try:
         text = json.dumps(result, allow_nan=False)
-    except ValueError as error:  # a NaN or inf slipped into a figure: say so, keep the case
-        text = json.dumps({"status": "error", "reason": f"the result is not valid JSON: {error}",
-                           "duration_s": result["duration_s"]})
-    partial = result_path.with_suffix(".partial")
+    except ValueError as error:
+        text = json.dumps({**empty, "status": "error", "duration_s": result["duration_s"],
+                           "reason": f"the result is not valid JSON: {error}"})
+    partial = path.with_suffix(".partial")
     partial.write_text(text)
-    os.replace(partial, result_path)
-    return 0
+    os.replace(partial, path)
 
 
 if __name__ == "__main__":

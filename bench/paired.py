@@ -23,7 +23,6 @@ import contextlib
 import itertools
 import json
 import math
-import os
 import random
 import sys
 import time
@@ -33,7 +32,15 @@ from pathlib import Path
 import torch
 
 from bench.backends import BACKENDS, Backend
-from bench.case import _build, _correctness, _one_line, _refuse_zero_inputs, _unsupported, _workload_info
+from bench.case import (
+    _build,
+    _correctness,
+    _one_line,
+    _refuse_zero_inputs,
+    _unsupported,
+    _workload_info,
+    write_result,
+)
 from bench.host import Fingerprint, Probe
 from bench.modes import MODES, Mode
 from bench.stats import summarize
@@ -135,7 +142,10 @@ def _rounds_to_run(members: list[Member], spec: dict) -> int:
 def _time_rounds(members: list[Member], backend: Backend, probe: Probe, rounds: int,
                  rng: random.Random) -> None:
     for member in members:  # one untimed block each: clocks ramp, allocator pools fill
-        member.block(backend)
+        try:
+            member.block(backend)
+        except Exception as error:  # noqa: BLE001 - one failing mode leaves the rest
+            _fail(member, "warm-up", error)
         member.wall_s, member.calls = 0.0, 0
     probe.block()
     probe.op_s.clear(), probe.launch_s.clear()
@@ -229,14 +239,7 @@ def main(argv: list[str]) -> int:
     except Exception as error:  # noqa: BLE001 - the group as a whole failed (a bad spec)
         result.update(status="error", reason=_one_line(error))
     result["duration_s"] = time.perf_counter() - started
-    try:
-        text = json.dumps(result, allow_nan=False)
-    except ValueError as error:
-        text = json.dumps({"status": "error", "reason": f"the result is not valid JSON: {error}",
-                           "modes": {}, "duration_s": result["duration_s"]})
-    partial = result_path.with_suffix(".partial")
-    partial.write_text(text)
-    os.replace(partial, result_path)
+    write_result(result_path, result, modes={})
     return 0
 
 

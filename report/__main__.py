@@ -1,5 +1,6 @@
 """python -m report --results results --docs docs
-python -m report compare OLD NEW [--results results] [--fail-above 10%]  (report/compare.py)"""
+python -m report compare OLD NEW [--results results] [--fail-above 10%]  (report/compare.py)
+python -m report export DIR [--results results]  (report/export.py)"""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from report import compare
+from report import compare, export
 from report.analysis import ResultsError
 from report.build import build
 
-SUBCOMMANDS = {"compare": compare.main}
+SUBCOMMANDS = {"compare": compare.main, "export": export.main}
 
 
 def main(argv: list[str] | None = None) -> int:

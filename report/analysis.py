@@ -49,9 +49,11 @@ import pandas as pd
 from bench.modes import MODES
 from bench.records import Environment as RecordEnvironment
 from bench.records import MalformedRecord, Record, read_records
+from bench.stats import paired_speedup
 
 BASELINE = "eager"  # the mode every "speedup" is measured against
 EXTERNAL_FAMILY = "external"  # WorkloadInfo.family of a workload given as package.module:factory
+PAIRED_BASELINES = ("eager", "default")  # cases carry paired ratios against these two
 SHOWN_SHAPES = "seed"  # "tiny" records are test-sized runs, counted and left out
 BACKENDS = ("cuda", "cpu", "mps")  # every backend gets a tab, measured or not
 PROCESS_TAGS = re.compile(r"^(main|rerun-\d+)$")  # records under these tags are processes of one case
@@ -206,7 +208,7 @@ def rows(df: pd.DataFrame) -> list[dict[str, Any]]:
     # pandas and was a fifth of the report's time on wide case tables.
     columns = list(df.columns)
     values = [df[c].to_numpy(dtype=object) for c in columns] if len(df) else []
-    return [{c: _plain(v) for c, v in zip(columns, row, strict=True)} for row in zip(*values)]
+    return [{c: _plain(v) for c, v in zip(columns, row, strict=True)} for row in zip(*values, strict=True)]
 
 
 # ---- what the site shows -----------------------------------------------------------------
@@ -216,7 +218,7 @@ def latest(records: pd.DataFrame) -> pd.DataFrame:
     to the later file and line. Repeat indices beyond the newest run's `repeats` are
     dropped too: they belong to an older run of the case."""
     seed = records[records["shapes"] == SHOWN_SHAPES]
-    key = [*CASE, "tag"]
+    key = [*CASE, "tag", "process_timing"]
     newest = seed.sort_values("started_at", kind="stable").drop_duplicates(
         [*key, "repeat"], keep="last")
     planned = newest.groupby(key, dropna=False)["repeats"].transform("last")
@@ -225,8 +227,104 @@ def latest(records: pd.DataFrame) -> pd.DataFrame:
 
 
 def processes(shown: pd.DataFrame) -> pd.DataFrame:
-    """The records that are processes of a case: tags `main` and `rerun-N`."""
-    return shown[shown["tag"].str.match(PROCESS_TAGS)]
+    """The isolated records that are processes of a case: tags `main` and `rerun-N`."""
+    return shown[shown["tag"].str.match(PROCESS_TAGS) & (shown["process_timing"] == "isolated")]
+
+
+def paired_processes(shown: pd.DataFrame) -> pd.DataFrame:
+    """The ok records of paired processes under the process tags (`main`, `rerun-N`)."""
+    return shown[shown["tag"].str.match(PROCESS_TAGS) & (shown["process_timing"] == "paired")
+                 & shown["ok"]]
+
+
+def lease_of(df: pd.DataFrame) -> pd.Series:
+    """Which lease of a machine a record ran on: its host name and boot id (records from
+    before the host section say their machine name and None)."""
+    host = df["hostname"].where(df["hostname"].notna(), df["machine"])
+    return host.astype(str) + "/" + df["boot_id"].fillna("?").astype(str)
+
+
+def round_ratios(paired: pd.DataFrame) -> pd.DataFrame:
+    """One row per paired process, mode and baseline (every pair of its modes): `ratio`,
+    the median over its rounds of baseline time / mode time (above 1 the mode is
+    faster), `rounds` it rests on, its `lease`, and `probe_us`, the process's median eager
+    per-op cost (bench/host.py)."""
+    found = []
+    paired = paired.assign(lease=lease_of(paired))
+    for _, group in paired.groupby("group", sort=False):
+        first = group.iloc[0]
+        probe = first["op_s"]
+        probe_us = float(pd.Series(probe).median() * 1e6) if probe else None
+        times = dict(zip(group["mode"], group["round_s"], strict=True))
+        for baseline, base_s in times.items():
+            for mode, mode_s in times.items():
+                found.append({**{c: first[c] for c in POINT}, "backend": first["backend"],
+                              "mode": mode, "baseline": baseline,
+                              "ratio": paired_speedup(base_s, mode_s),
+                              "rounds": min(len(base_s), len(mode_s)), "lease": first["lease"],
+                              "probe_us": probe_us, "group": first["group"]})
+    columns = [*POINT, "backend", "mode", "baseline", "ratio", "rounds", "lease", "probe_us", "group"]
+    return pd.DataFrame(found, columns=columns)
+
+
+def paired_speedups(ratios: pd.DataFrame) -> pd.DataFrame:
+    """Per point, mode and baseline: `speedup`, the median over processes of their round
+    ratios; `speedup_lo`/`speedup_hi`, the smallest and largest process; `processes`,
+    `leases`, `rounds` (the fewest any process had) and `host_probe_us` (median)."""
+    key = [*POINT, "mode", "baseline"]
+    return ratios.groupby(key, dropna=False).agg(
+        speedup=("ratio", "median"), speedup_lo=("ratio", "min"), speedup_hi=("ratio", "max"),
+        processes=("ratio", "size"), leases=("lease", "nunique"), rounds=("rounds", "min"),
+        host_probe_us=("probe_us", "median")).reset_index()
+
+
+def with_paired(case_rows: pd.DataFrame, speedups_table: pd.DataFrame) -> pd.DataFrame:
+    """Cases with their paired speedup over each of PAIRED_BASELINES, as columns
+    `paired_<baseline>_<figure>`; NaN where no paired process measured the pair."""
+    out = case_rows
+    for baseline in PAIRED_BASELINES:
+        part = speedups_table[speedups_table["baseline"] == baseline].drop(columns="baseline")
+        figures = [c for c in part.columns if c not in (*POINT, "mode")]
+        part = part.rename(columns={c: f"paired_{baseline}_{c}" for c in figures})
+        out = out.merge(part, on=[*POINT, "mode"], how="left")
+    return out
+
+
+def side_bound(case_rows: pd.DataFrame) -> pd.Series:
+    """What sets a case's time, from its measured GPU busy fraction: "host" below
+    LAUNCH_BOUND (the device waits on the CPU that issues its work: eager launches, or the
+    Python bookkeeping around a graph replay), "device" from DEVICE_BOUND, "mixed" in
+    between, "cpu" on a CPU backend (the host is the device), None without a profile."""
+    def one(row) -> str | None:
+        if row["backend"] == "cpu":
+            return "cpu"
+        busy = row.get("busy_fraction")
+        if busy is None or pd.isna(busy):
+            return None
+        return "host" if busy < LAUNCH_BOUND else "device" if busy >= DEVICE_BOUND else "mixed"
+
+    return pd.Series([one(r) for r in case_rows.to_dict("records")], index=case_rows.index,
+                     dtype=object)
+
+
+# Whether a ratio carries to another host follows from what bounds its two sides.
+RATIO_BOUND = {("host", "host"): "launch-bound", ("cpu", "cpu"): "cpu",
+               ("device", "device"): "device-bound", ("host", "device"): "host-dependent",
+               ("device", "host"): "host-dependent"}
+
+
+def ratio_bound(mode_side: pd.Series, base_side: pd.Series) -> pd.Series:
+    """"launch-bound": both sides wait on the host, which cancels in their ratio, so it
+    carries over to other hosts; "host-dependent": one side waits on the host and the
+    other does not, so the ratio grows on a slower host; "device-bound": neither waits on
+    the host; "mixed" otherwise; None where a side has no profile."""
+    def one(a, b):
+        if a is None or b is None or pd.isna(a) or pd.isna(b):
+            return None
+        return RATIO_BOUND.get((a, b), "mixed")
+
+    return pd.Series([one(a, b) for a, b in zip(mode_side, base_side, strict=True)],
+                     index=mode_side.index, dtype=object)
 
 
 # Per-case aggregation of the ok processes: the figure and its spread, then the rest.
@@ -284,6 +382,7 @@ def cases(shown: pd.DataFrame) -> pd.DataFrame:
     out["spread"] = (out["hi_s"] - out["lo_s"]) / out["lo_s"]
     out.loc[out["n_processes"] < 2, "spread"] = float("nan")
     out["env_repeated"] = out.groupby("env_id")["n_processes"].transform("max") > 1
+    out["bound"] = side_bound(out)
     return ordered(out).reset_index(drop=True)
 
 
@@ -306,23 +405,45 @@ def compare(cases: pd.DataFrame, mode: str, baseline: str = BASELINE, *,
     run on each side, settled by definition but resting on one draw; 0: the baseline
     against itself, exactly 1). Columns of the
     mode's case keep their names; the baseline's carry a `_base` suffix.
+
+    Where paired processes timed both modes (`with_paired`), their figures replace those:
+    `speedup` is the median over processes of each one's median round ratio, lo/hi the
+    smallest and largest process, `pairings` the number of paired processes, and a
+    comparison is `settled` only when every process, on every lease, gives the same answer
+    and there are two or more. `paired` says which; `leases`, `rounds` and
+    `host_probe_us` come with them. `bound` says whether the ratio carries to another
+    host (`ratio_bound`).
     """
     if at_least is None and below is None:
         at_least = 1.0
     this = cases[cases["mode"] == mode]
     base = cases[cases["mode"] == baseline]
-    out = this.merge(base, on=POINT, how="outer", suffixes=("", "_base"))
+    out = this.merge(base, on=POINT, how="outer", suffixes=("", "_base")).copy()
     out["mode"], out["baseline"] = mode, baseline
     timed = out["ok"].eq(True) & out["ok_base"].eq(True)
     out["speedup"] = (out["median_s_base"] / out["median_s"]).where(timed)
     out["speedup_lo"] = (out["lo_s_base"] / out["hi_s"]).where(timed)
     out["speedup_hi"] = (out["hi_s_base"] / out["lo_s"]).where(timed)
     out["pairings"] = (out["n_processes"] * out["n_processes_base"]).where(timed)
+    prefix = f"paired_{baseline}_"
+    paired = pd.Series(False, index=out.index)
+    if f"{prefix}speedup" in out:
+        paired = timed & out[f"{prefix}speedup"].notna()
+        for name in ("speedup", "speedup_lo", "speedup_hi"):
+            out.loc[paired, name] = out.loc[paired, prefix + name]
+        out.loc[paired, "pairings"] = out.loc[paired, f"{prefix}processes"]
+        for name in ("leases", "rounds", "host_probe_us"):
+            out[name] = out[prefix + name].where(paired)
+    out["paired"] = paired
     if mode == baseline:  # the baseline against itself: exactly 1, no pairings to judge
         out.loc[timed, ["speedup", "speedup_lo", "speedup_hi", "pairings"]] = (1.0, 1.0, 1.0, 0)
+        out["paired"] = False
     out["holds"] = _judge(out["speedup"], at_least, below)
     lo, hi = _judge(out["speedup_lo"], at_least, below), _judge(out["speedup_hi"], at_least, below)
     out["settled"] = (lo == hi).where(timed)
+    out.loc[out["paired"] & (out["pairings"] < 2), "settled"] = False
+    out["ratio_bound"] = (ratio_bound(out["bound"], out["bound_base"]) if "bound_base" in out
+                          else None)
     out["env_repeated"] = out["env_repeated"].fillna(out["env_repeated_base"])
     return ordered(out).reset_index(drop=True)
 
@@ -334,19 +455,120 @@ def speedups(cases: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
     return ordered(out[out["ok"].notna()]).reset_index(drop=True)
 
 
-def fastest(cases: pd.DataFrame) -> pd.DataFrame:
+def fastest(cases: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per point (env, workload, batch) with a timed mode: the fastest mode (lowest median
     over processes; ties broken by name), the runner-up where there is one (columns with
     a `_runner_up` suffix) and the lead (`margin`: runner-up median / fastest median - 1).
     `tie` is true where the lead is inside the spread: some pairing of their processes
-    has the runner-up faster."""
-    timed = cases[cases["ok"]].sort_values(["median_s", "mode"], kind="stable")
+    has the runner-up faster.
+
+    Where paired processes timed every ok mode of a point against eager, modes rank by
+    that paired speedup instead, and with `paired` (the `paired_speedups` table) the lead
+    is the paired ratio of runner-up time over fastest time: `margin` is its median - 1,
+    `tie` whether any process found the runner-up as fast or faster, `pairings` how many
+    processes there were. `paired_rank` says which points ranked so."""
+    timed = cases[cases["ok"]].copy()
+    column = f"paired_{BASELINE}_speedup"
+    by_paired = (timed.groupby(POINT, dropna=False)[column].transform(lambda s: s.notna().all())
+                 if column in timed else pd.Series(False, index=timed.index))
+    timed["paired_rank"] = by_paired.astype(bool)
+    timed["rank_s"] = timed["median_s"]
+    if column in timed:
+        timed.loc[timed["paired_rank"], "rank_s"] = 1.0 / timed.loc[timed["paired_rank"], column]
+    timed = timed.sort_values(["rank_s", "mode"], kind="stable")
     ranked = timed.groupby(POINT, dropna=False, sort=False)
     best, second = ranked.nth(0), ranked.nth(1)
     out = best.merge(second, on=POINT, how="left", suffixes=("", "_runner_up"))
     out["margin"] = out["median_s_runner_up"] / out["median_s"] - 1.0
     out["tie"] = out["hi_s"] >= out["lo_s_runner_up"]
     out["pairings"] = out["n_processes"] * out["n_processes_runner_up"]
+    if paired is not None and not paired.empty:
+        lead = paired.rename(columns={"mode": "mode_lead", "baseline": "mode_runner_up_lead"})
+        out = out.merge(lead[[*POINT, "mode_lead", "mode_runner_up_lead", "speedup", "speedup_lo",
+                              "processes"]].rename(columns={"speedup": "lead", "speedup_lo": "lead_lo"}),
+                        left_on=[*POINT, "mode", "mode_runner_up"],
+                        right_on=[*POINT, "mode_lead", "mode_runner_up_lead"], how="left")
+        use = out["paired_rank"].eq(True) & out["lead"].notna()
+        out.loc[use, "margin"] = out.loc[use, "lead"] - 1.0
+        out.loc[use, "tie"] = out.loc[use, "lead_lo"] <= 1.0
+        out.loc[use, "pairings"] = out.loc[use, "processes"]
+        out = out.drop(columns=["mode_lead", "mode_runner_up_lead", "lead", "lead_lo", "processes"])
+    return ordered(out).reset_index(drop=True)
+
+
+TRANSFERS = 0.10  # a figure that moves less than this between leases carries over
+
+
+def _lease_records(records: pd.DataFrame) -> pd.DataFrame:
+    """Every ok seed-shape process record that says which host it ran on, with `lease`."""
+    kept = records[(records["shapes"] == SHOWN_SHAPES) & records["ok"]
+                   & records["tag"].str.match(PROCESS_TAGS) & records["hostname"].notna()]
+    return kept.assign(lease=lease_of(kept))
+
+
+def leases(records: pd.DataFrame) -> pd.DataFrame:
+    """Per environment and lease: when it was first measured, its host name and boot,
+    the median of its host-probe figures (`op_us`, `launch_us`) and its ordinal among
+    the environment's leases (`number`, 1 first)."""
+    kept = _lease_records(records)
+    if kept.empty:
+        return pd.DataFrame(columns=["env_id", "lease", "first_at", "hostname", "boot_id",
+                                     "op_us", "launch_us", "number"])
+    def median_us(values) -> float | None:
+        flat = [v for tup in values if tup for v in tup]
+        return float(pd.Series(flat).median() * 1e6) if flat else None
+
+    out = kept.groupby(["env_id", "lease"]).agg(
+        first_at=("started_at", "min"), hostname=("hostname", "first"), boot_id=("boot_id", "first"),
+        op_us=("op_s", median_us), launch_us=("launch_s", median_us)).reset_index()
+    out = out.sort_values(["env_id", "first_at"], kind="stable")
+    out["number"] = out.groupby("env_id").cumcount() + 1
+    return out.reset_index(drop=True)
+
+
+def across_leases(records: pd.DataFrame, bounds: pd.DataFrame) -> pd.DataFrame:
+    """Cases measured on two or more leases of one environment (all records, not only the
+    newest), one row per case and lease: the isolated median (`median_s`) and the paired
+    speedup over eager (`speedup`, `speedup_lo`, `speedup_hi`, `processes`). Per case,
+    `median_move` and `speedup_move` are (largest - smallest) / smallest across leases,
+    and `median_transfers`/`speedup_transfers` whether that stays within TRANSFERS.
+    `ratio_bound` comes from `bounds` (a `compare` against eager)."""
+    kept = _lease_records(records)
+    isolated = (kept[kept["process_timing"] == "isolated"].groupby([*CASE, "lease"], dropna=False)
+                ["median_s"].median().reset_index())
+    ratios = round_ratios(kept[kept["process_timing"] == "paired"].drop(columns="lease"))
+    ratios = ratios[ratios["baseline"] == BASELINE]
+    paired = (ratios.groupby([*POINT, "mode", "lease"], dropna=False)
+              .agg(speedup=("ratio", "median"), speedup_lo=("ratio", "min"),
+                   speedup_hi=("ratio", "max"), processes=("ratio", "size")).reset_index())
+    out = isolated.merge(paired, on=[*POINT, "mode", "lease"], how="outer")
+    counts = out.groupby(CASE, dropna=False)["lease"].transform("nunique")
+    out = out[counts >= 2].copy()
+    if out.empty:
+        return out.assign(median_move=[], speedup_move=[], median_transfers=[],
+                          speedup_transfers=[], number=[], ratio_bound=[])
+    for figure in ("median_s", "speedup"):
+        name = figure.removesuffix("_s")
+        grouped = out.groupby(CASE, dropna=False)[figure]
+        out[f"{name}_move"] = grouped.transform("max") / grouped.transform("min") - 1.0
+        out[f"{name}_transfers"] = (out[f"{name}_move"] <= TRANSFERS).where(out[f"{name}_move"].notna())
+    numbers = leases(records)[["env_id", "lease", "number", "op_us"]]
+    out = out.merge(numbers, on=["env_id", "lease"], how="left")
+    out = out.merge(bounds[[*POINT, "mode", "ratio_bound"]], on=[*POINT, "mode"], how="left")
+    return ordered(out, "number").reset_index(drop=True)
+
+
+def paired_against_isolated(shown_all: pd.DataFrame, bounds: pd.DataFrame) -> pd.DataFrame:
+    """Per case and lease where both exist: the isolated process's median and the median
+    of the paired processes' per-mode medians, `agreement` = paired / isolated - 1, with
+    the case's side bound (`bound`: device, graph, host, mixed, cpu)."""
+    kept = _lease_records(shown_all)
+    key = [*CASE, "lease"]
+    iso = kept[kept["process_timing"] == "isolated"].groupby(key, dropna=False)["median_s"].median()
+    pair = kept[kept["process_timing"] == "paired"].groupby(key, dropna=False)["median_s"].median()
+    out = pd.concat([iso.rename("isolated_s"), pair.rename("paired_s")], axis=1).dropna().reset_index()
+    out["agreement"] = out["paired_s"] / out["isolated_s"] - 1.0
+    out = out.merge(bounds[[*CASE, "bound"]], on=CASE, how="left")
     return ordered(out).reset_index(drop=True)
 
 
@@ -573,6 +795,10 @@ class Environment:
     record_count: int
     repeated: bool  # some case here rests on more than one process
 
+    def field(self, name: str) -> str:
+        """A field's values, joined: one value in all but rare cases."""
+        return ", ".join(dict(self.fields).get(name, ()))
+
 
 def _text(value: Any) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
@@ -632,9 +858,13 @@ class Data:
         self.record_count = len(records)
         self.hidden_shapes = dict(sorted(Counter(
             records.loc[records["shapes"] != SHOWN_SHAPES, "shapes"]).items()))
-        self.shown = latest(records)
-        self.superseded = int((records["shapes"] == SHOWN_SHAPES).sum()) - len(self.shown)
-        self.cases = cases(self.shown)
+        every = latest(records)
+        self.superseded = int((records["shapes"] == SHOWN_SHAPES).sum()) - len(every)
+        self.shown = every[every["process_timing"] == "isolated"]
+        self.paired = paired_processes(every)
+        self.ratios = round_ratios(self.paired)
+        self.paired_speedups = paired_speedups(self.ratios)
+        self.cases = with_paired(cases(self.shown), self.paired_speedups)
         self.environments = environments(self.shown, self.cases)
         self.traits = modes_traits(self.shown)
         self.modes = list(self.traits)

@@ -64,7 +64,9 @@ def latency(row: dict | None, side: str = "") -> str:
 
 
 def speedup(row: dict | None, column: str = "speedup") -> str:
-    """A ratio of medians with its range over every pairing of the two sides' processes."""
+    """A ratio of medians with its range over every pairing of the two sides' processes;
+    a paired ratio (see analysis.compare) with the range of its processes, and, where it
+    depends on the host, the host-probe figure it was measured at."""
     value = None if row is None else row.get(column)
     if _missing(value):
         return NOT_MEASURED
@@ -72,6 +74,11 @@ def speedup(row: dict | None, column: str = "speedup") -> str:
     if pairings == 0:  # the baseline against itself
         return times(value)
     within = f"{row[column + '_lo']:.2f}–{row[column + '_hi']:.2f}"
+    if column == "speedup" and row.get("paired"):
+        spread = f"{within}, {int(pairings)} paired proc." if pairings >= 2 else "single paired run"
+        if row.get("ratio_bound") == "host-dependent" and not _missing(row.get("host_probe_us")):
+            spread += f"; host-dependent: {row['host_probe_us']:.1f} µs per eager op here"
+        return f"{times(value)} ({spread})"
     return _spread(times(value), within, pairings, row.get("env_repeated"))
 
 
@@ -164,7 +171,19 @@ def value_text(value: Any) -> str:
     return cell(value)
 
 
+def microseconds(value: float | None) -> str:
+    """A host-probe figure, already in microseconds: 6.95 µs."""
+    return NOT_MEASURED if _missing(value) else f"{value:.2f} µs"
+
+
+def day(value) -> str:
+    """A timestamp to the minute, UTC."""
+    return NOT_MEASURED if _missing(value) else value.strftime("%Y-%m-%d %H:%M UTC")
+
+
 FILTERS = {
+    "microseconds": microseconds,
+    "day": day,
     "seconds": seconds,
     "latency": latency,
     "speedup": speedup,

@@ -528,7 +528,9 @@ class Judge:
         self._pairs: dict[tuple[str, str, str], pd.DataFrame] = {}
         # Only the columns judging reads: compare() merges whole rows, and narrow rows
         # keep a full ledger to a second or so.
-        keep = [c for c in dict.fromkeys([*analysis.CASE, *KEPT]) if c in self.cases.columns]
+        paired = [c for c in self.cases.columns if c.startswith("paired_")]  # compare() uses them
+        keep = [c for c in dict.fromkeys([*analysis.CASE, *KEPT, "bound", *paired])
+                if c in self.cases.columns]
         narrow = self.cases[keep]
         self.with_values = (narrow.merge(self.values, on=analysis.CASE, how="left")
                             if not narrow.empty else narrow)

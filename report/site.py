@@ -21,7 +21,7 @@ from report.formatting import FILTERS
 
 TEMPLATES = Path(__file__).parent / "templates"
 GENERATED_FILES = ("index.md", "methodology.md")
-GENERATED_DIRS = ("workloads", "analysis", "concepts", "charts")
+GENERATED_DIRS = ("workloads", "analysis", "concepts", "charts", "data")
 WORKLOAD_NAV = "workloads/.nav.json"  # read by report/mkdocs_nav.py; dotfiles are not published
 MKDOCS_YML = Path(__file__).parents[1] / "mkdocs.yml"
 

@@ -1,4 +1,4 @@
-"""One end-to-end smoke run of `python -m bench` on CPU with tiny shapes, then resume.
+"""One end-to-end smoke run of `python -m bench --timing isolated` on CPU with tiny shapes, then resume.
 
 matmul-128 in eager, default and cuda-graph mode, two repeats each: an eager case, a
 compiled case whose second process starts from the first one's compile caches, and an
@@ -28,8 +28,10 @@ from bench.modes import MODES
 from bench.runner import case_cache_dir
 from bench.stats import summarize
 
+# Isolated timing: every process here measures one case (tests/test_bench_paired.py runs
+# the paired default end to end).
 COMMON = ("--shapes", "tiny", "--profile", "quick", "--machine", "smoke",
-          "--workload", "matmul-128")
+          "--workload", "matmul-128", "--timing", "isolated")
 SELECTION = (*COMMON, "--mode", "eager", "--mode", "default", "--mode", "cuda-graph",
              "--repeats", "2")
 # A smaller selection for the runs that measure again: one case process, one unsupported.

@@ -20,6 +20,7 @@ from bench_helpers import (
 )
 
 SELECTION = ("--shapes", "tiny", "--profile", "quick", "--machine", "signals", "--repeats", "2",
+             "--timing", "isolated",
              "--workload", "trivial-call", "--workload", "launch-chain-10", "--mode", "eager")
 
 

@@ -54,7 +54,7 @@
       .forEach(([device, found]) => select.append(text("option", `${device} (${found.backend})`,
                                                        {value: device})));
     const calls = new Map(guide.break_even.map((r) => [
-      [r.device, r.torch, r.workload, r.size, r.mode].join("|"),
+      [r.env_id, r.workload, r.size, r.mode].join("|"),
       r.cold_calls === "never" ? Infinity : r.cold_calls]));
     const answer = () => show(byDevice.get(select.value), guide, calls);
     form.addEventListener("input", answer);
@@ -71,8 +71,12 @@
         && w.varying === (want.shapes === "varying") && typeof r.speedup === "number";
     });
     if (!kind.length) return [];
-    const torch = kind.map((r) => r.torch).reduce((a, b) => (newer(b, a) ? b : a));
-    const here = kind.filter((r) => r.torch === torch);
+    // One environment: the newest torch on this device, then the one with the most rows.
+    const count = new Map();
+    kind.forEach((r) => count.set(r.env_id, (count.get(r.env_id) || 0) + 1));
+    const env = kind.reduce((a, b) => (newer(b.torch, a.torch) || (b.torch === a.torch
+      && count.get(b.env_id) > count.get(a.env_id)) ? b : a)).env_id;
+    const here = kind.filter((r) => r.env_id === env);
     const batched = here.filter((r) => r.size !== null);
     const pool = batched.length ? batched : here;
     const nearest = new Map();
@@ -104,7 +108,7 @@
       modes.get(r.mode).push(r);
     });
     const summary = [...modes.entries()].filter(([, rs]) => rs.length === where).map(([mode, rs]) => {
-      const even = rs.map((r) => calls.get([r.device, r.torch, r.workload, r.size, r.mode].join("|")))
+      const even = rs.map((r) => calls.get([r.env_id, r.workload, r.size, r.mode].join("|")))
         .filter((c) => c !== undefined && c !== null);
       return {mode, rows: rs, speedup: median(rs.map((r) => r.speedup)),
               lo: Math.min(...rs.map((r) => r.speedup_min ?? r.speedup)),
@@ -146,7 +150,8 @@
       }
     }
     out.append(head);
-    out.append(text("p", `${found.rows[0].device}, torch ${torch}; ${want.work}, ${want.shapes} shapes, `
+    out.append(text("p", `${found.rows[0].device}, torch ${torch}, machine ${rows[0].machine || "not recorded"}; `
+      + `${want.work}, ${want.shapes} shapes, `
       + `nearest measured batch to ${want.batch}. Evidence:`, {class: "atlas-chooser-conditions"}));
     const shown = best ? best.rows : [];
     const table = text("table");
@@ -161,7 +166,7 @@
       const link = text("a", r.workload, {href: `../../workloads/${r.workload}/`});
       const cell = text("td");
       cell.append(link);
-      const even = calls.get([r.device, r.torch, r.workload, r.size, r.mode].join("|"));
+      const even = calls.get([r.env_id, r.workload, r.size, r.mode].join("|"));
       tr.append(cell, text("td", r.size === null ? "—" : String(r.size)), text("td", r.mode),
                 text("td", times(r.speedup)),
                 text("td", r.speedup_min == null ? "single run"

@@ -92,8 +92,7 @@ def evidence(data: analysis.Data) -> dict:
 def chooser_data(data: analysis.Data, best: pd.DataFrame) -> dict:
     """What the chooser needs beside the exported speedups: which workloads are training
     steps or cycle their shapes, and per case the calls after which its cold and warm
-    first call are paid back (keyed like the speedups rows: device, torch, workload,
-    size, mode)."""
+    first call are paid back (keyed like the speedups rows: env_id, workload, size, mode)."""
     workloads = {}
     for workload in data.workloads:
         info = data.workload_info(workload) or {}
@@ -104,13 +103,10 @@ def chooser_data(data: analysis.Data, best: pd.DataFrame) -> dict:
     saving = table["median_s_base"] - table["median_s"]
     table = table.assign(cold=analysis.break_even(table["cold_first_call_s"], saving),
                          warm=analysis.break_even(table["warm_first_call_s"], saving))
-    devices = {env.env_id: answers.device_of(env) for env in data.environments.values()}
-    torch = {env.env_id: dict(env.fields)["torch"][0] for env in data.environments.values()}
 
     def calls(value):
         return None if pd.isna(value) else ("never" if value == analysis.NEVER else int(value))
-    rows_ = [{"device": devices[r["env_id"]], "torch": torch[r["env_id"]],
-              "workload": r["workload"], "size": r["batch_size"], "mode": r["mode"],
+    rows_ = [{"env_id": r["env_id"], "workload": r["workload"], "size": r["batch_size"], "mode": r["mode"],
               "cold_calls": calls(r["cold"]), "warm_calls": calls(r["warm"])}
              for r in analysis.rows(table[["env_id", "workload", "batch_size", "mode", "cold",
                                            "warm"]])]

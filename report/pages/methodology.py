@@ -49,8 +49,17 @@ def render(site: Site) -> None:
     def named(name: str) -> list[dict]:
         return rows(found[found["probe"] == name])
 
+    checked = data.paired[data.paired["passed"].notna()]
+    wrong = checked[checked["passed"] == False]  # noqa: E712 - a column of booleans
+    ro = checked[checked["mode"] == "reduce-overhead"]
+    paired = {"processes": data.paired["group"].nunique(),
+              "points": len(data.paired.drop_duplicates(analysis.POINT)),
+              "checked": len(checked), "correct": int(checked["passed"].sum()),
+              "failed": rows(wrong.drop_duplicates(["workload", "mode"])),
+              "ro_checked": len(ro), "ro_correct": int(ro["passed"].sum())}
     site.page(
         "methodology.md", "methodology.md.j2",
+        paired=paired, bounds={"launch": analysis.LAUNCH_BOUND, "device": analysis.DEVICE_BOUND},
         ranges={"warmup_calls": span(timed["warmup_calls"]),
                 "calls_per_sample": span(timed["calls_per_sample"]),
                 "count": span(timed["count"]), "profiled_calls": span(timed["profiled_calls"]),

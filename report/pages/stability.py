@@ -1,11 +1,51 @@
-"""Spread across processes: how far a case's median moves from one independent process
-to the next, and processes whose in-run IQR is large against their median."""
+"""Spread across processes and leases: which figures carry over to another process or
+another machine of the same type, and which depend on the host they were measured on."""
 
 from __future__ import annotations
+
+import pandas as pd
 
 from report import analysis
 from report.analysis import Environment, ordered, processes, rows
 from report.site import Site
+
+AGREE = 0.02  # paired and isolated times of a device-bound case should agree this closely
+
+
+def _by_case(table: pd.DataFrame) -> list[dict]:
+    """One entry per case, its leases in order: the cross-lease table's rows."""
+    out = []
+    for _, group in table.groupby([*analysis.CASE], dropna=False, sort=False):
+        first = rows(group.head(1))[0]
+        out.append({**first, "leases": rows(group.sort_values("number", kind="stable"))})
+    return out
+
+
+def _transfer_summary(table: pd.DataFrame) -> list[dict]:
+    """Per ratio class: cases, how many paired ratios and isolated medians stay within
+    analysis.TRANSFERS across leases, and the median move of each."""
+    per_case = table.drop_duplicates(analysis.CASE)
+    per_case = per_case[per_case["mode"] != analysis.BASELINE]
+    out = []
+    for bound, group in per_case.groupby("ratio_bound", sort=True):
+        ratio = group["speedup_move"].dropna()
+        median = group["median_move"].dropna()
+        out.append({"bound": bound, "cases": len(group),
+                    "ratio_transfers": int((ratio <= analysis.TRANSFERS).sum()),
+                    "ratio_cases": len(ratio), "ratio_move": ratio.median() if len(ratio) else None,
+                    "median_transfers": int((median <= analysis.TRANSFERS).sum()),
+                    "median_cases": len(median),
+                    "median_move": median.median() if len(median) else None})
+    return out
+
+
+def _agreement_summary(table: pd.DataFrame) -> list[dict]:
+    out = []
+    for bound, group in table.groupby("bound", sort=True):
+        size = group["agreement"].abs()
+        out.append({"bound": bound, "cases": len(group), "within": int((size <= AGREE).sum()),
+                    "median": size.median(), "largest": size.max()})
+    return out
 
 
 def render(site: Site) -> None:
@@ -13,6 +53,10 @@ def render(site: Site) -> None:
     repeated = analysis.spreads(data.cases)
     procs = processes(data.shown)
     procs = procs[procs["ok"]].assign(ratio=lambda d: d["iqr_s"] / d["median_s"])
+    bounds = analysis.speedups(data.cases)
+    across = analysis.across_leases(data.records, bounds)
+    leases = analysis.leases(data.records)
+    agreement = analysis.paired_against_isolated(analysis.latest(data.records), data.cases)
 
     def spread(env: Environment):
         here = repeated[repeated["env_id"] == env.env_id]
@@ -30,5 +74,21 @@ def render(site: Site) -> None:
                                                                 kind="stable")
         return {"rows": rows(flagged), "timed": len(here)}
 
+    def cross_lease(env: Environment):
+        here = across[across["env_id"] == env.env_id]
+        if here.empty:
+            return None
+        return {"cases": _by_case(here), "summary": _transfer_summary(here),
+                "leases": rows(leases[leases["env_id"] == env.env_id])}
+
+    def paired_isolated(env: Environment):
+        here = agreement[agreement["env_id"] == env.env_id]
+        if here.empty:
+            return None
+        return {"rows": rows(here), "summary": _agreement_summary(here)}
+
     site.page("analysis/stability.md", "stability.md.j2",
-              repeated=site.by_backend(spread), unstable=site.by_backend(unstable))
+              repeated=site.by_backend(spread), unstable=site.by_backend(unstable),
+              cross_lease=site.by_backend(cross_lease),
+              paired_isolated=site.by_backend(paired_isolated),
+              transfers=analysis.TRANSFERS, agree=AGREE)

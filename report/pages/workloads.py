@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from report import charts, formatting, guide_rules
-from report.analysis import EXTERNAL_FAMILY as EXTERNAL
 from report.analysis import BASELINE, Environment, ordered, rows
+from report.analysis import EXTERNAL_FAMILY as EXTERNAL
 from report.site import Site
 
 SPREAD_NOTE = "error bars span the medians of the case's processes (none for a single run)"

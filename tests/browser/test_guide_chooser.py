@@ -3,25 +3,17 @@ Chromium at 1440x900, from the site's own files, with no request leaving the sit
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 pytestmark = pytest.mark.browser
 
 GUIDE = "analysis/guide/"
-# Rows in the export's columns, served only while the report build writes no
-# data/speedups.json of its own (report/export.py, landing on main separately).
-FIXTURE = Path(__file__).with_name("speedups_fixture.json")
 
 
 @pytest.fixture
-def page(context, site_dir, base_url):
+def page(context, base_url):
     page = context.new_page()
     page.set_viewport_size({"width": 1440, "height": 900})
-    if not (site_dir / "data" / "speedups.json").is_file():
-        page.route("**/data/speedups.json", lambda route: route.fulfill(
-            path=str(FIXTURE), content_type="application/json"))
     page.errors, page.requests = [], []
     page.on("pageerror", lambda error: page.errors.append(str(error)))
     page.on("request", lambda request: page.requests.append(request.url))
