@@ -356,7 +356,7 @@ def cases(shown: pd.DataFrame) -> pd.DataFrame:
     procs = processes(shown).assign(iqr_ratio=lambda d: d["iqr_s"] / d["median_s"])
     if procs.empty:
         return procs.assign(**{c: pd.Series(dtype=object) for c in
-                               [*_TIMING, "spread", "env_repeated", "n_failed"]})
+                               [*_TIMING, "spread", "env_repeated", "n_failed", "bound"]})
     newest = procs.sort_values("started_at", kind="stable").groupby(
         CASE, dropna=False, sort=False).tail(1)
     ok = procs[procs["ok"]]
@@ -428,10 +428,10 @@ def compare(cases: pd.DataFrame, mode: str, baseline: str = BASELINE, *,
     prefix = f"paired_{baseline}_"
     paired = pd.Series(False, index=out.index)
     if f"{prefix}speedup" in out:
-        paired = timed & out[f"{prefix}speedup"].notna()
+        paired = (timed & out[f"{prefix}speedup"].notna()).astype(bool)
         for name in ("speedup", "speedup_lo", "speedup_hi"):
-            out.loc[paired, name] = out.loc[paired, prefix + name]
-        out.loc[paired, "pairings"] = out.loc[paired, f"{prefix}processes"]
+            out[name] = out[prefix + name].astype(float).where(paired, out[name])
+        out["pairings"] = out[f"{prefix}processes"].astype(float).where(paired, out["pairings"])
         for name in ("leases", "rounds", "host_probe_us"):
             out[name] = out[prefix + name].where(paired)
     out["paired"] = paired
@@ -472,9 +472,10 @@ def fastest(cases: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataF
     by_paired = (timed.groupby(POINT, dropna=False)[column].transform(lambda s: s.notna().all())
                  if column in timed else pd.Series(False, index=timed.index))
     timed["paired_rank"] = by_paired.astype(bool)
-    timed["rank_s"] = timed["median_s"]
+    timed["rank_s"] = timed["median_s"].astype(float)
     if column in timed:
-        timed.loc[timed["paired_rank"], "rank_s"] = 1.0 / timed.loc[timed["paired_rank"], column]
+        timed["rank_s"] = (1.0 / timed[column].astype(float)).where(timed["paired_rank"],
+                                                                     timed["rank_s"])
     timed = timed.sort_values(["rank_s", "mode"], kind="stable")
     ranked = timed.groupby(POINT, dropna=False, sort=False)
     best, second = ranked.nth(0), ranked.nth(1)
@@ -488,10 +489,10 @@ def fastest(cases: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataF
                               "processes"]].rename(columns={"speedup": "lead", "speedup_lo": "lead_lo"}),
                         left_on=[*POINT, "mode", "mode_runner_up"],
                         right_on=[*POINT, "mode_lead", "mode_runner_up_lead"], how="left")
-        use = out["paired_rank"].eq(True) & out["lead"].notna()
-        out.loc[use, "margin"] = out.loc[use, "lead"] - 1.0
-        out.loc[use, "tie"] = out.loc[use, "lead_lo"] <= 1.0
-        out.loc[use, "pairings"] = out.loc[use, "processes"]
+        use = (out["paired_rank"].eq(True) & out["lead"].notna()).astype(bool)
+        out["margin"] = (out["lead"].astype(float) - 1.0).where(use, out["margin"])
+        out["tie"] = (out["lead_lo"].astype(float) <= 1.0).where(use, out["tie"])
+        out["pairings"] = out["processes"].astype(float).where(use, out["pairings"])
         out = out.drop(columns=["mode_lead", "mode_runner_up_lead", "lead", "lead_lo", "processes"])
     return ordered(out).reset_index(drop=True)
 
