@@ -70,6 +70,15 @@ MOVED = 0.10  # a case whose process medians differ by more than this moved
 UNSTABLE_IQR_RATIO = 0.10  # in-run IQR / median above this marks a process unstable
 LAUNCH_BOUND, DEVICE_BOUND = 0.5, 0.8  # GPU busy-fraction bands of the overhead anatomy
 NEVER = math.inf  # break-even when the mode is not faster than eager
+# A speedup whose lowest and highest process pairing differ by more than this factor rests
+# on a process that a quiet rerun would contradict (a loaded machine): it answers nothing.
+OUTLIER_SPREAD = 10.0
+
+
+def outlier(lo: float | None, hi: float | None) -> bool:
+    """Whether a speedup's range says one of its processes was far off (OUTLIER_SPREAD)."""
+    return (lo is not None and hi is not None and not (lo != lo or hi != hi) and lo > 0
+            and hi / lo > OUTLIER_SPREAD)
 
 
 def _registry_order() -> tuple[str, ...]:

@@ -25,13 +25,7 @@ VIT_BASE = "vit32x12x768"  # ViT-Base's width and depth (768 wide, 12 blocks)
 SMALL_MLP, ELEMENTWISE = "mlp", "elementwise-chain"
 CALLS_ASKED = 200  # "I call it 200 times per process": the question's number, not a result
 CLAIM_RO_2_4X = "inference-ro-2-4x"
-# A speedup whose lowest and highest process pairing differ by more than this factor rests
-# on a process that a quiet rerun would contradict (a loaded machine): it answers nothing.
-OUTLIER_SPREAD = 10.0
-
-
-def outlier(lo: float | None, hi: float | None) -> bool:
-    return lo is not None and hi is not None and lo > 0 and hi / lo > OUTLIER_SPREAD
+OUTLIER_SPREAD, outlier = analysis.OUTLIER_SPREAD, analysis.outlier
 
 
 def device_of(env: analysis.Environment) -> str:

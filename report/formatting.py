@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from report.analysis import outlier
+
 NOT_MEASURED = "not measured"
 
 
@@ -74,6 +76,8 @@ def speedup(row: dict | None, column: str = "speedup") -> str:
     if pairings == 0:  # the baseline against itself
         return times(value)
     within = f"{row[column + '_lo']:.2f}–{row[column + '_hi']:.2f}"
+    if outlier(row[column + "_lo"], row[column + "_hi"]):
+        within += ", an outlier process"
     if column == "speedup" and row.get("paired"):
         spread = f"{within}, {int(pairings)} paired proc." if pairings >= 2 else "single paired run"
         if row.get("ratio_bound") == "host-dependent" and not _missing(row.get("host_probe_us")):

@@ -17,8 +17,11 @@ def heat_cell(cell: dict | None) -> charts.HeatCell:
         return charts.HeatCell(label=cell["status"], measured=True)
     if cell["speedup"] is None:
         return charts.HeatCell(label="no eager", measured=True)
-    detail = (f"{cell['speedup_lo']:.2f}–{cell['speedup_hi']:.2f}"
-              if (cell["pairings"] or 0) >= 2 else "")
+    if answers.outlier(cell["speedup_lo"], cell["speedup_hi"]):
+        detail = "outlier process"  # a range like 0.00–480 says nothing about the case
+    else:
+        detail = (f"{cell['speedup_lo']:.2f}–{cell['speedup_hi']:.2f}"
+                  if (cell["pairings"] or 0) >= 2 else "")
     return charts.HeatCell(speedup=cell["speedup"], measured=True, detail=detail)
 
 
