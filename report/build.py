@@ -36,7 +36,7 @@ def build(results_dir: Path, docs_dir: Path, warn=None) -> Site:
     with charts.drawn_together():
         for page in PAGES:
             page.render(site)
-    for path in export.write(site.data, docs_dir / DATA_DIR):
+    for path in export.write(site.data, Path(docs_dir) / DATA_DIR):
         site.written.add(path)
     site.remove_stale()
     return site
