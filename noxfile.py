@@ -55,13 +55,21 @@ def docs(session: nox.Session) -> None:
     build_site(session, *session.posargs)
 
 
-def build_site(session: nox.Session, *args: str) -> None:
+def build_site(session: nox.Session, *args: str, tool: str = "mkdocs") -> None:
     session.env["NO_MKDOCS_2_WARNING"] = "1"
     session.run("python", "-m", "report", "--results", "results", "--docs", "docs")
     if args[:1] == ("serve",):
-        session.run("mkdocs", "serve", *args[1:])
+        session.run(tool, "serve", *args[1:])
     else:
-        session.run("mkdocs", "build", "--strict", *args)
+        session.run(tool, "build", "--strict", *args)
+
+
+@nox.session(name="docs-properdocs")
+def docs_properdocs(session: nox.Session) -> None:
+    """`docs` built by ProperDocs, the maintained fork of MkDocs 1.x, from the same mkdocs.yml:
+    switching is this one tool name. The tests session builds the fixture site with it too."""
+    install(session, "docs", "properdocs", torch=torch_release(session))
+    build_site(session, *session.posargs, tool="properdocs")
 
 
 @nox.session
@@ -76,7 +84,7 @@ def release(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Unit, end-to-end and browser tests (browser tests skip without Chromium)."""
-    install(session, "test", "docs", "browser", torch=torch_release(session))
+    install(session, "test", "docs", "browser", "properdocs", torch=torch_release(session))
     session.run("python", "-m", "pytest", *session.posargs)
 
 
@@ -91,7 +99,8 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def lock(session: nox.Session) -> None:
     """Rewrite constraints.txt from a fresh install of every dependency group but bench (torch)."""
-    session.install(*nox.project.dependency_groups(PYPROJECT, "docs", "test", "browser", "lint"))
+    session.install(*nox.project.dependency_groups(PYPROJECT, "docs", "test", "browser", "lint",
+                                                   "properdocs"))
     frozen = session.run("python", "-m", "pip", "freeze", silent=True)
     header = [line for line in CONSTRAINTS.read_text().splitlines(True) if line.startswith("#")]
     CONSTRAINTS.write_text("".join(header) + frozen)

@@ -35,6 +35,7 @@ import hashlib
 import importlib.util
 import math
 import re
+import socket
 import sys
 import types
 import typing
@@ -43,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from bench.modes import MODES
@@ -51,6 +53,7 @@ from bench.records import MalformedRecord, Record, read_records, read_results_fi
 from bench.stats import paired_speedup
 
 BASELINE = "eager"  # the mode every "speedup" is measured against
+EXTERNAL_FAMILY = "external"  # WorkloadInfo.family of a workload given as package.module:factory
 PAIRED_BASELINES = ("eager", "default")  # cases carry paired ratios against these two
 SHOWN_SHAPES = "seed"  # "tiny" records are test-sized runs, counted and left out
 BACKENDS = ("cuda", "cpu", "mps")  # every backend gets a tab, measured or not
@@ -68,6 +71,15 @@ MOVED = 0.10  # a case whose process medians differ by more than this moved
 UNSTABLE_IQR_RATIO = 0.10  # in-run IQR / median above this marks a process unstable
 LAUNCH_BOUND, DEVICE_BOUND = 0.5, 0.8  # GPU busy-fraction bands of the overhead anatomy
 NEVER = math.inf  # break-even when the mode is not faster than eager
+# A speedup whose lowest and highest process pairing differ by more than this factor rests
+# on a process that a quiet rerun would contradict (a loaded machine): it answers nothing.
+OUTLIER_SPREAD = 10.0
+
+
+def outlier(lo: float | None, hi: float | None) -> bool:
+    """Whether a speedup's range says one of its processes was far off (OUTLIER_SPREAD)."""
+    return (lo is not None and hi is not None and not (lo != lo or hi != hi) and lo > 0
+            and hi / lo > OUTLIER_SPREAD)
 
 
 def _registry_order() -> tuple[str, ...]:
@@ -211,7 +223,11 @@ def _plain(value: Any) -> Any:
 
 def rows(df: pd.DataFrame) -> list[dict[str, Any]]:
     """Rows as plain dicts for templates: missing values are None, numbers are Python's."""
-    return [{k: _plain(v) for k, v in row.items()} for row in df.to_dict("records")]
+    # Column by column as object arrays: DataFrame.to_dict boxes every cell through
+    # pandas and was a fifth of the report's time on wide case tables.
+    columns = list(df.columns)
+    values = [df[c].to_numpy(dtype=object) for c in columns] if len(df) else []
+    return [{c: _plain(v) for c, v in zip(columns, row, strict=True)} for row in zip(*values, strict=True)]
 
 
 # ---- what the site shows -----------------------------------------------------------------
@@ -709,12 +725,19 @@ def boundedness(busy: pd.Series) -> pd.Series:
                       for b in busy], index=busy.index, dtype=object)
 
 
-def break_even(compile_s: pd.Series, saving_s: pd.Series) -> pd.Series:
+def break_even_calls(compile_s: np.ndarray, saving_s: np.ndarray) -> np.ndarray:
     """Calls after which compiling pays off: compile time / per-call saving, rounded up;
-    NEVER where there is no saving, NaN where anything is missing."""
-    calls = (compile_s / saving_s.where(saving_s > 0)).map(
-        lambda x: float(math.ceil(x)) if pd.notna(x) else x)
-    return calls.where(~(saving_s <= 0) | compile_s.isna(), NEVER)
+    NEVER where there is no saving, NaN where anything is missing (float arrays)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        calls = np.ceil(compile_s / np.where(saving_s > 0, saving_s, np.nan))
+    return np.where((saving_s <= 0) & ~np.isnan(compile_s), NEVER, calls)
+
+
+def break_even(compile_s: pd.Series, saving_s: pd.Series) -> pd.Series:
+    """`break_even_calls` of two columns, as a column."""
+    def floats(column: pd.Series) -> np.ndarray:
+        return pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    return pd.Series(break_even_calls(floats(compile_s), floats(saving_s)), index=compile_s.index)
 
 
 def graph_pairs(cases: pd.DataFrame) -> list[tuple[str, str]]:
@@ -867,13 +890,23 @@ def environments(shown: pd.DataFrame, case_rows: pd.DataFrame) -> dict[str, Envi
             for env_id, f in sorted(fields.items())}
 
 
+def _device_text(fields: dict[str, tuple[str, ...]]) -> str:
+    """What a reader recognises: the GPU type, or the CPU model with its core count."""
+    if fields["backend"] == ("cpu",) and fields["cpu_count"] != ("not recorded",):
+        return f"{', '.join(fields['cpu_model'])}, {'/'.join(fields['cpu_count'])} cores"
+    return ", ".join(fields["device_name"])
+
+
 def _unique_labels(fields_by_id: dict[str, dict[str, tuple[str, ...]]]) -> dict[str, str]:
-    """'NVIDIA H100 80GB HBM3 · torch 2.11.0'; only labels that clash grow the machine
-    name, and then the env_id, so two environments never share a label."""
+    """'NVIDIA H100 80GB HBM3 · torch 2.11.0', 'AMD EPYC, 2 cores · torch 2.15.0 · this
+    machine' (records measured where the site is built); only labels that clash grow the
+    machine name, and then the env_id, so two environments never share a label."""
     def joined(fields, names):
         return " · ".join(("torch " if n == "torch" else "") + ", ".join(fields[n]) for n in names)
 
-    labels = {env_id: joined(f, ("device_name", "torch")) for env_id, f in fields_by_id.items()}
+    labels = {env_id: " · ".join((_device_text(f), joined(f, ("torch",)), *(
+        ("this machine",) if socket.gethostname() in f["machine"] else ())))
+        for env_id, f in fields_by_id.items()}
     for extend in (lambda env_id, label: f"{label} · {joined(fields_by_id[env_id], ('machine',))}",
                    lambda env_id, label: f"{label} · {env_id}"):
         counts = Counter(labels.values())
@@ -913,6 +946,19 @@ class Data:
                                    key=lambda b: (0, 0) if b is None else (1, b))
                          for w, group in self.shown.groupby("workload")["batch_size"]}
         self.speedups = speedups(self.cases)
+        self._memo: dict[Any, Any] = {}
+
+    def fastest(self) -> pd.DataFrame:
+        """`fastest(self.cases)`, computed once: the home page, the guide and the concepts
+        pages all read it."""
+        return self.memo("fastest", lambda: fastest(self.cases))
+
+    def memo(self, key: Any, compute):
+        """`compute()` once per site build: what several pages derive from the same data
+        (the judged claims, the guide's flows) is computed by the first that asks."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     def envs(self, backend: str) -> list[Environment]:
         return sorted((e for e in self.environments.values() if e.backend == backend),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from report import export
+from report import charts, export
 from report.analysis import Data, load
 from report.pages import (
     all_results,
@@ -33,8 +33,9 @@ DATA_DIR = "data"  # the exported speedups, linked from every page that shows sp
 
 def build(results_dir: Path, docs_dir: Path, warn=None) -> Site:
     site = Site(Data(load(results_dir, warn=warn)), docs_dir)
-    for page in PAGES:
-        page.render(site)
+    with charts.drawn_together():
+        for page in PAGES:
+            page.render(site)
     for path in export.write(site.data, Path(docs_dir) / DATA_DIR):
         site.written.add(path)
     site.remove_stale()

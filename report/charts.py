@@ -8,7 +8,12 @@ leaks between charts and nothing needs closing.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import hashlib
 import math
+import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,13 +75,79 @@ def case_point(x: float, case: dict, scale: float = 1.0, y: str = "median_s") ->
     return Point(x, case[y] / scale)
 
 
+# ---- drawing: deferred, skipped when unchanged, spread over the cores ---------------------
+
+_DRAW: dict = {}  # chart kind -> the function that draws it
+_QUEUE: list | None = None  # (kind, path, kwargs) while `drawn_together` collects
+# What a chart's SVG depends on besides its arguments: this file and matplotlib.
+_CODE = hashlib.sha256(Path(__file__).read_bytes() + matplotlib.__version__.encode()).hexdigest()
+
+
+def _key(kind: str, kwargs: dict) -> str:
+    text = repr((kind, sorted(kwargs.items()), _CODE))
+    return "atlas-chart " + hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _current(path: Path, key: str) -> bool:
+    """Whether `path` was drawn from the same arguments by the same code: the key sits in
+    the SVG's metadata, near the top of the file."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            return key in file.read(4096)
+    except OSError:
+        return False
+
+
+def _draw(kind: str, path: Path, kwargs: dict) -> None:
+    _DRAW[kind](Path(path), _key(kind, kwargs), **kwargs)
+
+
+def chart(draw):
+    """A public chart function: `draw(path, key, **kwargs)` runs now, or later inside
+    `drawn_together`, and not at all when the SVG at `path` already holds its key."""
+    _DRAW[draw.__name__] = draw
+
+    @functools.wraps(draw)
+    def deferred(path: Path, **kwargs) -> None:
+        if _current(path, _key(draw.__name__, kwargs)):
+            return
+        if _QUEUE is None:
+            _draw(draw.__name__, path, kwargs)
+        else:
+            _QUEUE.append((draw.__name__, path, kwargs))
+    return deferred
+
+
+@contextlib.contextmanager
+def drawn_together(workers: int | None = None):
+    """Collect the charts asked for inside the block, and draw them at its end in a pool
+    of processes (one per core): matplotlib's layout and SVG writing are most of a
+    report's time, and every chart is independent of the others."""
+    global _QUEUE
+    _QUEUE, jobs = [], None
+    try:
+        yield
+        jobs = _QUEUE
+    finally:
+        _QUEUE = None
+    workers = min(workers or os.cpu_count() or 1, len(jobs))
+    if workers <= 1:
+        for job in jobs:
+            _draw(*job)
+        return
+    with ProcessPoolExecutor(workers) as pool:
+        for done in [pool.submit(_draw, *job) for job in jobs]:
+            done.result()  # a chart that fails fails the build
+
+
 def _figure(width: float, height: float) -> Figure:
     return Figure(figsize=(width, height), layout="constrained")
 
 
-def _save(fig: Figure, path: Path, title: str) -> None:
+def _save(fig: Figure, path: Path, title: str, key: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="svg", metadata={"Date": None, "Title": title.replace("\n", " · ")})
+    fig.savefig(path, format="svg", metadata={"Date": None, "Description": key,
+                                              "Title": title.replace("\n", " · ")})
 
 
 def _plain_log_ticks(axis) -> None:
@@ -98,13 +169,20 @@ def _legend_below(fig: Figure, ax, count: int) -> None:
     fig.legend(handles, labels, loc="outside lower center", ncols=columns)
 
 
-def line_chart(path: Path, *, title: str, xlabel: str, ylabel: str,
+@chart
+def line_chart(path: Path, key: str, *, title: str, xlabel: str, ylabel: str,
                series: dict[str, list[Point]], colors: dict[str, str],
-               xbase: int = 2, ylog: bool = True, reference_y: float | None = None) -> None:
-    """One line per series over a log x axis; error bars where points carry them."""
+               xbase: int = 2, ylog: bool = True, reference_y: float | None = None,
+               speedups: dict[str, list[Point]] | None = None) -> None:
+    """One line per series over a log x axis; error bars where points carry them, cut
+    where one process is far off. With `speedups`, a second panel below shows each series
+    over the baseline at the same x, which separates lines that merge on the first."""
     with matplotlib.rc_context(STYLE):
-        fig = _figure(6.4, 4.0)
-        ax = fig.add_subplot()
+        fig = _figure(6.4, 6.4 if speedups else 4.0)
+        if speedups:
+            ax, below = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
+        else:
+            ax, below = fig.add_subplot(), None
         for name, points in series.items():
             xs = [p.x for p in points]
             ys = [p.y for p in points]
@@ -123,14 +201,83 @@ def line_chart(path: Path, *, title: str, xlabel: str, ylabel: str,
         if ylog:
             ax.set_yscale("log")
             _plain_log_ticks(ax.yaxis)
+        _clip_outliers(ax, series, colors, ylog)
         fig.suptitle(title)
-        ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
+        if below is not None:
+            for name, points in speedups.items():
+                below.plot([p.x for p in points], [p.y for p in points], color=colors[name],
+                           marker="o", markersize=3.5, linewidth=1.4)
+            below.axhline(1.0, color="#555555", linewidth=0.8, linestyle="--")
+            below.set_yscale("log", base=2)
+            _plain_log_ticks(below.yaxis)
+            below.set_ylabel("speedup over eager")
+            below.set_xlabel(xlabel)
+            below.set_xticks(xticks, [f"{x:g}" for x in xticks])
+            below.minorticks_off()
+        else:
+            ax.set_xlabel(xlabel)
         _legend_below(fig, ax, len(series))
-        _save(fig, path, title)
+        _save(fig, path, title, key)
 
 
-def bar_chart(path: Path, *, title: str, xlabel: str, bars: list[tuple[str, Point]],
+def _clip_outliers(ax, series: dict[str, list[Point]], colors: dict[str, str], log: bool) -> None:
+    """Keep the y axis on the medians: a whisker reaching more than 3x past them (one loaded
+    process) is cut at the edge and marked with a triangle, instead of flattening every
+    line. The figure itself is never hidden."""
+    ys = [p.y for points in series.values() for p in points if p.y > 0]
+    if not ys:
+        return
+    if log:
+        top, bottom = max(ys) * 3.0, min(ys) / 3.0
+    else:
+        top, bottom = max(ys) * 1.5, 0.0
+    lows = [p.low for points in series.values() for p in points if p.low is not None]
+    highs = [p.high for points in series.values() for p in points if p.high is not None]
+    pad = 1.15 if log else 1.05
+    ax.set_ylim(max(bottom, min([*lows, *ys]) / pad) if log else 0.0,
+                min(top, max([*highs, *ys]) * pad))
+    cut_top = ax.get_ylim()[1]
+    for name, points in series.items():
+        clipped = [p.x for p in points if p.high is not None and p.high > cut_top]
+        if clipped:
+            ax.plot(clipped, [cut_top] * len(clipped), linestyle="none", marker="^",
+                    markersize=6, color=colors[name], clip_on=False)
+
+
+@chart
+def release_chart(path: Path, key: str, *, title: str, ylabel: str, releases: list[str],
+                  series: dict[str, list[Point]]) -> None:
+    """One line per mode over torch releases (categorical x, in release order), with the
+    range of the process medians as error bars, clipped where one process is far off."""
+    colors = {mode: mode_color(mode) for mode in series}
+    with matplotlib.rc_context(STYLE):
+        fig = _figure(6.4, 4.0)
+        ax = fig.add_subplot()
+        for mode, points in series.items():
+            low = [p.y - (p.low if p.low is not None else p.y) for p in points]
+            high = [(p.high if p.high is not None else p.y) - p.y for p in points]
+            ax.errorbar([p.x for p in points], [p.y for p in points], yerr=[low, high],
+                        label=mode, color=colors[mode], marker="o", markersize=3.5,
+                        linewidth=1.4, capsize=2.5)
+        ax.set_xticks(range(len(releases)), releases, rotation=30 if len(releases) > 4 else 0,
+                      ha="right" if len(releases) > 4 else "center")
+        ax.set_xlim(-0.4, len(releases) - 0.6)
+        values = [p.y for points in series.values() for p in points if p.y > 0]
+        log = bool(values) and max(values) > 5 * min(values)
+        if log:
+            ax.set_yscale("log")
+            _plain_log_ticks(ax.yaxis)
+        _clip_outliers(ax, series, colors, log)
+        fig.suptitle(title)
+        ax.set_xlabel("torch release")
+        ax.set_ylabel(ylabel + (", log scale" if log else ""))
+        _legend_below(fig, ax, len(series))
+        _save(fig, path, title, key)
+
+
+@chart
+def bar_chart(path: Path, key: str, *, title: str, xlabel: str, bars: list[tuple[str, Point]],
               colors: dict[str, str]) -> None:
     """Horizontal bars, one per label (top to bottom in the given order), with error bars."""
     with matplotlib.rc_context(STYLE):
@@ -148,10 +295,11 @@ def bar_chart(path: Path, *, title: str, xlabel: str, bars: list[tuple[str, Poin
         ax.grid(axis="y", visible=False)
         fig.suptitle(title)
         ax.set_xlabel(xlabel)
-        _save(fig, path, title)
+        _save(fig, path, title, key)
 
 
-def scatter_chart(path: Path, *, title: str, xlabel: str, ylabel: str,
+@chart
+def scatter_chart(path: Path, key: str, *, title: str, xlabel: str, ylabel: str,
                   series: dict[str, list[Point]], colors: dict[str, str],
                   bands: tuple[float, float] | None = None) -> None:
     """Points per series over a log x axis; optional shaded y bands (overhead anatomy)."""
@@ -171,7 +319,7 @@ def scatter_chart(path: Path, *, title: str, xlabel: str, ylabel: str,
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         _legend_below(fig, ax, len(series))
-        _save(fig, path, title)
+        _save(fig, path, title, key)
 
 
 @dataclass(frozen=True)
@@ -182,7 +330,8 @@ class HeatCell:
     detail: str = ""  # the range across processes, in small type under the speedup
 
 
-def heatmap(path: Path, *, title: str, rows: list[str], columns: list[str],
+@chart
+def heatmap(path: Path, key: str, *, title: str, rows: list[str], columns: list[str],
             cells: dict[tuple[str, str], HeatCell], colorbar_label: str) -> None:
     """Speedup on a log2 colour scale centred on 1; not-measured cells hatched and grey."""
     limit = 3.0  # colours saturate at 8x faster or slower
@@ -228,4 +377,4 @@ def heatmap(path: Path, *, title: str, rows: list[str], columns: list[str],
         fig.suptitle(title)
         ax.set_xlabel("mode")
         ax.set_ylabel("workload (batch)")
-        _save(fig, path, title)
+        _save(fig, path, title, key)

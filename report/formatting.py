@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from report.analysis import outlier
+
 NOT_MEASURED = "not measured"
 
 
@@ -74,6 +76,8 @@ def speedup(row: dict | None, column: str = "speedup") -> str:
     if pairings == 0:  # the baseline against itself
         return times(value)
     within = f"{row[column + '_lo']:.2f}–{row[column + '_hi']:.2f}"
+    if outlier(row[column + "_lo"], row[column + "_hi"]):
+        within += ", an outlier process"
     if column == "speedup" and row.get("paired"):
         spread = f"{within}, {int(pairings)} paired proc." if pairings >= 2 else "single paired run"
         if row.get("ratio_bound") == "host-dependent" and not _missing(row.get("host_probe_us")):
@@ -113,6 +117,21 @@ def calls(value: float | None) -> str:
     if _missing(value):
         return NOT_MEASURED
     return "never" if math.isinf(value) else f"{int(value):,}"
+
+
+def about(value: float | None, lo: float | None = None, hi: float | None = None) -> str:
+    """A count rounded to what its range supports: one significant figure where the range
+    spans more than a factor of three, else two ("about 10,000"); exact when it is small."""
+    if _missing(value):
+        return NOT_MEASURED
+    if math.isinf(value):
+        return "never"
+    wide = lo is None or hi is None or lo <= 0 or math.isinf(hi) or hi / lo > 3
+    digits = 1 if wide else 2
+    if value < 10 ** digits:
+        return f"{int(value):,}"
+    rounded = round(value, digits - 1 - int(math.floor(math.log10(value))))
+    return f"about {int(rounded):,}"
 
 
 def scientific(value: float | None) -> str:
@@ -177,6 +196,7 @@ FILTERS = {
     "bytes": binary_bytes,
     "number": number,
     "calls": calls,
+    "about": about,
     "sci": scientific,
     "batch": batch,
     "passfail": yes_no,

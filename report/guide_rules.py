@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from report.analysis import (
@@ -34,7 +35,7 @@ from report.analysis import (
     MEANINGFUL_GAIN,
     POINT,
     TRAITS,
-    break_even,
+    break_even_calls,
     compare,
     mode_rank,
     mode_with,
@@ -162,6 +163,8 @@ class Pick:
     runner_up: str | None = None
     runner_up_speedup: float | None = None
     points: tuple[tuple[str, int | None], ...] = ()  # (workload, batch)
+    cold_calls_lo: float | None = None  # the fewest and most calls to break even at one
+    cold_calls_hi: float | None = None  # of the points, cold caches
 
     @property
     def measured(self) -> bool:
@@ -172,15 +175,23 @@ class Pick:
         return self.mode not in (None, BASELINE)
 
 
-def _median(series: pd.Series) -> float | None:
-    found = series.dropna()
-    return float(found.median()) if len(found) else None
+def _nanmedian(values: np.ndarray) -> float | None:
+    found = values[~np.isnan(values)]
+    return float(np.median(found)) if len(found) else None
 
 
-def _median_calls(series: pd.Series) -> float | None:
+def _calls_range(calls: np.ndarray) -> tuple[float | None, float | None]:
+    found = calls[~np.isnan(calls)]
+    return (float(found.min()), float(found.max())) if len(found) else (None, None)
+
+
+def _median_calls(calls: np.ndarray) -> float | None:
     """The median number of calls, rounded up: half a call is not a call."""
-    found = _median(series)
+    found = _nanmedian(calls)
     return found if found is None or math.isinf(found) else float(math.ceil(found))
+
+
+PAIRED = tuple(f"paired_{BASELINE}_{figure}" for figure in ("speedup", "speedup_lo", "speedup_hi"))
 
 
 def pick(cases: pd.DataFrame) -> Pick:
@@ -196,21 +207,42 @@ def pick(cases: pd.DataFrame) -> Pick:
     n = len(eager)
     names = tuple(_label(w, b) for w, b in zip(eager["workload"], eager["batch_size"],
                                                 strict=True))
+    # Every mode against eager at the same points, in numpy over the few columns used:
+    # `pick` runs once per measured point, and pandas operations on the wide case table
+    # were most of the report's time (the figures are `compare`'s, without its outer join).
+    paired = [c for c in PAIRED if c in cases.columns]  # paired ratios over eager, where measured
+    wanted = [*POINT, "mode", "median_s", "lo_s", "hi_s", "cold_first_call_s",
+              "warm_first_call_s", *TRAITS, *paired]
+    timed = cases.loc[cases["ok"].astype(bool), wanted]
+    base = eager[[*POINT, "median_s", "lo_s", "hi_s"]]
+    found_all = timed.merge(base, on=POINT, suffixes=("", "_base"))
     table = []
-    for mode in sorted(set(cases["mode"]), key=mode_rank):
-        found = compare(cases, mode)
-        found = found[found["speedup"].notna()]
+    for mode, found in sorted(found_all.groupby("mode", sort=False), key=lambda kv: mode_rank(kv[0])):
         if len(found) < n:
             continue
-        saving = found["median_s_base"] - found["median_s"]
+        col = {c: found[c].to_numpy(dtype=float, na_value=np.nan) for c in
+               ("median_s", "lo_s", "hi_s", "median_s_base", "lo_s_base", "hi_s_base",
+                "cold_first_call_s", "warm_first_call_s")}
+        if mode == BASELINE:
+            speedup = lo = hi = np.ones(len(found))
+        else:
+            speedup = col["median_s_base"] / col["median_s"]
+            lo, hi = col["lo_s_base"] / col["hi_s"], col["hi_s_base"] / col["lo_s"]
+            if len(paired) == len(PAIRED):  # paired processes' figures replace ratios of medians
+                ratio, ratio_lo, ratio_hi = (found[c].to_numpy(dtype=float, na_value=np.nan)
+                                             for c in PAIRED)
+                measured = ~np.isnan(ratio)
+                speedup = np.where(measured, ratio, speedup)
+                lo, hi = np.where(measured, ratio_lo, lo), np.where(measured, ratio_hi, hi)
+        saving = col["median_s_base"] - col["median_s"]
         table.append({
             "mode": mode, "traits": int(sum(bool(found[t].iloc[0]) for t in TRAITS)),
-            "speedup": float(found["speedup"].median()),
-            "lo": float(found["speedup_lo"].min()), "hi": float(found["speedup_hi"].max()),
-            "cold_s": _median(found["cold_first_call_s"]) if mode != BASELINE else None,
-            "warm_s": _median(found["warm_first_call_s"]) if mode != BASELINE else None,
-            "cold_calls": _median_calls(break_even(found["cold_first_call_s"], saving)),
-            "warm_calls": _median_calls(break_even(found["warm_first_call_s"], saving))})
+            "speedup": float(np.median(speedup)), "lo": float(lo.min()), "hi": float(hi.max()),
+            "cold_s": _nanmedian(col["cold_first_call_s"]) if mode != BASELINE else None,
+            "warm_s": _nanmedian(col["warm_first_call_s"]) if mode != BASELINE else None,
+            "cold_calls": _median_calls(break_even_calls(col["cold_first_call_s"], saving)),
+            "cold_range": _calls_range(break_even_calls(col["cold_first_call_s"], saving)),
+            "warm_calls": _median_calls(break_even_calls(col["warm_first_call_s"], saving))})
     if not table:
         return Pick(None)
     best = max(row["speedup"] for row in table)
@@ -221,11 +253,11 @@ def pick(cases: pd.DataFrame) -> Pick:
     others = sorted((row for row in table if row["mode"] != chosen["mode"]),
                     key=lambda row: -row["speedup"])
     if chosen["mode"] == BASELINE:
-        chosen = {**chosen, "cold_calls": None, "warm_calls": None}
+        chosen = {**chosen, "cold_calls": None, "warm_calls": None, "cold_range": (None, None)}
     return Pick(chosen["mode"], chosen["speedup"], chosen["lo"], chosen["hi"], n,
                 chosen["cold_calls"], chosen["warm_calls"], chosen["cold_s"], chosen["warm_s"],
                 others[0]["mode"] if others else None,
-                others[0]["speedup"] if others else None, names)
+                others[0]["speedup"] if others else None, names, *chosen["cold_range"])
 
 
 # ---- the flow of one environment ---------------------------------------------------------------
@@ -321,12 +353,25 @@ def _batch_limits(pts: pd.DataFrame, split: Split) -> tuple[tuple[str, int], ...
                                                workload_rank(item[0]))))
 
 
+# What `flow` reads of the case table (narrow frames select and merge several times faster).
+FLOW_COLUMNS = (*POINT, "mode", "ok", "backend", "family", "training", "batch_cycle", "axis",
+                "busy_fraction", "device_kernels_per_call", "median_s", "lo_s", "hi_s",
+                "n_processes", "n_processes_base", "cold_first_call_s", "warm_first_call_s",
+                "recompiles", "env_repeated", "mode_description", "bound", *TRAITS)
+
+
+def _flow_columns(cases: pd.DataFrame) -> list[str]:
+    """FLOW_COLUMNS, and the paired figures compare() prefers where they exist."""
+    return [*(c for c in FLOW_COLUMNS if c in cases.columns),
+            *(c for c in cases.columns if c.startswith("paired_"))]
+
+
 def flow(cases: pd.DataFrame) -> Flow:
     """The guide for the cases of one environment."""
     env_ids = sorted(set(cases["env_id"]))
     if len(env_ids) != 1:
         raise ValueError(f"flow() takes one environment's cases, got {len(env_ids)}")
-    cases = cases[cases["shapes"] == cases["shapes"].iloc[0]]
+    cases = cases.loc[cases["shapes"] == cases["shapes"].iloc[0], _flow_columns(cases)]
     pts = points(cases)
     graphs = mode_with(cases, compiled=True, cuda_graphs=True)
     plain = mode_with(cases, compiled=True)
@@ -471,7 +516,8 @@ def walk(point: pd.Series, fl: Flow) -> tuple[str | None, tuple[Step, ...]]:
     return ("all" if "all" in fl.leaves else None), tuple(steps)
 
 
-def recommend(point_cases: pd.DataFrame, fl: Flow | None = None) -> Recommendation:
+def recommend(point_cases: pd.DataFrame, fl: Flow | None = None,
+              point: pd.DataFrame | None = None) -> Recommendation:
     """The mode to use at one point (the cases of one env, workload and batch, every mode),
     and why. The point's own measurements decide, by `pick`, the rule every leaf of the
     flow uses; the flow (`flow()` of the point's environment, or of these cases alone)
@@ -481,7 +527,7 @@ def recommend(point_cases: pd.DataFrame, fl: Flow | None = None) -> Recommendati
         raise ValueError(f"recommend() takes the cases of one point, got {len(keys)}")
     fl = fl if fl is not None else flow(point_cases)
     own = pick(point_cases)
-    found = points(point_cases)
+    found = points(point_cases) if point is None else point
     if found.empty:
         return Recommendation(None, None, None, (Step("eager:", "not timed here"),), own, None)
     leaf_key, steps = walk(found.iloc[0], fl)
@@ -491,14 +537,28 @@ def recommend(point_cases: pd.DataFrame, fl: Flow | None = None) -> Recommendati
     return Recommendation(own.mode, leaf_key, leaf_mode, steps, own, agrees)
 
 
+def _plain_key(key: tuple) -> tuple:
+    return tuple(None if pd.isna(v) else v for v in key)
+
+
 def recommendations(cases: pd.DataFrame, flows: dict[str, Flow]) -> pd.DataFrame:
     """`recommend` at every point of `cases` whose environment has a flow in `flows`."""
     out = []
-    for key, group in cases.groupby(POINT, dropna=False, sort=False):
+    # The proxies of every point at once: `points` per point was half of the time.
+    every = points(cases)
+    of_point = {_plain_key(k): every.iloc[[i]]
+                for i, k in enumerate(zip(*(every[c] for c in POINT), strict=True))}
+    # `pick` reads a few columns of a point's cases; narrow rows are several times faster
+    # to select and merge than the full case table.
+    narrow = cases[[*dict.fromkeys([*POINT, "mode", "ok", "median_s", "lo_s", "hi_s",
+                                    "cold_first_call_s", "warm_first_call_s", *TRAITS,
+                                    *(c for c in PAIRED if c in cases.columns)])]]
+    for key, group in narrow.groupby(POINT, dropna=False, sort=False):
         fl = flows.get(key[0])
         if fl is None:
             continue
-        rec = recommend(group, fl)
+        found = of_point.get(_plain_key(key))
+        rec = recommend(group, fl, every.iloc[:0] if found is None else found)
         out.append({**dict(zip(POINT, key, strict=True)), "recommendation": rec,
                     "recommended": rec.mode})
     frame = pd.DataFrame(out, columns=[*POINT, "recommendation", "recommended"])

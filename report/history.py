@@ -81,9 +81,11 @@ def releases(records: pd.DataFrame) -> pd.DataFrame:
 
 
 def _labels(envs: pd.DataFrame) -> pd.Series:
-    """"atlas-cpu · cpu · AMD EPYC"; grows the Python version, then the lineage id, only
-    where two lineages would otherwise share a label."""
-    labels = envs["machine"].astype(str) + " · " + envs["backend"] + " · " + envs["device_name"]
+    """"atlas-cpu · cpu · AMD EPYC, 2 cores" (a GPU by its type); grows the Python version,
+    then the lineage id, only where two lineages would otherwise share a label."""
+    cores = envs["cpu_model"].astype(str) + ", " + envs["cpu_count"].astype(str) + " cores"
+    device = cores.where((envs["backend"] == "cpu") & envs["cpu_count"].notna(), envs["device_name"])
+    labels = envs["machine"].astype(str) + " · " + envs["backend"] + " · " + device
     for extra in (" · Python " + envs["python"].astype(str), " · " + envs["lineage"]):
         clash = labels.groupby(labels).transform(lambda s: envs.loc[s.index, "lineage"].nunique()) > 1
         labels = labels.where(~clash, labels + extra)

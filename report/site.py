@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import yaml
 
 from report import analysis
 from report.analysis import Data, Environment
@@ -22,6 +23,12 @@ TEMPLATES = Path(__file__).parent / "templates"
 GENERATED_FILES = ("index.md", "methodology.md")
 GENERATED_DIRS = ("workloads", "analysis", "concepts", "charts", "data")
 WORKLOAD_NAV = "workloads/.nav.json"  # read by report/mkdocs_nav.py; dotfiles are not published
+MKDOCS_YML = Path(__file__).parents[1] / "mkdocs.yml"
+
+
+def repo_url() -> str:
+    """The repository the site links to, as mkdocs.yml states it once (`repo_url`)."""
+    return yaml.safe_load(MKDOCS_YML.read_text(encoding="utf-8"))["repo_url"]
 
 
 def template_environment() -> jinja2.Environment:
@@ -34,6 +41,7 @@ def template_environment() -> jinja2.Environment:
         autoescape=False,  # Markdown, not HTML; free text goes through the `cell` filter
     )
     environment.filters.update(FILTERS)
+    environment.globals["repo_url"] = repo_url()
     environment.globals["thresholds"] = {
         "unstable": analysis.UNSTABLE_IQR_RATIO,
         "moved": analysis.MOVED,

@@ -218,24 +218,32 @@ def build_docs(tmp_path, records):
     return tmp_path / "docs"
 
 
-def mermaid_block(page: str) -> str:
-    start = page.index("```mermaid\n")
-    return page[start:page.index("\n```\n", start)]
+def flow_section(page: str) -> str:
+    start = page.index("## The decision flow\n")
+    return page[start:page.index("\n## ", start + 1)]
 
 
-def test_guide_flowchart_states_the_thresholds_found_in_the_records(tmp_path):
+def test_guide_flow_states_the_thresholds_found_in_the_records(tmp_path):
     page = (build_docs(tmp_path, vit_on_gpu()) / "analysis" / "guide.md").read_text("utf-8")
-    chart = mermaid_block(page)
-    assert "Eager keeps the GPU ≤ 70.0% busy?<br/>batch ≤ 4 for vit16x6x384" in chart
-    assert "Does the compiled call still launch ≥ 60 kernels?" in chart
-    assert 'cuda_training["not measured"]' in chart
-    assert 'mps_none["not measured: no records from a mps machine"]' in chart
+    flow = flow_section(page)
+    assert ("**Does eager keep the GPU ≤ 70.0% busy** (launch-bound: batch ≤ 4 for vit16x6x384)?"
+            in flow)
+    assert "**does the compiled call still launch ≥ 60 kernels?**" in flow
+    assert "1. **A training step?** Yes: not measured." in flow
+    assert "Not measured: no records from a mps machine." in flow
 
 
-def test_guide_flowchart_renders_without_records(tmp_path):
+def test_guide_flow_renders_without_records(tmp_path):
     page = (build_docs(tmp_path, []) / "analysis" / "guide.md").read_text("utf-8")
-    chart = mermaid_block(page)
-    assert 'cuda_none["not measured: no records from a cuda machine"]' in chart
+    assert "Not measured: no records from a cuda machine." in flow_section(page)
+
+
+def test_guide_flow_rounds_break_even_calls_to_what_their_range_supports():
+    from report.formatting import about
+
+    assert about(11_363, 2_000, 40_000) == "about 10,000"
+    assert about(11_363, 10_500, 12_000) == "about 11,000"
+    assert about(7, 3, 40) == "7"
 
 
 def test_byom_page_says_when_no_model_of_ones_own_was_measured(tmp_path):

@@ -195,7 +195,10 @@ def test_environments_with_the_same_gpu_are_not_merged(data):
     assert a.label != b.label and "h100-a" in a.label and "h100-b" in b.label
     assert case(data, A, "trivial-call", "default")["median_s"] != case(
         data, B, "trivial-call", "default")["median_s"]
-    assert data.environments[CPU].label == "Intel Xeon Platinum 8480+ · torch 2.11.0"
+
+
+def test_a_cpu_environment_is_named_by_its_model_and_core_count(data):
+    assert data.environments[CPU].label == "Intel Xeon Platinum 8480+, 16 cores · torch 2.11.0"
 
 
 def test_an_environment_of_single_runs_is_marked_so(data):

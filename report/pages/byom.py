@@ -7,10 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from report import guide_rules
-from report.analysis import Environment, rows
+from report.analysis import EXTERNAL_FAMILY, Environment, rows
 from report.site import Site
 
-FAMILY = "external"  # WorkloadInfo.family of a workload given as package.module:factory
 EXAMPLE_SPEC = "examples.byom.tiny_models:factory"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "byom" / "tiny_models.py"
 PAGE = "analysis/bring-your-own-model.md"
@@ -18,7 +17,7 @@ PAGE = "analysis/bring-your-own-model.md"
 
 def render(site: Site) -> None:
     data = site.data
-    models = [w for w in data.workloads if data.family(w) == FAMILY]
+    models = [w for w in data.workloads if data.family(w) == EXTERNAL_FAMILY]
     cases = data.cases[data.cases["workload"].isin(models)]
     recs, flows = guide_rules.for_workloads(data.cases, models)
 
@@ -37,7 +36,7 @@ def render(site: Site) -> None:
                     "failed": rows(of[~of["ok"]])}
         return site.by_backend(build)
 
-    site.page(PAGE, "byom.md.j2", spec=EXAMPLE_SPEC, family=FAMILY,
+    site.page(PAGE, "byom.md.j2", spec=EXAMPLE_SPEC, family=EXTERNAL_FAMILY,
               example=EXAMPLE.read_text(encoding="utf-8") if EXAMPLE.is_file() else None,
               models=[{"workload": w, "info": data.workload_info(w), "backends": model_view(w)}
                       for w in models],

@@ -15,7 +15,7 @@ PAGE = "analysis/changes.md"
 
 def render(site: Site) -> None:
     records = site.data.records
-    judged = history.changes(records)
+    judged = site.data.memo("changes", lambda: history.changes(records))
     envs = history.releases(records)
     sections, newest = [], {}
     for p in history.pairs(envs).itertuples():

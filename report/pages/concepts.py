@@ -42,7 +42,8 @@ def fusion_rows(at, compiled: str | None, graphed: str | None) -> list[dict]:
 def mode_rows(data, env_id: str, at) -> list[dict]:
     """Per mode: how often it is the fastest at the representative batches, its median
     cold compile, its per-call floor."""
-    best = analysis.fastest(data.cases[data.cases["env_id"] == env_id])
+    best = data.fastest()
+    best = best[best["env_id"] == env_id]
     best = best.merge(at[["workload", "batch_size"]].drop_duplicates(),
                       on=["workload", "batch_size"])
     wins = best["mode"].value_counts()

@@ -5,11 +5,12 @@ mixed and device-bound eager runs."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pandas as pd
 
-from report import analysis, guide_rules
+from report import analysis, answers, guide_rules
 from report.analysis import BASELINE, Environment, rows
 from report.site import Site
 
@@ -71,7 +72,7 @@ def evidence(data: analysis.Data) -> dict:
     """Today's tables: the fastest mode of each case and the summary by busy fraction."""
     table = data.speedups
     eager = table[table["mode"] == BASELINE][[*analysis.POINT, "busy_fraction", "median_s"]]
-    best = analysis.fastest(data.cases)
+    best = data.fastest()
     best = best[best["mode_runner_up"].notna()].merge(
         eager, on=analysis.POINT, suffixes=("", "_eager"))
     best = best.assign(**{"class": analysis.boundedness(best["busy_fraction_eager"])
@@ -86,6 +87,31 @@ def evidence(data: analysis.Data) -> dict:
     best["break_even"] = analysis.break_even(best["cold_first_call_s"],
                                              best["median_s_eager"] - best["median_s"])
     return {"table": table, "best": best, "spread": analysis.spreads(data.cases)}
+
+
+def chooser_data(data: analysis.Data, best: pd.DataFrame) -> dict:
+    """What the chooser needs beside the exported speedups: which workloads are training
+    steps or cycle their shapes, and per case the calls after which its cold and warm
+    first call are paid back (keyed like the speedups rows: env_id, workload, size, mode)."""
+    workloads = {}
+    for workload in data.workloads:
+        info = data.workload_info(workload) or {}
+        workloads[workload] = {"training": bool(info.get("training")),
+                               "varying": guide_rules._varying(info.get("batch_cycle")),
+                               "family": data.family(workload), "axis": info.get("axis")}
+    table = data.speedups[data.speedups["mode"] != BASELINE]
+    saving = table["median_s_base"] - table["median_s"]
+    table = table.assign(cold=analysis.break_even(table["cold_first_call_s"], saving),
+                         warm=analysis.break_even(table["warm_first_call_s"], saving))
+
+    def calls(value):
+        return None if pd.isna(value) else ("never" if value == analysis.NEVER else int(value))
+    rows_ = [{"env_id": r["env_id"], "workload": r["workload"], "size": r["batch_size"], "mode": r["mode"],
+              "cold_calls": calls(r["cold"]), "warm_calls": calls(r["warm"])}
+             for r in analysis.rows(table[["env_id", "workload", "batch_size", "mode", "cold",
+                                           "warm"]])]
+    return {"workloads": workloads, "break_even": rows_, "gain": analysis.MEANINGFUL_GAIN,
+            "outlier_spread": answers.OUTLIER_SPREAD}
 
 
 def render(site: Site) -> None:
@@ -124,4 +150,7 @@ def render(site: Site) -> None:
 
     site.page("analysis/guide.md", "guide.md.j2", backends=site.by_backend(build),
               modes=data.modes, chart=chart(data, found), leaves=guide_rules.LEAVES,
-              gain=analysis.MEANINGFUL_GAIN, never=analysis.NEVER)
+              gain=analysis.MEANINGFUL_GAIN, never=analysis.NEVER,
+              outlier_spread=answers.OUTLIER_SPREAD)
+    site.write("analysis/guide-data.json",
+               json.dumps(chooser_data(data, best), sort_keys=True, separators=(",", ":")) + "\n")

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import matplotlib
 import pandas as pd
-from matplotlib.figure import Figure
 
 from report import charts, history
 from report.analysis import mode_rank, ordered, rows, workload_rank
@@ -17,34 +13,6 @@ PAGE = "analysis/history.md"
 # Where the README shows how a machine with a GPU measures a release (the repository of
 # site_url in mkdocs.yml; the anchor is the README heading "Comparing releases").
 GPU_RECIPE = "https://github.com/torch-compile-atlas/torch-compile-atlas#comparing-releases"
-
-
-def chart(path: Path, *, title: str, releases: list[str], series: dict[str, list[charts.Point]]
-          ) -> None:
-    """One line per mode over the releases (categorical x, in release order), with the
-    range of the process medians as error bars."""
-    with matplotlib.rc_context(charts.STYLE):
-        fig = Figure(figsize=(6.4, 3.8), layout="constrained")
-        ax = fig.add_subplot()
-        for mode, points in series.items():
-            low = [p.y - (p.low if p.low is not None else p.y) for p in points]
-            high = [(p.high if p.high is not None else p.y) - p.y for p in points]
-            ax.errorbar([p.x for p in points], [p.y for p in points], yerr=[low, high],
-                        label=mode, color=charts.mode_color(mode), marker="o", markersize=3.5,
-                        linewidth=1.4, capsize=2.5)
-        ax.set_xticks(range(len(releases)), releases)
-        ax.set_xlim(-0.4, len(releases) - 0.6)
-        values = [p.y for points in series.values() for p in points]
-        if values and max(values) > 5 * min(values):
-            ax.set_yscale("log")
-        else:
-            ax.set_ylim(bottom=0)
-        fig.suptitle(title)
-        ax.set_xlabel("torch release")
-        ax.set_ylabel(f"median latency ({charts.time_unit(values)[0]})")
-        fig.legend(loc="outside right upper")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, format="svg", metadata={"Date": None, "Title": title.replace("\n", " · ")})
 
 
 def chart_batch(found: pd.DataFrame) -> int | None:
@@ -67,7 +35,8 @@ def workload_view(site: Site, lineage: pd.Series, profile: str, workload: str,
     target, link = site.chart_path(PAGE, name)
     title = (f"{workload}" + (f" (batch {batch})" if batch is not None else "")
              + f"\n{lineage['lineage_label']}" + (f" · {profile} profile" if several_profiles else ""))
-    chart(target, title=title, releases=releases, series=series)
+    charts.release_chart(target, title=title, ylabel=f"median latency per call ({unit})",
+                         releases=releases, series=series)
     table = []
     for (b, mode), group in found.groupby(["batch_size", "mode"], dropna=False, sort=False):
         cells = {r["release"]: r for r in rows(group)}

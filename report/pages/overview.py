@@ -1,10 +1,10 @@
-"""The home page: a speedup-vs-eager heat map and table per environment."""
+"""The home page: quick answers from the records, then a speedup-vs-eager heat map and
+table per environment."""
 
 from __future__ import annotations
 
-from report import charts
+from report import answers, charts
 from report.analysis import BASELINE, Environment, rows
-from report.pages import ledger
 from report.site import Site
 
 PAGE = "index.md"
@@ -17,8 +17,11 @@ def heat_cell(cell: dict | None) -> charts.HeatCell:
         return charts.HeatCell(label=cell["status"], measured=True)
     if cell["speedup"] is None:
         return charts.HeatCell(label="no eager", measured=True)
-    detail = (f"{cell['speedup_lo']:.2f}–{cell['speedup_hi']:.2f}"
-              if (cell["pairings"] or 0) >= 2 else "")
+    if answers.outlier(cell["speedup_lo"], cell["speedup_hi"]):
+        detail = "outlier process"  # a range like 0.00–480 says nothing about the case
+    else:
+        detail = (f"{cell['speedup_lo']:.2f}–{cell['speedup_hi']:.2f}"
+                  if (cell["pairings"] or 0) >= 2 else "")
     return charts.HeatCell(speedup=cell["speedup"], measured=True, detail=detail)
 
 
@@ -49,5 +52,7 @@ def render(site: Site) -> None:
 
     batched = [w for w in data.workloads if data.batched(w)]
     site.page(PAGE, "index.md.j2", backends=site.by_backend(build),
-              verdicts=ledger.verdict_table(data),
+              verdicts=answers.verdict_table(data),
+              answers=answers.answers(data, answers.judged(data)),
+              gpu=answers.conditions(data),
               representative={w: data.representative_batch(w) for w in batched})

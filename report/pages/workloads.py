@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from report import charts, formatting, guide_rules
-from report.analysis import Environment, ordered, rows
-from report.pages.byom import FAMILY as EXTERNAL
+from report.analysis import BASELINE, Environment, ordered, rows
+from report.analysis import EXTERNAL_FAMILY as EXTERNAL
 from report.site import Site
 
 SPREAD_NOTE = "error bars span the medians of the case's processes (none for a single run)"
@@ -28,9 +28,14 @@ def latency_chart(site: Site, page: str, env: Environment, workload: str, axis: 
         series: dict[str, list[charts.Point]] = {}
         for r in timed:
             series.setdefault(r["mode"], []).append(charts.case_point(r["batch_size"], r, scale))
+        eager = {r["batch_size"]: r["median_s"] for r in timed if r["mode"] == BASELINE}
+        speedups = {mode: [charts.Point(p.x, eager[p.x] * 1.0 / (p.y * scale))
+                           for p in points if p.x in eager]
+                    for mode, points in series.items() if mode != BASELINE}
         charts.line_chart(target, title=title, xlabel=axis,
                           ylabel=f"median latency per call ({unit}, log scale)",
-                          series=series, colors=colors)
+                          series=series, colors=colors,
+                          speedups={m: p for m, p in speedups.items() if p} or None)
         kind = f"Line chart of median latency per call against {axis}, one line per mode,"
     where = f" at batch {fastest['batch_size']}" if fastest["batch_size"] is not None else ""
     alt = (f"{kind} for {workload} on {env.label}; {SPREAD_NOTE}. "

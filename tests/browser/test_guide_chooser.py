@@ -1,0 +1,76 @@
+"""The home page answers first, and the guide's chooser answers a reader's case: in
+Chromium at 1440x900, from the site's own files, with no request leaving the site."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+GUIDE = "analysis/guide/"
+
+
+@pytest.fixture
+def page(context, base_url):
+    page = context.new_page()
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.errors, page.requests = [], []
+    page.on("pageerror", lambda error: page.errors.append(str(error)))
+    page.on("request", lambda request: page.requests.append(request.url))
+    yield page
+    page.close()
+
+
+def choose(page, base_url, device_kind: str, **fields: str) -> str:
+    page.goto(base_url + GUIDE, wait_until="networkidle")
+    select = page.locator("#chooser select[name=device]")
+    options = select.locator("option").all_text_contents()
+    wanted = [o for o in options if o.endswith(f"({device_kind})")]
+    assert wanted, f"no {device_kind} device among the chooser's options: {options}"
+    select.select_option(label=wanted[0])
+    for name, value in fields.items():
+        field = page.locator(f"#chooser [name={name}]")
+        if field.evaluate("e => e.tagName") == "SELECT":
+            field.select_option(value)
+        else:
+            field.fill(value)
+    return page.locator("#chooser .atlas-chooser-answer").inner_text()
+
+
+@pytest.mark.parametrize("kind", ["cuda", "cpu"])
+def test_chooser_recommends_a_mode_with_measured_figures(page, base_url, kind):
+    answer = choose(page, base_url, kind, work="inference", shapes="fixed", batch="1",
+                    calls="1000000")
+    head = answer.splitlines()[0]
+    assert "×" in head and "—" in head, answer  # "mode — 2.00× faster than eager (…)"
+    rows = page.locator("#chooser tbody tr")
+    assert rows.count() >= 1, "the chooser shows no evidence rows"
+    assert rows.first.locator("a").get_attribute("href").startswith("../../workloads/")
+    assert not page.errors, page.errors
+
+
+def test_chooser_says_not_measured_where_nothing_matches(page, base_url):
+    answer = choose(page, base_url, "cpu", work="training", shapes="varying")
+    assert answer.startswith("Not measured"), answer
+
+
+def test_guide_page_loads_nothing_from_outside_the_site_and_no_mermaid(page, base_url):
+    page.goto(base_url + GUIDE, wait_until="networkidle")
+    # The one request out is the theme's star count for repo_url (it fails quietly offline).
+    outside = [url for url in page.requests if not url.startswith(base_url)
+               and not url.startswith(("data:", "blob:", "https://api.github.com/repos/"))]
+    assert not outside, outside
+    assert not any("mermaid" in url for url in page.requests)
+
+
+def test_every_quick_answer_is_within_two_screens_and_links_to_evidence(page, base_url):
+    page.goto(base_url, wait_until="networkidle")
+    answers = page.locator(".atlas-answers p:has(strong)")
+    questions = [i for i in range(answers.count())
+                 if answers.nth(i).inner_text().split(".")[0].strip().isdigit()]
+    assert 8 <= len(questions) <= 12, answers.all_inner_texts()
+    for i in questions:
+        block = answers.nth(i)
+        box = block.bounding_box()
+        assert box is not None and box["y"] + box["height"] <= 2 * 900, block.inner_text()
+        assert block.locator("a").count() >= 1, f"no evidence link: {block.inner_text()}"

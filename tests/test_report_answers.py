@@ -1,0 +1,65 @@
+"""Quick answers on the home page: each comes from the records, names its conditions and
+its evidence, and says "not measured" or "unsettled" where the records cannot answer."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from fixtures import RESULTS
+from fixtures import make_results as fx
+
+from report import analysis, answers
+from report.build import build
+
+
+def data_of(tmp_path, records) -> analysis.Data:
+    fx.write(tmp_path / "results" / "r.jsonl", records)
+    return analysis.Data(analysis.load(tmp_path / "results"))
+
+
+def timed(env, mode: str, median_s: float, repeat: int = 0, repeats: int = 1):
+    made = fx.ok_record(env, "vit16x6x384", mode, 1, repeat=repeat, repeats=repeats)
+    return dataclasses.replace(made, timing=fx.timing(median_s, 0.01, env.backend == "cpu"))
+
+
+def test_fastest_answer_names_the_fastest_mode_and_its_speedup_over_eager(tmp_path):
+    data = data_of(tmp_path, [timed(fx.ENV_A, "eager", 4e-3), timed(fx.ENV_A, "default", 2e-3),
+                              timed(fx.ENV_A, "reduce-overhead", 1e-3)])
+    (part,) = answers.fastest_at(data, "vit16x6x384", 1, "cuda")
+    assert (part["device"], part["mode"]) == ("NVIDIA H100 80GB HBM3", "reduce-overhead")
+    assert part["speedup"] == pytest.approx(4.0)
+
+
+def test_a_point_without_records_has_no_answer(tmp_path):
+    data = data_of(tmp_path, [timed(fx.ENV_A, "eager", 4e-3), timed(fx.ENV_A, "default", 2e-3)])
+    assert answers.fastest_at(data, "vit16x6x384", 32, "cuda") == []
+    assert answers.fastest_at(data, "vit16x6x384", 1, "cpu") == []
+
+
+def test_a_lead_inside_the_spread_between_processes_is_unsettled(tmp_path):
+    records = [timed(fx.ENV_A, mode, median, r, 2)
+               for mode, medians in (("eager", (4e-3, 4e-3)), ("default", (2.0e-3, 2.2e-3)),
+                                     ("reduce-overhead", (1.9e-3, 2.3e-3)))
+               for r, median in enumerate(medians)]
+    (part,) = answers.fastest_at(data_of(tmp_path, records), "vit16x6x384", 1, "cuda")
+    assert part["unsettled"] and {part["mode"], part["runner_up"]} == {"default", "reduce-overhead"}
+
+
+def test_a_speedup_whose_processes_disagree_by_a_factor_of_ten_is_an_outlier():
+    assert answers.outlier(0.13, 6.96)
+    assert not answers.outlier(1.9, 2.3)
+    assert not answers.outlier(None, None)
+
+
+def test_home_page_opens_with_quick_answers_that_link_to_their_evidence(tmp_path):
+    build(RESULTS, tmp_path)
+    home = (tmp_path / "index.md").read_text("utf-8")
+    quick = home[home.index("## Quick answers"):home.index("## Reproduce")]
+    assert home.index("## Quick answers") < home.index("## Speedup over eager")
+    questions = [line for line in quick.splitlines() if line.startswith("**") and "?**" in line]
+    assert 8 <= len(questions) <= 12
+    # Every answer is followed by its evidence link, or says the records cannot answer.
+    for block in quick.split("\n\n"):
+        if "?**" in block:
+            assert "](" in block, block
