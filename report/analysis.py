@@ -606,7 +606,7 @@ def across_leases(records: pd.DataFrame, bounds: pd.DataFrame) -> pd.DataFrame:
     isolated = (kept[kept["process_timing"] == "isolated"].groupby([*CASE, "lease"], dropna=False)
                 ["median_s"].median().reset_index())
     ratios = round_ratios(kept[kept["process_timing"] == "paired"].drop(columns="lease"))
-    ratios = ratios[ratios["baseline"] == BASELINE]
+    ratios = ratios[(ratios["baseline"] == BASELINE) & (ratios["mode"] != BASELINE)]
     paired = (ratios.groupby([*POINT, "mode", "lease"], dropna=False)
               .agg(speedup=("ratio", "median"), speedup_lo=("ratio", "min"),
                    speedup_hi=("ratio", "max"), processes=("ratio", "size")).reset_index())
@@ -884,6 +884,8 @@ def environments(shown: pd.DataFrame, case_rows: pd.DataFrame) -> dict[str, Envi
               for env_id, group in shown.groupby("env_id")}
     labels = _unique_labels(fields)
     repeated = set(case_rows.loc[case_rows["n_processes"] > 1, "env_id"])
+    if f"paired_{BASELINE}_processes" in case_rows:  # speedups from several paired processes
+        repeated |= set(case_rows.loc[case_rows[f"paired_{BASELINE}_processes"] > 1, "env_id"])
     counts = shown["env_id"].value_counts()
     return {env_id: Environment(env_id, f["backend"][0], labels[env_id], tuple(f.items()),
                                 int(counts[env_id]), env_id in repeated)
@@ -951,7 +953,7 @@ class Data:
     def fastest(self) -> pd.DataFrame:
         """`fastest(self.cases)`, computed once: the home page, the guide and the concepts
         pages all read it."""
-        return self.memo("fastest", lambda: fastest(self.cases))
+        return self.memo("fastest", lambda: fastest(self.cases, self.paired_speedups))
 
     def memo(self, key: Any, compute):
         """`compute()` once per site build: what several pages derive from the same data
