@@ -233,6 +233,9 @@ class _Tab:
     def finish(self, url: str) -> PageVisit:
         # networkidle: late requests (the search index, scripts loaded by scripts)
         # have to finish inside the visit so that their errors are counted.
+        # load first: networkidle can come while a long page is still being parsed, and its
+        # later headings (and their ids) are then missing from what is read.
+        self.page.wait_for_load_state("load")
         self.page.wait_for_load_state("networkidle")
         seen = self.page.evaluate(_READ_PAGE_JS)
         return PageVisit(
