@@ -733,15 +733,11 @@ class Judge:
         out = []
         for _, row in pairs.iterrows():
             comparison = self._comparison(row, "speedup" if speedup else column)
-            mine, base = row.get(f"{column}_v"), row.get(f"{column}_v_base")
-            mine = mine if isinstance(mine, tuple) else ()
-            base = base if isinstance(base, tuple) else ()
-            comparison.processes = (len(mine), len(base))
-            if not (row["ok"] is True and row["ok_base"] is True) or not mine or not base:
-                comparison.note = _why_missing(row, test, column)
-                comparison.field_absent = row["ok"] is True and row["ok_base"] is True
+            sides = self._sides(row, test, column, comparison)
+            if sides is None:
                 out.append(comparison)
                 continue
+            mine, base = sides
             comparison.busy = _float(row.get("busy_fraction_base"))
             ratio_bound = row.get("ratio_bound")
             comparison.bound = ratio_bound if isinstance(ratio_bound, str) else None
