@@ -116,12 +116,3 @@ class Fingerprint:
                 "load_after": list(_load()), "gpu_sm_clock_mhz": sm, "gpu_memory_clock_mhz": mem,
                 "op_s": list(probe.op_s), "launch_s": list(probe.launch_s)}
 
-
-def measure_alone(backend: Backend, blocks: int = 5) -> dict:
-    """A Host section for a process that timed its workload alone: the probe after it."""
-    fingerprint, probe = Fingerprint(backend), Probe(backend)
-    probe.block()  # the first block pays for the probe's own first launches
-    probe.op_s.clear(), probe.launch_s.clear()
-    for _ in range(blocks):
-        probe.block()
-    return fingerprint.host(probe)
