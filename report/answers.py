@@ -146,7 +146,7 @@ def release_changes(data: Data) -> dict[str, Any] | None:
 
 def judged(data: Data) -> list[ledger.ClaimResult]:
     """Every claim of report/claims.yaml judged against `data`, once per site build."""
-    return data.memo("claims", lambda: ledger.judge(ledger.load_ledger(), data))
+    return ledger.results_for(data)
 
 
 def verdict_table(data: Data) -> dict[str, Any]:

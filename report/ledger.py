@@ -1397,17 +1397,12 @@ def seed_page(seed: str) -> str:
     return SEED_PAGE.format(seed=seed)
 
 
-_LAST: list = []  # (data, ledger, results) of the last judging: pages share one site's data
-
-
 def results_for(data: analysis.Data, book: Ledger | None = None) -> list[ClaimResult]:
-    """The ledger judged against `data`, once per site build."""
+    """The ledger judged against `data`, once per site build: the home page, its answers
+    and the claims pages all read these results, and judging is seconds of work."""
     book = load_ledger() if book is None else book
-    if _LAST and _LAST[0] is data and _LAST[1] == book:
-        return _LAST[2]
-    found = judge(book, data)
-    _LAST[:] = [data, book, found]
-    return found
+    judged_book, results = data.memo("claims", lambda: (book, judge(book, data)))
+    return results if judged_book == book else judge(book, data)
 
 
 def verdict_table(data: analysis.Data, results: list[ClaimResult] | None = None

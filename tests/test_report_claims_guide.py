@@ -91,15 +91,10 @@ def test_home_page_shows_each_claims_verdict_linked_to_its_evidence(docs):
 
 
 @pytest.mark.slow
-def test_claims_pages_are_in_the_nav_folded_and_light(tmp_path):
+def test_claims_pages_are_in_the_nav_folded_and_light(fixture_site):
     """The built site: the nav lists every claims page under "Claims, measured", the
     per-environment comparisons are <details> blocks, and no claims page passes 300 KB."""
-    from fixtures import RESULTS
-    from test_report_site_build import build_site
-
-    done = build_site(tmp_path, RESULTS)
-    assert done.returncode == 0, done.stderr[-3000:]
-    site = tmp_path / "site"
+    site = fixture_site
     home = (site / "index.html").read_text(encoding="utf-8")
     seeds = sorted({c.seed for c in load_ledger().claims})
     for target in ["analysis/claims/", "analysis/claims/rules/",

@@ -1,65 +1,16 @@
 """End to end: `python -m report` then `mkdocs build --strict`, as the docs session runs
-them, on the fixtures and on no results at all. Built in a temporary copy of docs/ so
-the working tree is untouched; the notebook is replaced by a trivial one, because it
-belongs to another part of the project and is tested there."""
+them, on the fixtures (the shared `fixture_site`, tests/conftest.py) and on no results at
+all, in scratch folders (tests/fixtures/site.py)."""
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import shutil
-import subprocess
-import sys
 
 import pytest
-import yaml
-from fixtures import RESULTS, ROOT
+from fixtures import RESULTS
+from fixtures.site import FIXTURE_HASH_SEED, build, build_site, generated, run_report
 
 pytestmark = pytest.mark.slow
-
-NOTEBOOK = "notebooks/dissecting-torch-compile.ipynb"
-
-
-def placeholder_notebook() -> str:
-    return json.dumps({
-        "cells": [{"cell_type": "markdown", "id": "a", "metadata": {},
-                   "source": ["# Dissecting torch.compile\n", "placeholder"]}],
-        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                    "language": "python"}},
-        "nbformat": 4, "nbformat_minor": 5,
-    })
-
-
-def build_site(tmp_path, results, tool: str = "mkdocs") -> subprocess.CompletedProcess:
-    docs, site = tmp_path / "docs", tmp_path / "site"
-    for static in ("javascripts", "stylesheets"):
-        shutil.copytree(ROOT / "docs" / static, docs / static)
-    (docs / NOTEBOOK).parent.mkdir(parents=True)
-    (docs / NOTEBOOK).write_text(placeholder_notebook(), encoding="utf-8")
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
-    config.update(docs_dir=str(docs), site_dir=str(site),
-                  hooks=[str(ROOT / hook) for hook in config["hooks"]])
-    for plugin in config["plugins"]:
-        if isinstance(plugin, dict) and "mkdocs-jupyter" in plugin:
-            plugin["mkdocs-jupyter"]["cache"] = False
-    (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    report = subprocess.run(
-        [sys.executable, "-m", "report", "--results", str(results), "--docs", str(docs)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
-    assert report.returncode == 0, report.stderr
-    done = subprocess.run(
-        [sys.executable, "-m", tool, "build", "--strict", "-f", str(tmp_path / "mkdocs.yml")],
-        cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
-    return done
-
-
-@pytest.fixture(scope="module")
-def fixture_site(tmp_path_factory):
-    root = tmp_path_factory.mktemp("fixture-site")
-    done = build_site(root, RESULTS)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return root / "site"
 
 
 def test_fixture_site_builds_strictly_with_every_page(fixture_site):
@@ -73,13 +24,14 @@ def test_fixture_site_builds_strictly_with_every_page(fixture_site):
     assert 'href="workloads/vit16x6x384/"' in home
 
 
-def test_properdocs_builds_the_same_pages_from_the_same_config(fixture_site, tmp_path):
-    """ProperDocs, the maintained fork of MkDocs 1.x, reads the same mkdocs.yml: leaving
-    MkDocs is then a change of one tool name (noxfile.py's docs-properdocs session)."""
+def test_properdocs_builds_the_same_pages_from_the_same_config(fixture_root, tmp_path):
+    """ProperDocs, the maintained fork of MkDocs 1.x, reads the same mkdocs.yml and docs/:
+    leaving MkDocs is then a change of one tool name (noxfile.py's docs-properdocs session)."""
     pytest.importorskip("properdocs", reason="the properdocs dependency group is not installed")
-    done = build_site(tmp_path, RESULTS, tool="properdocs")
+    done = build(fixture_root, tool="properdocs", site=tmp_path / "site")
     assert done.returncode == 0, done.stderr[-3000:]
-    pages = {p.relative_to(fixture_site) for p in fixture_site.rglob("*.html")}
+    by_mkdocs = fixture_root / "site"
+    pages = {p.relative_to(by_mkdocs) for p in by_mkdocs.rglob("*.html")}
     assert pages == {p.relative_to(tmp_path / "site") for p in (tmp_path / "site").rglob("*.html")}
 
 
@@ -98,14 +50,12 @@ def test_site_builds_strictly_from_no_results(tmp_path):
     assert "not measured" in (tmp_path / "site/index.html").read_text("utf-8").lower()
 
 
-def test_output_does_not_depend_on_the_hash_seed(tmp_path):
-    """Separate processes with different string hashing (set order) give the same bytes."""
-    outputs = []
-    for seed in ("1", "2"):
-        out = tmp_path / f"docs-{seed}"
-        subprocess.run(
-            [sys.executable, "-m", "report", "--results", str(RESULTS), "--docs", str(out)],
-            cwd=ROOT, capture_output=True, text=True, timeout=300, check=True,
-            env={**os.environ, "PYTHONHASHSEED": seed})
-        outputs.append({p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()})
-    assert outputs[0] == outputs[1]
+def test_output_does_not_depend_on_the_hash_seed(fixture_root, tmp_path):
+    """Separate processes with different string hashing (set order) give the same bytes:
+    the fixture site's docs (FIXTURE_HASH_SEED) against the same records rendered again."""
+    out = tmp_path / "docs"
+    done = run_report(RESULTS, out, hash_seed=str(int(FIXTURE_HASH_SEED) + 1))
+    assert done.returncode == 0, done.stderr
+    again, first = generated(out), generated(fixture_root / "docs")
+    assert sorted(again) == sorted(first)
+    assert [path for path in sorted(first) if again[path] != first[path]] == []

@@ -74,3 +74,41 @@ def test_every_quick_answer_is_within_two_screens_and_links_to_evidence(page, ba
         box = block.bounding_box()
         assert box is not None and box["y"] + box["height"] <= 2 * 900, block.inner_text()
         assert block.locator("a").count() >= 1, f"no evidence link: {block.inner_text()}"
+
+
+# Every element of the answers that holds text of its own, with its font size and how far
+# it reaches past the right edge of the answers block; and how far the block itself scrolls.
+_ANSWERS_LAYOUT_JS = """
+() => {
+  const block = document.querySelector(".atlas-answers");
+  if (!block) return null;
+  const right = block.getBoundingClientRect().right;
+  const texts = [...block.querySelectorAll("*")].filter((e) => [...e.childNodes].some(
+    (n) => n.nodeType === Node.TEXT_NODE && n.textContent.trim()));
+  return {
+    scroll: block.scrollWidth - block.clientWidth,
+    viewport: document.documentElement.clientWidth,
+    right: right,
+    texts: texts.map((e) => ({text: e.textContent.trim().slice(0, 60),
+                              px: parseFloat(getComputedStyle(e).fontSize),
+                              past: e.getBoundingClientRect().right - right})),
+  };
+}
+"""
+
+
+def test_quick_answers_fit_a_phone_and_are_readable(context, base_url):
+    page = context.new_page()
+    try:
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.goto(base_url, wait_until="load")
+        layout = page.evaluate(_ANSWERS_LAYOUT_JS)
+    finally:
+        page.close()
+    assert layout is not None, "the home page has no .atlas-answers block"
+    assert layout["right"] <= layout["viewport"], layout["right"]
+    assert layout["scroll"] <= 0, f"the answers scroll sideways by {layout['scroll']} px"
+    past = [t for t in layout["texts"] if t["past"] > 1]
+    assert not past, f"text reaching past the answers' right edge: {past}"
+    small = [t for t in layout["texts"] if t["px"] < 12]
+    assert not small, f"answer text under 12 px on a phone: {small}"

@@ -28,6 +28,19 @@ def _page_key(url: str) -> str:
     return url.removesuffix("index.html")
 
 
+# Issue 19: no page's HTML above 300 KB, so that a page opens in one go on a slow link. The
+# executed notebook is the exception: its outputs are the point of it.
+MAX_PAGE_BYTES = 300_000
+
+
+def test_every_page_but_the_notebook_is_at_most_300_kb(site_dir):
+    sizes = {html.relative_to(site_dir).as_posix(): html.stat().st_size
+             for html in site_dir.rglob("*.html") if "notebooks" not in html.parts}
+    assert sizes, f"no HTML page under {site_dir}"
+    heavy = {page: size for page, size in sizes.items() if size > MAX_PAGE_BYTES}
+    assert not heavy, f"pages over {MAX_PAGE_BYTES:,} bytes: {heavy}"
+
+
 def test_crawl_found_the_home_page_and_more(crawl, base_url):
     assert base_url in crawl, f"no index.html at the site root; pages: {sorted(crawl)}"
     assert len(crawl) > 1, "the site has a single page; the crawl found nothing else"

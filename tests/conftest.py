@@ -1,0 +1,23 @@
+"""Fixtures shared by several test modules."""
+
+from __future__ import annotations
+
+import pytest
+from fixtures import RESULTS
+from fixtures.site import FIXTURE_HASH_SEED, build, render_docs
+
+
+@pytest.fixture(scope="session")
+def fixture_root(tmp_path_factory):
+    """tests/fixtures/results rendered into `docs/` and built into `site/` by mkdocs, once
+    for every test that reads the fixture site: each build is most of a minute on 2 cores."""
+    root = tmp_path_factory.mktemp("fixture-site")
+    render_docs(root, RESULTS, FIXTURE_HASH_SEED)
+    done = build(root)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return root
+
+
+@pytest.fixture(scope="session")
+def fixture_site(fixture_root):
+    return fixture_root / "site"
