@@ -423,11 +423,24 @@ def _describe(hint: Any) -> str:
     return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
 
 
+_SHAPES: dict[Any, tuple[Any, tuple, bool]] = {}
+
+
+def _shape(hint: Any) -> tuple[Any, tuple, bool]:
+    """(origin, arguments, is a dataclass) of a type hint, looked up once per hint: a
+    results folder asks for the same few hints hundreds of thousands of times."""
+    found = _SHAPES.get(hint)
+    if found is None:
+        found = _SHAPES[hint] = (typing.get_origin(hint), typing.get_args(hint),
+                                 dataclasses.is_dataclass(hint))
+    return found
+
+
 def _convert(value: Any, hint: Any, where: str) -> Any:
     """`value` from JSON as the annotated type `hint`, or ValueError naming `where`."""
-    origin = typing.get_origin(hint)
+    origin, arguments, is_dataclass = _shape(hint)
     if origin in (typing.Union, types.UnionType):
-        options = typing.get_args(hint)
+        options = arguments
         if value is None and type(None) in options:
             return None
         errors = []
@@ -439,19 +452,23 @@ def _convert(value: Any, hint: Any, where: str) -> Any:
             except ValueError as error:
                 errors.append(error)
         raise errors[0]
-    if dataclasses.is_dataclass(hint):
+    if is_dataclass:
         if not isinstance(value, dict):
             raise ValueError(f"{where}: expected an object, got {type(value).__name__}")
         return _build(hint, value, where)
     if origin is tuple:
         if not isinstance(value, list | tuple):
             raise ValueError(f"{where}: expected a list, got {type(value).__name__}")
-        item_hint = typing.get_args(hint)[0]
+        item_hint = arguments[0]
+        if item_hint is float and _finite_numbers(value):
+            return tuple(map(float, value))  # timing samples: thousands per file, checked in bulk
+        if item_hint is str and all(type(v) is str for v in value):
+            return tuple(value)
         return tuple(_convert(item, item_hint, f"{where}[{i}]") for i, item in enumerate(value))
     if origin is dict:
         if not isinstance(value, dict):
             raise ValueError(f"{where}: expected an object, got {type(value).__name__}")
-        key_hint, item_hint = typing.get_args(hint)
+        key_hint, item_hint = arguments
         return {_convert(k, key_hint, where): _convert(v, item_hint, f"{where}.{k}")
                 for k, v in value.items()}
     if hint is Any:
@@ -473,24 +490,64 @@ def _convert(value: Any, hint: Any, where: str) -> Any:
     raise TypeError(f"{where}: no converter for {_describe(hint)}")
 
 
-_HINTS: dict[type, dict[str, Any]] = {}
+def _finite_numbers(values: list | tuple) -> bool:
+    """Whether every item passes `_convert`'s float check (a finite int or float, never a
+    bool), tested for the whole list at once; where not, the item-by-item path names it."""
+    return (all(type(v) is float or type(v) is int for v in values)
+            and all(map(math.isfinite, values)))
+
+
+@dataclass(frozen=True)
+class _Fields:
+    """What `_build` needs to know of a dataclass, worked out once per class."""
+
+    hints: dict[str, Any]
+    required: tuple[str, ...]
+    # Per field whose type is str, int, bool or float, or one of them or None: the exact
+    # JSON types that `_convert` would return unchanged, so most fields skip it.
+    plain: dict[str, frozenset[type]]
+
+
+_PLAIN = (str, int, bool, float)
+_FIELDS: dict[type, _Fields] = {}
+
+
+def _fields(cls: type) -> _Fields:
+    found = _FIELDS.get(cls)
+    if found is None:
+        hints = {f.name: typing.get_type_hints(cls)[f.name] for f in dataclasses.fields(cls)}
+        required = tuple(f.name for f in dataclasses.fields(cls)
+                         if f.default is dataclasses.MISSING
+                         and f.default_factory is dataclasses.MISSING)
+        plain = {}
+        for name, hint in hints.items():
+            origin, arguments, _ = _shape(hint)
+            options = arguments if origin in (typing.Union, types.UnionType) else (hint,)
+            typed = [o for o in options if o is not type(None)]
+            if len(typed) == 1 and typed[0] in _PLAIN:  # (a union of two would convert)
+                plain[name] = frozenset(options)
+        found = _FIELDS[cls] = _Fields(hints, required, plain)
+    return found
 
 
 def _build(cls: type, data: dict[str, Any], where: str) -> Any:
-    hints = _HINTS.get(cls)
-    if hints is None:
-        hints = _HINTS[cls] = {f.name: typing.get_type_hints(cls)[f.name]
-                               for f in dataclasses.fields(cls)}
+    fields = _fields(cls)
+    hints = fields.hints
     unknown = sorted(set(data) - set(hints))
     if unknown:
         raise ValueError(f"{where or 'record'}: unknown field(s) {', '.join(unknown)}")
-    required = [f.name for f in dataclasses.fields(cls)
-                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
-    missing = [name for name in required if name not in data]
+    missing = [name for name in fields.required if name not in data]
     if missing:
         raise ValueError(f"{where or 'record'}: missing field(s) {', '.join(missing)}")
     prefix = f"{where}." if where else ""
-    return cls(**{name: _convert(value, hints[name], prefix + name) for name, value in data.items()})
+    values = {}
+    for name, value in data.items():
+        kind = type(value)
+        if kind in fields.plain.get(name, ()) and (kind is not float or math.isfinite(value)):
+            values[name] = value  # already what `_convert` would return
+        else:
+            values[name] = _convert(value, hints[name], prefix + name)
+    return cls(**values)
 
 
 def record_from_dict(data: Any) -> Record:
