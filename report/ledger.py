@@ -366,8 +366,12 @@ def parse_ledger(data: Any, where: str = "claims.yaml") -> Ledger:
 
 def load_ledger(path: Path = LEDGER) -> Ledger:
     path = Path(path)
+    text = path.read_text(encoding="utf-8")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        try:  # libyaml, where present, reads the ledger ten times faster
+            data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except yaml.YAMLError:
+            data = yaml.safe_load(text)  # fails again, in the words of the Python loader
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         at = f":{mark.line + 1}" if mark else ""
@@ -665,7 +669,7 @@ class Judge:
         self.data = data
         self.cases = data.cases
         self.values = process_values(data.shown)
-        self._pairs: dict[tuple[str, str, str], pd.DataFrame] = {}
+        self._pairs: dict[tuple[str, str], pd.DataFrame] = {}
         # Only the columns judging reads: compare() merges whole rows, and narrow rows
         # keep a full ledger to a second or so.
         paired = [c for c in self.cases.columns if c.startswith("paired_")]  # compare() uses them
@@ -674,6 +678,12 @@ class Judge:
         narrow = self.cases[keep]
         self.with_values = (narrow.merge(self.values, on=analysis.CASE, how="left")
                             if not narrow.empty else narrow)
+
+    @classmethod
+    def of(cls, data: analysis.Data) -> Judge:
+        """The one Judge of a site build: the claims pages and the home page judge against
+        the same data, and its per-process values take seconds to gather."""
+        return data.memo(cls, lambda: cls(data))
 
     # -- scope ------------------------------------------------------------------------------
     def workloads(self, claim: Claim) -> list[str]:
@@ -703,13 +713,13 @@ class Judge:
 
     def pairs(self, here: pd.DataFrame, mode: str, baseline: str) -> pd.DataFrame:
         """analysis.compare of `mode` and `baseline` at the points of `here`; computed once
-        per environment and pair of modes, since many claims share them."""
-        env_id = here["env_id"].iloc[0]
-        key = (env_id, mode, baseline)
+        per pair of modes over every environment, since many claims share them (compare
+        works row by row, so one environment's rows are what it would give alone)."""
+        key = (mode, baseline)
         if key not in self._pairs:
-            env = self.with_values[self.with_values["env_id"] == env_id]
-            self._pairs[key] = analysis.compare(env, mode, baseline)
+            self._pairs[key] = analysis.compare(self.with_values, mode, baseline)
         found = self._pairs[key]
+        found = found[found["env_id"] == here["env_id"].iloc[0]]
         wanted = here[analysis.POINT].drop_duplicates()
         return found.merge(wanted, on=analysis.POINT, how="inner")
 
@@ -1363,7 +1373,7 @@ def judge(ledger: Ledger, data: analysis.Data) -> list[ClaimResult]:
     """Every claim in every environment of its backend. A backend with no environment
     gets one judgement with env_id None: not testable (the ledger says why) or not
     measured."""
-    judge_ = Judge(data)
+    judge_ = Judge.of(data)
     envs = sorted(data.environments.values(), key=lambda e: (e.backend, e.label))
     results = []
     for claim in ledger.claims:
@@ -1397,10 +1407,15 @@ def seed_page(seed: str) -> str:
     return SEED_PAGE.format(seed=seed)
 
 
+def site_ledger(data: analysis.Data) -> Ledger:
+    """report/claims.yaml, read once per site build."""
+    return data.memo("ledger", load_ledger)
+
+
 def results_for(data: analysis.Data, book: Ledger | None = None) -> list[ClaimResult]:
     """The ledger judged against `data`, once per site build: the home page, its answers
     and the claims pages all read these results, and judging is seconds of work."""
-    book = load_ledger() if book is None else book
+    book = site_ledger(data) if book is None else book
     judged_book, results = data.memo("claims", lambda: (book, judge(book, data)))
     return results if judged_book == book else judge(book, data)
 

@@ -210,9 +210,9 @@ verdict_table = ledger.verdict_table
 
 
 def context(data: analysis.Data, book: ledger.Ledger | None = None) -> dict[str, Any]:
-    book = ledger.load_ledger() if book is None else book
+    book = ledger.site_ledger(data) if book is None else book
     results = results_for(data, book)
-    judge = ledger.Judge(data)
+    judge = ledger.Judge.of(data)
     views = [claim_view(r, judge.workloads(r.claim)) for r in results]
     counts = ledger.counts(results, data)
     return {"seeds": seed_views(book, views), "views": views,

@@ -53,8 +53,7 @@ def render(site: Site) -> None:
     repeated = analysis.spreads(data.cases)
     procs = processes(data.shown)
     procs = procs[procs["ok"]].assign(ratio=lambda d: d["iqr_s"] / d["median_s"])
-    bounds = analysis.speedups(data.cases)
-    across = analysis.across_leases(data.records, bounds)
+    across = analysis.across_leases(data.records, data.speedups)
     leases = analysis.leases(data.records)
     agreement = analysis.paired_against_isolated(analysis.latest(data.records), data.cases)
 
