@@ -50,6 +50,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -511,7 +512,14 @@ def _float(value: Any) -> float | None:
 
 def _median(values: tuple) -> float | None:
     clean = [float(v) for v in values if not _missing(v)]
-    return float(pd.Series(clean).median()) if clean else None
+    return float(statistics.median(clean)) if clean else None  # as pandas: (a + b) / 2
+
+
+def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """The rows of `df` as dicts of the values `iterrows` gives, without building a Series
+    per row of a wide frame (judging the ledger walks a few thousand)."""
+    columns = list(df.columns)
+    return [dict(zip(columns, values, strict=True)) for values in df.to_numpy(dtype=object)]
 
 
 # ---- comparisons --------------------------------------------------------------------------
@@ -741,7 +749,7 @@ class Judge:
         pairs = self.pairs(here, test.mode, test.baseline)
         speedup = column == "median_s"
         out = []
-        for _, row in pairs.iterrows():
+        for row in _records(pairs):
             comparison = self._comparison(row, "speedup" if speedup else column)
             sides = self._sides(row, test, column, comparison)
             if sides is None:
@@ -774,7 +782,7 @@ class Judge:
 
     def _one_sided(self, here: pd.DataFrame, test: Test, column: str, agrees) -> list[Comparison]:
         out = []
-        for _, row in here[here["mode"] == test.mode].iterrows():
+        for row in _records(here[here["mode"] == test.mode]):
             comparison = self._comparison(row, column)
             mine = row.get(f"{column}_v")
             mine = mine if isinstance(mine, tuple) else ()
@@ -801,7 +809,7 @@ class Judge:
     def _break_even(self, here: pd.DataFrame, test: Test, agrees) -> list[Comparison]:
         pairs = self.pairs(here, test.mode, analysis.BASELINE)
         out = []
-        for _, row in pairs.iterrows():
+        for row in _records(pairs):
             comparison = self._comparison(row, "break-even")
             cold = row.get("cold_first_call_s_v")
             mine, base = row.get("median_s_v"), row.get("median_s_v_base")
@@ -848,7 +856,7 @@ class Judge:
         """The compile time `mode` adds over `baseline`: the difference of their cold
         first calls, per point."""
         out = []
-        for _, row in self.pairs(here, test.mode, test.baseline).iterrows():
+        for row in _records(self.pairs(here, test.mode, test.baseline)):
             comparison = self._comparison(row, "cold_first_call_s")
             found = self._sides(row, test, "cold_first_call_s", comparison)
             if found is not None:
@@ -872,7 +880,7 @@ class Judge:
         else:
             pairs = pairs.assign(ok_ref=pairs["ok_base"], whole_v=pairs["idle_s_per_call_v_base"])
         out = []
-        for _, row in pairs.iterrows():
+        for row in _records(pairs):
             comparison = self._comparison(row, "speedup")
             found = self._sides(row, test, "median_s", comparison)
             whole = row.get("whole_v")
@@ -916,7 +924,7 @@ class Judge:
         fixed = c[(c["env_id"] == env_id) & (c["workload"] == test.fixed) &
                   (c["batch_size"] == test.fixed_batch) & (c["mode"] == test.mode)]
         out = []
-        for _, row in here[here["mode"] == test.mode].iterrows():
+        for row in _records(here[here["mode"] == test.mode]):
             comparison = self._comparison(row, "speedup")
             comparison.workload = f"{row['workload']} against {test.fixed} at batch {test.fixed_batch}"
             mine = row.get("median_s_v")
