@@ -131,7 +131,7 @@ def trust(data: Data, difference: float) -> dict[str, Any] | None:
 def release_changes(data: Data) -> dict[str, Any] | None:
     """The newest release measured after another on one machine: how many of its cases got
     faster or slower beyond the spread, against the release before (report/history.py)."""
-    found = data.memo("changes", lambda: history.changes(data.records))
+    found = history.site_changes(data)
     if found.empty:
         return None
     newest = history.sort_releases(found["new_release"].unique())[-1]

@@ -102,12 +102,13 @@ def with_speedups(table: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(found, ignore_index=True)
 
 
-def history(records: pd.DataFrame) -> pd.DataFrame:
+def history(records: pd.DataFrame, table: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every case (per profile) with its environment's lineage columns (`releases`) and its
     speedup over eager; `in_releases` counts the releases of its lineage that measured the
-    same case (workload, mode, batch, shapes, profile) and timed it."""
+    same case (workload, mode, batch, shapes, profile) and timed it. `table` is
+    `case_table(records)` where the caller has it already."""
     envs = releases(records)
-    table = with_speedups(case_table(records))
+    table = with_speedups(case_table(records) if table is None else table)
     if table.empty:
         return table.assign(**{c: pd.Series(dtype=object) for c in envs.columns if c != "env_id"},
                             in_releases=pd.Series(dtype=int))
@@ -116,6 +117,16 @@ def history(records: pd.DataFrame) -> pd.DataFrame:
     out["in_releases"] = (out["ok"].astype(bool).groupby([out[c] for c in point], dropna=False)
                           .transform("sum").astype(int))
     return analysis.ordered(out, "profile", "lineage", "position").reset_index(drop=True)
+
+
+def site_changes(data: analysis.Data) -> pd.DataFrame:
+    """`changes` of a site's records, once per build (the home page and the changes page)."""
+    return data.memo("changes", lambda: changes(data.records, site_case_table(data)))
+
+
+def site_case_table(data: analysis.Data) -> pd.DataFrame:
+    """`case_table` of a site's records, once per build (history and changes)."""
+    return data.memo("case_table", lambda: case_table(data.records))
 
 
 def pairs(envs: pd.DataFrame) -> pd.DataFrame:
@@ -130,11 +141,12 @@ def pairs(envs: pd.DataFrame) -> pd.DataFrame:
     return found[found["new_env_id"].notna()].reset_index(drop=True)
 
 
-def changes(records: pd.DataFrame) -> pd.DataFrame:
+def changes(records: pd.DataFrame, table: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every case of every pair of consecutive releases (`pairs`), judged by
-    `compare.judge` through `compare.pair`; the pair's columns come first."""
+    `compare.judge` through `compare.pair`; the pair's columns come first. `table` is
+    `case_table(records)` where the caller has it already."""
     envs = releases(records)
-    table = case_table(records)
+    table = case_table(records) if table is None else table
     found = [pair(table[table["env_id"] == p.old_env_id], table[table["env_id"] == p.new_env_id])
              .assign(**{c: getattr(p, c) for c in p._fields if c != "Index"})
              for p in pairs(envs).itertuples()]

@@ -15,7 +15,7 @@ PAGE = "analysis/changes.md"
 
 def render(site: Site) -> None:
     records = site.data.records
-    judged = site.data.memo("changes", lambda: history.changes(records))
+    judged = history.site_changes(site.data)
     envs = history.releases(records)
     sections, newest = [], {}
     for p in history.pairs(envs).itertuples():

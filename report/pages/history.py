@@ -53,7 +53,7 @@ def render(site: Site) -> None:
     envs = history.releases(records)
     # Releases of different environments share a table: a figure from one process says
     # "single run" itself rather than relying on a note per environment.
-    found = history.history(records).assign(env_repeated=True)
+    found = history.history(records, history.site_case_table(site.data)).assign(env_repeated=True)
     lineages, single = [], []
     order = envs.drop_duplicates("lineage").sort_values(["backend", "lineage_label"])
     for _, lineage in order.iterrows():
