@@ -5,6 +5,7 @@ python -m report export DIR [--results results]  (report/export.py)"""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -29,9 +30,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="folder searched recursively for *.jsonl (default: results)")
     parser.add_argument("--docs", type=Path, default=Path("docs"),
                         help="MkDocs docs_dir to write into (default: docs)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                        help="render the pages in two processes when N >= 2 (default: the "
+                             "number of cores); the output is the same either way")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs {args.jobs}: give 1 or more")
     try:
-        site = build(args.results, args.docs)
+        site = build(args.results, args.docs, workers=args.jobs)
     except (ResultsError, OutsideDocs) as error:
         # One line naming file:line is the whole message; a traceback would bury it.
         print(error, file=sys.stderr)
