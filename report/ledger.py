@@ -1377,11 +1377,11 @@ class ClaimResult:
         return next((j for j in self.judgements if j.env_id == env_id), None)
 
 
-def judge(ledger: Ledger, data: analysis.Data) -> list[ClaimResult]:
+def judge(ledger: Ledger, data: analysis.Data, by: Judge | None = None) -> list[ClaimResult]:
     """Every claim in every environment of its backend. A backend with no environment
     gets one judgement with env_id None: not testable (the ledger says why) or not
-    measured."""
-    judge_ = Judge.of(data)
+    measured. `by` is a Judge of `data` already built (a site build's `Judge.of`)."""
+    judge_ = Judge(data) if by is None else by
     envs = sorted(data.environments.values(), key=lambda e: (e.backend, e.label))
     results = []
     for claim in ledger.claims:
@@ -1424,8 +1424,8 @@ def results_for(data: analysis.Data, book: Ledger | None = None) -> list[ClaimRe
     """The ledger judged against `data`, once per site build: the home page, its answers
     and the claims pages all read these results, and judging is seconds of work."""
     book = site_ledger(data) if book is None else book
-    judged_book, results = data.memo("claims", lambda: (book, judge(book, data)))
-    return results if judged_book == book else judge(book, data)
+    judged_book, results = data.memo("claims", lambda: (book, judge(book, data, Judge.of(data))))
+    return results if judged_book == book else judge(book, data, Judge.of(data))
 
 
 def verdict_table(data: analysis.Data, results: list[ClaimResult] | None = None
