@@ -6,11 +6,9 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from fixtures import RESULTS
 from fixtures import make_results as fx
 
 from report import analysis, answers
-from report.build import build
 
 
 def data_of(tmp_path, records) -> analysis.Data:
@@ -52,9 +50,8 @@ def test_a_speedup_whose_processes_disagree_by_a_factor_of_ten_is_an_outlier():
     assert not answers.outlier(None, None)
 
 
-def test_home_page_opens_with_quick_answers_that_link_to_their_evidence(tmp_path):
-    build(RESULTS, tmp_path)
-    home = (tmp_path / "index.md").read_text("utf-8")
+def test_home_page_opens_with_quick_answers_that_link_to_their_evidence(fixture_root):
+    home = (fixture_root / "docs" / "index.md").read_text("utf-8")  # rendered from RESULTS
     quick = home[home.index("## Quick answers"):home.index("## Reproduce")]
     assert home.index("## Quick answers") < home.index("## Speedup over eager")
     questions = [line for line in quick.splitlines() if line.startswith("**") and "?**" in line]
