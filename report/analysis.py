@@ -402,7 +402,8 @@ _TIMING = {"median_s": ("median_s", "median"), "lo_s": ("median_s", "min"),
            "q3_s": ("q3_s", "median"), "iqr_s": ("iqr_s", "median"),
            "iqr_ratio": ("iqr_ratio", "median"), "warm_first_call_s": ("warm_first_call_s", "median"),
            "rel_error": ("rel_error", "max"), "passed": ("passed", "all")}
-_MEDIAN = ("peak_device_bytes", "peak_rss_bytes", "device_kernels_per_call", "launches_per_call",
+_MEDIAN = ("peak_device_bytes", "peak_rss_bytes", "peak_reserved_bytes", "case_peak_device_bytes",
+           "case_peak_reserved_bytes", "device_kernels_per_call", "launches_per_call",
            "graph_launches_per_call", "cpu_ops_per_call", "device_busy_s_per_call",
            "busy_fraction")
 _MAX = ("graph_breaks", "recompiles", "unique_graphs", "cudagraph_skips")
@@ -433,12 +434,13 @@ def cases(shown: pd.DataFrame) -> pd.DataFrame:
     cold = (ok[ok["cache"] == "cold"].groupby(CASE, dropna=False)["cold_first_call_s"]
             .median().reset_index())
     last_ok = ok.sort_values("started_at", kind="stable").groupby(
-        CASE, dropna=False).tail(1)[[*CASE, "cold_first_calls_s", "skip_reasons", "count",
-                                     "calls_per_sample", "reference", "tolerance"]]
+        CASE, dropna=False).tail(1)[[*CASE, "cold_first_calls_s", "skip_reasons",
+                                     "graph_break_reasons", "count", "calls_per_sample",
+                                     "reference", "tolerance"]]
     failed = (procs[~procs["ok"]].groupby(CASE, dropna=False).size()
               .rename("n_failed").reset_index())
-    replaced = {*agg, "cold_first_call_s", "cold_first_calls_s", "skip_reasons", "count",
-                "calls_per_sample", "reference", "tolerance"}
+    replaced = {*agg, "cold_first_call_s", "cold_first_calls_s", "skip_reasons",
+                "graph_break_reasons", "count", "calls_per_sample", "reference", "tolerance"}
     out = newest.drop(columns=[c for c in replaced if c in newest.columns])
     for part in (figures, cold, last_ok, failed):
         out = out.merge(part, on=CASE, how="left")
