@@ -154,7 +154,7 @@ def text_builder(make_config: Callable[[object, bool], object], auto_class: str,
         batch, sequence = batch_size or 1, TINY_SEQUENCE if is_tiny else SEQUENCE
         model = seeded_module(lambda: auto.from_config(config, attn_implementation=ATTENTION),
                               device, dtype).eval()
-        wrapped = OneOutput(model, field, **call)
+        wrapped = OneOutput(model, field, **call).eval()
         ids = _tokens(batch, sequence, config.vocab_size, device)
         flops, out_bytes = _one_sample(wrapped, ids, batch)
         settings = _settings(training, model=f"transformers {type(model).__name__}",
@@ -193,7 +193,8 @@ def bert_training_config(transformers, tiny: bool):
 
 def gpt2_config(transformers, tiny: bool):
     """GPT-2 small: GPT2Config's defaults (12 layers, width 768, 12 heads, 50,257 tokens)."""
-    sizes = dict(n_embd=32, n_layer=2, n_head=2, vocab_size=TINY_VOCAB, n_positions=64) if tiny else {}
+    sizes = dict(n_embd=32, n_layer=2, n_head=2, vocab_size=TINY_VOCAB, n_positions=64,
+                 bos_token_id=TINY_VOCAB - 1, eos_token_id=TINY_VOCAB - 1) if tiny else {}
     return transformers.GPT2Config(use_cache=False, **sizes)
 
 
@@ -227,7 +228,8 @@ def _training(name: str, description: str, build, requires: str, tolerance: floa
                     requires=(requires,), tolerance=tolerance, training=True)
 
 
-_TINY_RESNET = dict(layers=(1, 1, 1, 1), num_classes=10)
+# timm's ResNet takes `channels` from timm 1.0 on: tiny shapes need that; seed shapes do not.
+_TINY_RESNET = dict(layers=(1, 1, 1, 1), channels=(8, 16, 32, 64), stem_width=8, num_classes=10)
 _TINY_VIT = dict(img_size=TINY_IMAGE, patch_size=16, embed_dim=32, depth=2, num_heads=2,
                  num_classes=10)
 _TEXT = f"random token ids, sequence length {SEQUENCE}, attention {ATTENTION}, no KV cache"

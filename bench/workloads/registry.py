@@ -36,6 +36,10 @@ ENTRIES: tuple[tuple[str, str], ...] = (
 )
 
 ORDER: tuple[str, ...] = tuple(name for name, _ in ENTRIES)
+# The real models (family "model"), which need the optional models group: the report lists
+# them on its model page, measured or not.
+MODELS: tuple[str, ...] = tuple(name for name, where in ENTRIES
+                                if where.startswith("bench.workloads.models:"))
 
 
 class UnknownWorkload(ValueError):
