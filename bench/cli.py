@@ -99,7 +99,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", action="append", type=_count,
                    help="repeatable filter on the size axis (a batch, or n for a sweep)")
     p.add_argument("--profile", choices=PROFILES, default="quick",
-                   help="quick: a representative subset; full: every case; sentinel: about a "
+                   help="quick: a representative subset, without the real models; full: every "
+                        "case; sentinel: about a "
                         "dozen cases to run first on every new machine, to compare leases")
     p.add_argument("--timing", choices=TIMINGS, default="paired",
                    help="paired (default): one isolated process per case, then per workload and "

@@ -33,7 +33,13 @@ from bench.workloads.base import (
     seeded_module,
     tensor_bytes,
 )
-from bench.workloads.train import LABEL_SMOOTHING, TRAIN_FLOPS_PER_FORWARD, TRAIN_PARAMETER_PASSES, sgd_step
+from bench.workloads.train import (
+    LABEL_SMOOTHING,
+    MOMENTUM,
+    TRAIN_FLOPS_PER_FORWARD,
+    TRAIN_PARAMETER_PASSES,
+    sgd_step,
+)
 
 FAMILY = "model"
 BATCHES = (1, 8, 32)
@@ -214,6 +220,8 @@ def llama_config(transformers, tiny: bool):
 
 # ---- the workloads ----------------------------------------------------------------------------
 
+# Not in the quick profile (no quick_batch_sizes): on a 2-core CPU that profile already runs
+# longer than the five minutes within which these models could have joined it.
 def _inference(name: str, description: str, build, requires: str, tolerance: float) -> Workload:
     return Workload(name, FAMILY, description, build, batch_sizes=BATCHES,
                     batch_sizes_on={"cpu": CPU_BATCHES}, autotune_batch_sizes=(1,),
@@ -259,10 +267,10 @@ LLAMA_SMALL = _inference(
 TRAIN_RESNET50 = _training(
     "train-resnet50", "training step of timm resnet50, random weights, 224x224 images: "
     f"cross-entropy with label smoothing {LABEL_SMOOTHING} on fixed labels, backward, SGD with "
-    "momentum", timm_builder("resnet50", _TINY_RESNET, training=True), "timm", CONV_TOLERANCE)
+    f"momentum {MOMENTUM}", timm_builder("resnet50", _TINY_RESNET, training=True), "timm", CONV_TOLERANCE)
 TRAIN_BERT_BASE = _training(
     "train-bert-base", "training step of transformers BertForSequenceClassification from "
     f"BertConfig() with dropout 0, 2 classes, {_TEXT}: cross-entropy with label smoothing "
-    f"{LABEL_SMOOTHING} on fixed labels, backward, SGD with momentum",
+    f"{LABEL_SMOOTHING} on fixed labels, backward, SGD with momentum {MOMENTUM}",
     text_builder(bert_training_config, "AutoModelForSequenceClassification", "logits",
                  training=True), "transformers", TRANSFORMER_TOLERANCE)
