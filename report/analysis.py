@@ -601,6 +601,30 @@ def leases(records: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+def run_costs(records: pd.DataFrame) -> pd.DataFrame:
+    """What measuring cost, per environment, profile and timing: `runs` invocations of
+    `python -m bench` (a run cut by --max-minutes and resumed counts each slice), the
+    `processes` they recorded, and `minutes`, the sum over runs of first start to last
+    finish. Machine start-up and copying files are not in the records, so not counted."""
+    kept = records[records["run_id"].notna() & (records["shapes"] == SHOWN_SHAPES)]
+    if kept.empty:
+        return pd.DataFrame(columns=["env_id", "profile", "timing", "runs", "processes",
+                                     "minutes", "first_at"])
+    kept = kept.assign(
+        finished_at=kept["started_at"] + pd.to_timedelta(kept["duration_s"].fillna(0), unit="s"),
+        process=kept["group"].fillna(kept["started_at"].astype(str) + kept["mode"]),
+        timing=kept["process_timing"].fillna("isolated"))
+    spans = kept.groupby(["env_id", "run_id"]).agg(
+        start=("started_at", "min"), end=("finished_at", "max"), profile=("profile", "first"),
+        timing=("timing", lambda t: "paired" if (t == "paired").any() else "isolated"),
+        processes=("process", "nunique")).reset_index()
+    spans["minutes"] = (spans["end"] - spans["start"]).dt.total_seconds() / 60
+    out = spans.groupby(["env_id", "profile", "timing"]).agg(
+        runs=("run_id", "nunique"), processes=("processes", "sum"), minutes=("minutes", "sum"),
+        first_at=("start", "min")).reset_index()
+    return out.sort_values(["env_id", "first_at"], kind="stable").reset_index(drop=True)
+
+
 def across_leases(records: pd.DataFrame, bounds: pd.DataFrame) -> pd.DataFrame:
     """Cases measured on two or more leases of one environment (all records, not only the
     newest), one row per case and lease: the isolated median (`median_s`) and the paired
