@@ -226,14 +226,16 @@ def _plans(args, backends: list[str]) -> dict:
                        f"sizes {', '.join(sizes)}")
         if args.mode and all(MODES[m].traits.dynamic for m in args.mode):
             why.append(f"--mode {', '.join(args.mode)} applies only to workloads whose shapes vary")
-        if (args.mode and all(MODES[m].traits.autotune for m in args.mode) and args.workload
+        if (args.profile == "quick" and args.mode and args.workload
+                and all(MODES[m].traits.autotune for m in args.mode)
                 and not any(lookup(n).measures(args.profile, True) for n in args.workload)):
             why.append(f"the quick profile measures {', '.join(args.mode)} only on the small "
                        "workloads (try --profile full)")
         limited = [n for n in args.workload or [] if lookup(n).autotune_batch_sizes is not None]
         if args.mode and all(MODES[m].traits.autotune for m in args.mode) and limited:
             at = sorted({s for n in limited for s in lookup(n).autotune_batch_sizes})
-            why.append(f"{', '.join(limited)} are measured in the autotuning modes "
+            verb = "is" if len(limited) == 1 else "are"
+            why.append(f"{', '.join(limited)} {verb} measured in the autotuning modes "
                        + (f"at batch {', '.join(map(str, at))} only" if at else "at no batch"))
         raise UsageError("this selection plans no case: " + ("; ".join(why) or "nothing matches")
                          + " (python -m bench --list shows what there is)")

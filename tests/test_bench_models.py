@@ -50,6 +50,15 @@ def test_models_stay_out_of_the_quick_profile_and_run_at_batch_1_on_cpu():
     assert {c.workload for c in cpu} == set(MODELS)
 
 
+def test_asking_for_an_autotuning_mode_where_a_model_does_not_autotune_says_why(capsys, tmp_path):
+    argv = ["--backend", "cpu", "--profile", "full", "--workload", "train-bert-base", "--mode",
+            "max-autotune", "--results-dir", str(tmp_path / "results")]
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "python -m bench: error: this selection plans no case: train-bert-base is measured in "
+        "the autotuning modes at no batch (python -m bench --list shows what there is)"]
+
+
 def test_a_default_plan_without_the_packages_leaves_the_models_out_and_says_so(monkeypatch, capsys):
     monkeypatch.setattr(optional, "_findable", lambda name: name not in PACKAGES)
     args = cli.parser().parse_args(["--backend", "cpu", "--profile", "full", "--mode", "eager"])
