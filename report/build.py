@@ -18,13 +18,14 @@ from report.pages import (
     launch_overhead,
     ledger,
     methodology,
+    models,
     overview,
     stability,
     workloads,
 )
 from report.site import Site
 
-PAGES = (overview, workloads, ledger, guide, byom, break_even, launch_overhead, stability,
+PAGES = (overview, workloads, ledger, guide, models, byom, break_even, launch_overhead, stability,
          gpu_types, history, changes, all_results, methodology, concepts)
 
 
