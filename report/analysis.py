@@ -607,9 +607,10 @@ def run_costs(records: pd.DataFrame) -> pd.DataFrame:
     `processes` they recorded, and `minutes`, the sum over runs of first start to last
     finish. Machine start-up and copying files are not in the records, so not counted."""
     kept = records[records["run_id"].notna() & (records["shapes"] == SHOWN_SHAPES)]
-    if kept.empty:
-        return pd.DataFrame(columns=["env_id", "profile", "timing", "runs", "processes",
-                                     "minutes", "first_at"])
+    if kept.empty:  # typed like a full table, so callers may use .dt on first_at
+        return pd.DataFrame({"env_id": [], "profile": [], "timing": [], "runs": [],
+                             "processes": [], "minutes": [],
+                             "first_at": pd.Series(dtype="datetime64[ns, UTC]")})
     kept = kept.assign(
         finished_at=kept["started_at"] + pd.to_timedelta(kept["duration_s"].fillna(0), unit="s"),
         process=kept["group"].fillna(kept["started_at"].astype(str) + kept["mode"]),
