@@ -108,8 +108,20 @@ def _smoothed_cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch
 
 def _timm_model(name: str, tiny: dict, is_tiny: bool) -> tuple[Callable[[], nn.Module], dict]:
     timm = optional.load("timm")
-    kwargs = tiny if is_tiny else {}
+    kwargs = _accepted(timm, name, tiny) if is_tiny else {}
     return (lambda: timm.create_model(name, pretrained=False, **kwargs)), {"timm": timm.__version__}
+
+
+def _accepted(timm, name: str, kwargs: dict) -> dict:
+    """The tiny-shape arguments this timm's model class takes: timm's ResNet takes
+    `channels` and so narrower stages from timm 1.0 on; before, tiny keeps the widths."""
+    import inspect
+
+    model_class = {"resnet50": timm.models.resnet.ResNet}.get(name)
+    if model_class is None:
+        return kwargs
+    taken = inspect.signature(model_class.__init__).parameters
+    return {key: value for key, value in kwargs.items() if key in taken}
 
 
 def timm_builder(name: str, tiny: dict, training: bool = False):
@@ -236,7 +248,6 @@ def _training(name: str, description: str, build, requires: str, tolerance: floa
                     requires=(requires,), tolerance=tolerance, training=True)
 
 
-# timm's ResNet takes `channels` from timm 1.0 on: tiny shapes need that; seed shapes do not.
 _TINY_RESNET = dict(layers=(1, 1, 1, 1), channels=(8, 16, 32, 64), stem_width=8, num_classes=10)
 _TINY_VIT = dict(img_size=TINY_IMAGE, patch_size=16, embed_dim=32, depth=2, num_heads=2,
                  num_classes=10)
