@@ -100,8 +100,9 @@ def parser() -> argparse.ArgumentParser:
                    help="repeatable filter on the size axis (a batch, or n for a sweep)")
     p.add_argument("--profile", choices=PROFILES, default="quick",
                    help="quick: a representative subset, without the real models; full: every "
-                        "case; sentinel: about a "
-                        "dozen cases to run first on every new machine, to compare leases")
+                        "case, except that the autotuning modes run at ViT batches 1, 8 and 32 "
+                        "and at the real models' batch 1 only; sentinel: about a dozen cases to "
+                        "run first on every new machine, to compare leases")
     p.add_argument("--timing", choices=TIMINGS, default="paired",
                    help="paired (default): one isolated process per case, then per workload and "
                         "size every mode side by side in one process, timed in alternating "

@@ -167,3 +167,15 @@ def test_only_the_warmup_workload_records_a_curve():
     warmup = WORKLOADS["warmup-vit16x6x384"]
     assert warmup.curve_calls("cpu", False) == 300
     assert warmup.curve_calls("cuda", True) == 50
+
+
+def test_the_full_profile_autotunes_vits_at_batches_1_8_and_32_only():
+    from bench.runner import plan
+    from bench.workloads import WORKLOADS
+
+    vits = [name for name in WORKLOADS if name.startswith("vit") and "x" in name]
+    cases = plan("cuda", vits, ["default", "max-autotune"], "full", None, "seed", "main")
+    autotuned = {(c.workload, c.batch_size) for c in cases if c.mode == "max-autotune"}
+    default = {(c.workload, c.batch_size) for c in cases if c.mode == "default"}
+    assert autotuned == {(v, b) for v in vits for b in (1, 8, 32)}
+    assert len(default) > len(autotuned)
