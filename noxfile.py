@@ -37,14 +37,19 @@ def install(session: nox.Session, *groups: str, torch: str | None = None) -> Non
     if torch:
         session.install(f"torch=={torch}", *(["--index-url", index] if index else []))
     if groups:
-        session.install("-c", str(CONSTRAINTS), *nox.project.dependency_groups(PYPROJECT, *groups))
+        # torch named again: timm pulls torchvision, which pip would otherwise match to the
+        # newest torch and upgrade the release just installed.
+        pinned = [f"torch=={torch}"] if torch else []
+        session.install("-c", str(CONSTRAINTS), *pinned,
+                        *nox.project.dependency_groups(PYPROJECT, *groups))
 
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Measure every backend found here (options after `--` go to `python -m bench`)."""
+    """Measure every backend found here (options after `--` go to `python -m bench`); the
+    models group too, so that the full profile measures the real models."""
     release = torch_release(session)
-    install(session, torch=release)
+    install(session, "models", torch=release)
     session.run("python", "-m", "bench", *session.posargs, env={"ATLAS_TORCH_PIN": release})
 
 
@@ -84,7 +89,7 @@ def release(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Unit, end-to-end and browser tests (browser tests skip without Chromium)."""
-    install(session, "test", "docs", "browser", "properdocs", torch=torch_release(session))
+    install(session, "test", "docs", "browser", "properdocs", "models", torch=torch_release(session))
     session.run("python", "-m", "pytest", *session.posargs)
 
 
@@ -96,11 +101,18 @@ def lint(session: nox.Session) -> None:
     session.run("zizmor", "--offline", "--min-severity", "medium", ".github")
 
 
+# What each session installs for its torch release, never from constraints.txt: torch, the
+# torchvision that timm pulls in (built for one torch release), and their CUDA wheels.
+TORCH_COUPLED = ("torch", "torchvision", "triton", "nvidia-", "cuda-")
+
+
 @nox.session
 def lock(session: nox.Session) -> None:
     """Rewrite constraints.txt from a fresh install of every dependency group but bench (torch)."""
     session.install(*nox.project.dependency_groups(PYPROJECT, "docs", "test", "browser", "lint",
-                                                   "properdocs"))
+                                                   "properdocs", "models"))
     frozen = session.run("python", "-m", "pip", "freeze", silent=True)
+    kept = [line for line in frozen.splitlines(True)
+            if not line.lower().startswith(TORCH_COUPLED)]
     header = [line for line in CONSTRAINTS.read_text().splitlines(True) if line.startswith("#")]
-    CONSTRAINTS.write_text("".join(header) + frozen)
+    CONSTRAINTS.write_text("".join(header) + "".join(kept))

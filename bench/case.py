@@ -77,6 +77,7 @@ def _workload_info(workload: Workload, built: Built) -> dict:
         "flops": built.flops, "bytes_moved": built.bytes_moved, "parameters": built.parameters,
         "training": workload.training, "axis": workload.axis,
         "batch_cycle": list(workload.batch_cycle),
+        "settings": dict(built.settings), "libraries": dict(built.libraries),
     }
 
 

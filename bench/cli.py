@@ -29,7 +29,7 @@ from bench.runner import (  # noqa: E402
     plan,
     shard,
 )
-from bench.workloads import ORDER, UnknownWorkload, check_name, lookup  # noqa: E402
+from bench.workloads import ORDER, UnknownWorkload, check_name, lookup, optional  # noqa: E402
 
 
 class UsageError(Exception):
@@ -99,8 +99,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", action="append", type=_count,
                    help="repeatable filter on the size axis (a batch, or n for a sweep)")
     p.add_argument("--profile", choices=PROFILES, default="quick",
-                   help="quick: a representative subset; full: every case; sentinel: about a "
-                        "dozen cases to run first on every new machine, to compare leases")
+                   help="quick: a representative subset, without the real models; full: every "
+                        "case, except that the autotuning modes run at ViT batches 1, 8 and 32 "
+                        "and at the real models' batch 1 only; sentinel: about a dozen cases to "
+                        "run first on every new machine, to compare leases")
     p.add_argument("--timing", choices=TIMINGS, default="paired",
                    help="paired (default): one isolated process per case, then per workload and "
                         "size every mode side by side in one process, timed in alternating "
@@ -135,9 +137,19 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _absent(names) -> dict[str, list[str]]:
+    """Each registered workload of `names` whose optional packages are not installed, with them."""
+    return {name: gone for name in names if ":" not in name
+            and (gone := optional.missing(lookup(name).requires))}
+
+
 def _listing() -> str:
     lines = ["workloads:"]
     lines += [f"  {name:<22} {lookup(name).description}" for name in ORDER]
+    absent = _absent(ORDER)
+    if absent:
+        packages = list(dict.fromkeys(p for gone in absent.values() for p in gone))
+        lines.append(f"  note: {', '.join(absent)} need {optional.needs(packages)}")
     lines += ["modes:"] + [f"  {m.name:<28} {m.description}" for m in MODES.values()]
     here = set(available_backends())
     lines += ["backends:"] + [f"  {name:<6} {'available' if name in here else 'not available'}"
@@ -186,9 +198,19 @@ def _check_own_models(args) -> None:
 
 
 def _plans(args, backends: list[str]) -> dict:
+    absent = _absent(args.workload or ORDER)
+    if absent and args.workload:
+        name, packages = next(iter(absent.items()))
+        raise UsageError(f"workload {name!r} needs {optional.needs(packages)}")
     plans = {}
     for backend in backends:
-        workloads = args.workload or [n for n in ORDER if lookup(n).sizes(args.profile, backend)]
+        workloads = args.workload or [n for n in ORDER if lookup(n).sizes(args.profile, backend)
+                                      and n not in absent]
+        left_out = [n for n in absent if lookup(n).sizes(args.profile, backend)]
+        if left_out:
+            packages = list(dict.fromkeys(p for n in left_out for p in absent[n]))
+            print(f"note: {backend}: leaving out {', '.join(left_out)}, which need "
+                  f"{optional.needs(packages)}", file=sys.stderr)
         for name in args.workload or []:
             if not lookup(name).sizes(args.profile, backend):
                 other = "full" if args.profile == "quick" else "quick"
@@ -205,10 +227,17 @@ def _plans(args, backends: list[str]) -> dict:
                        f"sizes {', '.join(sizes)}")
         if args.mode and all(MODES[m].traits.dynamic for m in args.mode):
             why.append(f"--mode {', '.join(args.mode)} applies only to workloads whose shapes vary")
-        if (args.mode and all(MODES[m].traits.autotune for m in args.mode) and args.workload
+        if (args.profile == "quick" and args.mode and args.workload
+                and all(MODES[m].traits.autotune for m in args.mode)
                 and not any(lookup(n).measures(args.profile, True) for n in args.workload)):
             why.append(f"the quick profile measures {', '.join(args.mode)} only on the small "
                        "workloads (try --profile full)")
+        limited = [n for n in args.workload or [] if lookup(n).autotune_batch_sizes is not None]
+        if args.mode and all(MODES[m].traits.autotune for m in args.mode) and limited:
+            at = sorted({s for n in limited for s in lookup(n).autotune_batch_sizes})
+            verb = "is" if len(limited) == 1 else "are"
+            why.append(f"{', '.join(limited)} {verb} measured in the autotuning modes "
+                       + (f"at batch {', '.join(map(str, at))} only" if at else "at no batch"))
         raise UsageError("this selection plans no case: " + ("; ".join(why) or "nothing matches")
                          + " (python -m bench --list shows what there is)")
     if args.shard:

@@ -116,6 +116,22 @@ class CompilerLog(logging.Handler):
         return handler
 
 
+# A model can break its graph in many places for many reasons; keep the most frequent.
+GRAPH_BREAK_REASONS, REASON_CHARS = 20, 300
+
+
+def graph_break_reasons(breaks: dict[str, int]) -> tuple[str, ...]:
+    """Dynamo's graph_break counter (reason -> count) as "3x: first line of the reason",
+    most frequent first: what `TORCH_LOGS=graph_breaks` would print, counted."""
+    counted: dict[str, int] = {}
+    for reason, count in breaks.items():
+        lines = str(reason).strip().splitlines()
+        line = lines[0][:REASON_CHARS] if lines else "no reason given"
+        counted[line] = counted.get(line, 0) + int(count)
+    top = sorted(counted.items(), key=lambda item: (-item[1], item[0]))[:GRAPH_BREAK_REASONS]
+    return tuple(f"{count}x: {line}" for line, count in top)
+
+
 def dynamo_counters(log: CompilerLog) -> DynamoCounters:
     from torch._dynamo.utils import counters
 
@@ -125,4 +141,5 @@ def dynamo_counters(log: CompilerLog) -> DynamoCounters:
         unique_graphs=int(counters["stats"]["unique_graphs"]),
         cudagraph_skips=int(counters["inductor"]["cudagraph_skips"]),
         skip_reasons=tuple(log.skip_reasons),
+        graph_break_reasons=graph_break_reasons(counters["graph_break"]),
     )

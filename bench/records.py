@@ -170,6 +170,9 @@ class DynamoCounters:
     unique_graphs: int
     cudagraph_skips: int
     skip_reasons: tuple[str, ...] = ()
+    # Dynamo's reason for each distinct graph break, most frequent first, with its count
+    # ("3x: ..."); records from before it was kept have none.
+    graph_break_reasons: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -192,6 +195,11 @@ class WorkloadInfo:
     training: bool = False  # a forward, backward and optimizer step per call
     axis: str = "batch"  # what CaseKey.batch_size means: "batch", or "n" for a matrix size
     batch_cycle: tuple[int, ...] = ()  # batch sizes taken in turn by successive calls, if any
+    # Settings the builder pinned because they change the results (a real model's eval mode,
+    # grad mode, attention kernel, KV cache), and the versions of the packages beyond torch
+    # that built it (timm, transformers). Empty for the project's own workloads.
+    settings: dict[str, str] = field(default_factory=dict)
+    libraries: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

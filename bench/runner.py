@@ -118,7 +118,7 @@ def plan(backend: str, workloads: Iterable[str], modes: Iterable[str], profile: 
             cases.extend(CaseKey(backend, name, mode, batch, shapes, tag)
                          for mode in dict.fromkeys(modes)
                          if MODES[mode].applies_to(workload.varying_shapes)
-                         and workload.measures(profile, MODES[mode].traits.autotune))
+                         and workload.measures(profile, MODES[mode].traits.autotune, batch))
     return cases
 
 

@@ -54,6 +54,7 @@ from bench.stats import paired_speedup
 
 BASELINE = "eager"  # the mode every "speedup" is measured against
 EXTERNAL_FAMILY = "external"  # WorkloadInfo.family of a workload given as package.module:factory
+MODEL_FAMILY = "model"  # WorkloadInfo.family of the real models (timm, transformers)
 PAIRED_BASELINES = ("eager", "default")  # cases carry paired ratios against these two
 SHOWN_SHAPES = "seed"  # "tiny" records are test-sized runs, counted and left out
 BACKENDS = ("cuda", "cpu", "mps")  # every backend gets a tab, measured or not
@@ -82,24 +83,27 @@ def outlier(lo: float | None, hi: float | None) -> bool:
             and hi / lo > OUTLIER_SPREAD)
 
 
-def _registry_order() -> tuple[str, ...]:
-    """The registry's order of workloads (bench/workloads/registry.py, standard library
-    only), read from its file: importing `bench.workloads` would build every workload and
-    import torch. Empty if there is no registry, and then names sort alphabetically."""
+def _registry() -> types.ModuleType | None:
+    """bench/workloads/registry.py (standard library only), read from its file: importing
+    `bench.workloads` would build every workload and import torch. None if there is none."""
     known = sys.modules.get("bench.workloads.registry")
     if known is not None:
-        return known.ORDER
+        return known
     spec = importlib.util.find_spec("bench.workloads")
     path = Path(spec.submodule_search_locations[0]) / "registry.py" if spec else None
     if path is None or not path.exists():
-        return ()
+        return None
     found = importlib.util.spec_from_file_location("report._workload_registry", path)
     module = importlib.util.module_from_spec(found)
     found.loader.exec_module(module)
-    return tuple(module.ORDER)
+    return module
 
 
-WORKLOAD_ORDER = _registry_order()  # the one sort key for workloads
+_REGISTRY = _registry()
+# The one sort key for workloads; without a registry, names sort alphabetically.
+WORKLOAD_ORDER: tuple[str, ...] = tuple(_REGISTRY.ORDER) if _REGISTRY else ()
+# The real models the registry holds: the model page lists them, measured or not.
+MODEL_WORKLOADS: tuple[str, ...] = tuple(getattr(_REGISTRY, "MODELS", ()))
 MODE_ORDER = tuple(MODES)  # bench/modes.py's order; only for sorting
 
 
@@ -410,7 +414,8 @@ _TIMING = {"median_s": ("median_s", "median"), "lo_s": ("median_s", "min"),
            "q3_s": ("q3_s", "median"), "iqr_s": ("iqr_s", "median"),
            "iqr_ratio": ("iqr_ratio", "median"), "warm_first_call_s": ("warm_first_call_s", "median"),
            "rel_error": ("rel_error", "max"), "passed": ("passed", "all")}
-_MEDIAN = ("peak_device_bytes", "peak_rss_bytes", "device_kernels_per_call", "launches_per_call",
+_MEDIAN = ("peak_device_bytes", "peak_rss_bytes", "peak_reserved_bytes", "case_peak_device_bytes",
+           "case_peak_reserved_bytes", "device_kernels_per_call", "launches_per_call",
            "graph_launches_per_call", "cpu_ops_per_call", "device_busy_s_per_call",
            "busy_fraction")
 _MAX = ("graph_breaks", "recompiles", "unique_graphs", "cudagraph_skips")
@@ -441,12 +446,13 @@ def cases(shown: pd.DataFrame) -> pd.DataFrame:
     cold = (ok[ok["cache"] == "cold"].groupby(CASE, dropna=False)["cold_first_call_s"]
             .median().reset_index())
     last_ok = ok.sort_values("started_at", kind="stable").groupby(
-        CASE, dropna=False).tail(1)[[*CASE, "cold_first_calls_s", "skip_reasons", "count",
-                                     "calls_per_sample", "reference", "tolerance"]]
+        CASE, dropna=False).tail(1)[[*CASE, "cold_first_calls_s", "skip_reasons",
+                                     "graph_break_reasons", "count", "calls_per_sample",
+                                     "reference", "tolerance"]]
     failed = (procs[~procs["ok"]].groupby(CASE, dropna=False).size()
               .rename("n_failed").reset_index())
-    replaced = {*agg, "cold_first_call_s", "cold_first_calls_s", "skip_reasons", "count",
-                "calls_per_sample", "reference", "tolerance"}
+    replaced = {*agg, "cold_first_call_s", "cold_first_calls_s", "skip_reasons",
+                "graph_break_reasons", "count", "calls_per_sample", "reference", "tolerance"}
     out = newest.drop(columns=[c for c in replaced if c in newest.columns])
     for part in (figures, cold, last_ok, failed):
         out = out.merge(part, on=CASE, how="left")
@@ -603,6 +609,31 @@ def leases(records: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+def run_costs(records: pd.DataFrame) -> pd.DataFrame:
+    """What measuring cost, per environment, profile and timing: `runs` invocations of
+    `python -m bench` (a run cut by --max-minutes and resumed counts each slice), the
+    `processes` they recorded, and `minutes`, the sum over runs of first start to last
+    finish. Machine start-up and copying files are not in the records, so not counted."""
+    kept = records[records["run_id"].notna() & (records["shapes"] == SHOWN_SHAPES)]
+    if kept.empty:  # typed like a full table, so callers may use .dt on first_at
+        return pd.DataFrame({"env_id": [], "profile": [], "timing": [], "runs": [],
+                             "processes": [], "minutes": [],
+                             "first_at": pd.Series(dtype="datetime64[ns, UTC]")})
+    kept = kept.assign(
+        finished_at=kept["started_at"] + pd.to_timedelta(kept["duration_s"].fillna(0), unit="s"),
+        process=kept["group"].fillna(kept["started_at"].astype(str) + kept["mode"]),
+        timing=kept["process_timing"].fillna("isolated"))
+    spans = kept.groupby(["env_id", "run_id"]).agg(
+        start=("started_at", "min"), end=("finished_at", "max"), profile=("profile", "first"),
+        timing=("timing", lambda t: "paired" if (t == "paired").any() else "isolated"),
+        processes=("process", "nunique")).reset_index()
+    spans["minutes"] = (spans["end"] - spans["start"]).dt.total_seconds() / 60
+    out = spans.groupby(["env_id", "profile", "timing"]).agg(
+        runs=("run_id", "nunique"), processes=("processes", "sum"), minutes=("minutes", "sum"),
+        first_at=("start", "min")).reset_index()
+    return out.sort_values(["env_id", "first_at"], kind="stable").reset_index(drop=True)
+
+
 def across_leases(records: pd.DataFrame, bounds: pd.DataFrame) -> pd.DataFrame:
     """Cases measured on two or more leases of one environment (all records, not only the
     newest), one row per case and lease: the isolated median (`median_s`) and the paired
@@ -746,6 +777,14 @@ def break_even(compile_s: pd.Series, saving_s: pd.Series) -> pd.Series:
     def floats(column: pd.Series) -> np.ndarray:
         return pd.to_numeric(column, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     return pd.Series(break_even_calls(floats(compile_s), floats(saving_s)), index=compile_s.index)
+
+
+def with_break_even(table: pd.DataFrame) -> pd.DataFrame:
+    """`speedups` rows with `saving` (eager median - mode median, per call) and the calls
+    to break even with a cold and with a warm compile (`cold_calls`, `warm_calls`)."""
+    saving = table["median_s_base"] - table["median_s"]
+    return table.assign(saving=saving, cold_calls=break_even(table["cold_first_call_s"], saving),
+                        warm_calls=break_even(table["warm_first_call_s"], saving))
 
 
 def graph_pairs(cases: pd.DataFrame) -> list[tuple[str, str]]:

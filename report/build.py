@@ -19,6 +19,7 @@ from report.pages import (
     launch_overhead,
     ledger,
     methodology,
+    models,
     overview,
     stability,
     workloads,
@@ -29,8 +30,8 @@ from report.site import Site
 # memo stay in one half: the home page and the claims pages judge the ledger, and the
 # home page, history and changes read one case table.
 HALVES = ((overview, ledger, history, changes, stability),
-          (guide, concepts, gpu_types, launch_overhead, methodology, break_even, all_results,
-           workloads, byom))
+          (guide, models, concepts, gpu_types, launch_overhead, methodology, break_even,
+           all_results, workloads, byom))
 PAGES = tuple(page for half in HALVES for page in half)
 
 

@@ -469,9 +469,14 @@ def warmup_calls(curve) -> float | None:
     return None if index is None else float(1 + index)
 
 
-def process_values(shown: pd.DataFrame) -> pd.DataFrame:
+PAIRED_CHECKS = ("rel_error", "passed")
+
+
+def process_values(shown: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per case (analysis.CASE), the values of every ok process, as tuples: what makes a
-    comparison settled or not. Columns end in `_v`; `cold_first_call_s_v` holds only
+    comparison settled or not. Isolated processes (`shown`) give every figure; paired ones
+    (`paired`: analysis.paired_processes) give their float64 checks (PAIRED_CHECKS) too.
+    Columns end in `_v`; `cold_first_call_s_v` holds only
     processes whose compile caches were cold, as in analysis.cases. Derived per process:
     warm-up calls, mean kernel time (busy time / kernels) and idle time per call
     (median − busy time). A column no record carries (LATER_MEMORY in older records)
@@ -499,6 +504,17 @@ def process_values(shown: pd.DataFrame) -> pd.DataFrame:
         return tuple(v.item() if hasattr(v, "item") else v for v in s if not _missing(v))
 
     out = procs.groupby(analysis.CASE, dropna=False)[columns].agg(values)
+    # A paired process checks its outputs against float64 as an isolated one does, so its
+    # check counts; its other figures are not taken alone (see bench/paired.py).
+    if paired is not None and not paired.empty:
+        checks = paired.groupby(analysis.CASE, dropna=False)[list(PAIRED_CHECKS)].agg(values)
+        out = out.join(checks.add_suffix("_paired"), how="outer")
+        for column in PAIRED_CHECKS:
+            out[column] = [(a if isinstance(a, tuple) else ()) + (b if isinstance(b, tuple) else ())
+                           for a, b in zip(out[column], out[f"{column}_paired"], strict=True)]
+        out = out.drop(columns=[f"{c}_paired" for c in PAIRED_CHECKS])
+        for column in columns:  # a case with paired processes alone has no other figure
+            out[column] = out[column].map(lambda v: v if isinstance(v, tuple) else ())
     return out.rename(columns=lambda c: f"{c}_v").reset_index()
 
 
@@ -676,7 +692,7 @@ class Judge:
     def __init__(self, data: analysis.Data):
         self.data = data
         self.cases = data.cases
-        self.values = process_values(data.shown)
+        self.values = process_values(data.shown, data.paired)
         self._pairs: dict[tuple[str, str], pd.DataFrame] = {}
         # Only the columns judging reads: compare() merges whole rows, and narrow rows
         # keep a full ledger to a second or so.

@@ -144,6 +144,22 @@ def test_every_mode_failing_is_recorded_mode_by_mode(monkeypatch):
     assert {s["status"] for s in result["modes"].values()} == {"error"}
 
 
+def test_a_training_mode_is_checked_after_warm_up_not_after_its_rounds(monkeypatch):
+    steps_at_check = []
+    original = paired._correctness
+
+    def spy(workload, built, *args):
+        steps_at_check.append(int(built.steps.item()))
+        return original(workload, built, *args)
+
+    monkeypatch.setattr(paired, "_correctness", spy)
+    entry = measure(monkeypatch, {"eager": MODES["eager"]}, workload="train-mlp",
+                    batch_size=4)["modes"]["eager"]
+    steps_in_rounds = entry["paired"]["calls_per_block"] * len(entry["paired"]["round_s"])
+    assert len(steps_at_check) == 1 and steps_at_check[0] < steps_in_rounds
+    assert entry["correctness"]["passed"]
+
+
 def test_round_ratios_are_taken_round_by_round():
     # Both modes slow down together in round 2: the ratio stays 2, the medians would not.
     eager, compiled = [2.0, 20.0, 2.2], [1.0, 10.0, 1.1]

@@ -272,6 +272,26 @@ def test_v1_probes_become_typed_results():
     assert set(found["tf32-matmul"].figures) >= {"rel_error_off", "rel_error_on"}
 
 
+def test_a_v3_record_without_model_settings_or_graph_break_reasons_loads_with_none():
+    data = as_dict(make_record())
+    for section, name in (("dynamo", "graph_break_reasons"), ("workload_info", "settings"),
+                          ("workload_info", "libraries")):
+        del data[section][name]
+    record = record_from_dict(data)
+    assert record.dynamo.graph_break_reasons == ()
+    assert record.workload_info.settings == record.workload_info.libraries == {}
+
+
+def test_model_settings_and_graph_break_reasons_round_trip():
+    record = dataclasses.replace(
+        make_record(),
+        dynamo=DynamoCounters(2, 0, 3, 0, (), ("2x: Call to `torch._dynamo.graph_break()`",)),
+        workload_info=dataclasses.replace(make_record().workload_info,
+                                          settings={"attn_implementation": "sdpa"},
+                                          libraries={"transformers": "5.23.0"}))
+    assert record_from_dict(json.loads(record.to_json())) == record
+
+
 def test_an_unknown_schema_version_lists_the_known_ones():
     with pytest.raises(ValueError, match=r"schema_version 9 is not supported .*knows 1, 2"):
         record_from_dict(changed(schema_version=9))

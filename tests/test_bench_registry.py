@@ -12,7 +12,7 @@ import torch
 
 import bench.workloads
 from bench.backends import BACKENDS
-from bench.workloads import WORKLOADS, UnknownWorkload, Workload, lookup
+from bench.workloads import WORKLOADS, UnknownWorkload, Workload, lookup, optional
 from bench.workloads.registry import ORDER
 
 CPU = torch.device("cpu")
@@ -28,6 +28,9 @@ def defined_workloads() -> list[Workload]:
 
 
 def tiny(workload: Workload, dtype: torch.dtype | None = None):
+    gone = optional.missing(workload.requires)
+    if gone:
+        pytest.skip(f"{workload.name} needs {', '.join(gone)}, which is not installed")
     size = workload.sizes("full", "cpu")[0]
     return workload.build(CPU, size, True, dtype or workload.dtype)
 
@@ -82,7 +85,8 @@ def test_tiny_build_on_cpu_has_finite_inputs_with_no_all_zero_tensor(name):
         assert inputs
         for x in inputs:
             assert x.device.type == "cpu"
-            assert x.dtype == workload.dtype
+            # Token ids stay integers; every floating-point input has the workload's dtype.
+            assert x.dtype == workload.dtype or not x.is_floating_point()
             assert x.count_nonzero().item() > 0
             assert torch.isfinite(x).all()
 
@@ -120,8 +124,8 @@ def test_a_float64_build_holds_the_same_values(name):
     workload = WORKLOADS[name]
     ours, double = tiny(workload), tiny(workload, torch.float64)
     for a, b in zip(ours.inputs, double.inputs, strict=True):
-        assert b.dtype == torch.float64
-        assert torch.equal(a.double(), b)
+        assert b.dtype == (torch.float64 if a.is_floating_point() else a.dtype)
+        assert torch.equal(a.to(b.dtype), b)
     if isinstance(ours.fn, torch.nn.Module):
         for a, b in zip(ours.fn.parameters(), double.fn.parameters(), strict=True):
             assert torch.equal(a.double(), b)
@@ -137,6 +141,8 @@ def test_only_batch_cycling_workloads_have_varying_shapes():
 
 def test_training_workloads_count_their_steps():
     for workload in WORKLOADS.values():
+        if optional.missing(workload.requires):
+            continue
         built = tiny(workload)
         assert (built.steps is not None) == workload.training, workload.name
         if workload.training:
@@ -161,3 +167,15 @@ def test_only_the_warmup_workload_records_a_curve():
     warmup = WORKLOADS["warmup-vit16x6x384"]
     assert warmup.curve_calls("cpu", False) == 300
     assert warmup.curve_calls("cuda", True) == 50
+
+
+def test_the_full_profile_autotunes_vits_at_batches_1_8_and_32_only():
+    from bench.runner import plan
+    from bench.workloads import WORKLOADS
+
+    vits = [name for name in WORKLOADS if name.startswith("vit") and "x" in name]
+    cases = plan("cuda", vits, ["default", "max-autotune"], "full", None, "seed", "main")
+    autotuned = {(c.workload, c.batch_size) for c in cases if c.mode == "max-autotune"}
+    default = {(c.workload, c.batch_size) for c in cases if c.mode == "default"}
+    assert autotuned == {(v, b) for v in vits for b in (1, 8, 32)}
+    assert len(default) > len(autotuned)

@@ -717,3 +717,23 @@ def test_idle_time_per_call_falls_where_fusion_lowers_the_busy_fraction(tmp_path
     data = data_of(tmp_path, records)
     assert only(data, claim(idle, workloads=("mlp",))).verdict == "holds"
     assert only(data, claim(busy, workloads=("mlp",))).verdict == "fails"
+
+
+def test_a_paired_process_float64_check_counts_beside_the_isolated_ones(tmp_path):
+    import dataclasses
+
+    from fixtures import model_records as mx
+
+    from bench.records import Correctness, append_record
+
+    checked = Correctness("float64", 3e-6, 2e-3, True)
+    records = [r for r in mx.records() if r.key.workload == "resnet50"
+               and (r.process.timing == "paired" or r.process.repeat == 0)]
+    records = [dataclasses.replace(r, correctness=checked) if r.process.timing == "paired"
+               else r for r in records]
+    for record in records:
+        append_record(tmp_path / "r.jsonl", record)
+    data = analysis.Data(analysis.load(tmp_path))
+    values = ledger.process_values(data.shown, data.paired)
+    row = values[values["mode"] == "reduce-overhead"].iloc[0]
+    assert row["passed_v"] == (True,) * 4 and len(row["median_s_v"]) == 1

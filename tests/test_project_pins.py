@@ -28,3 +28,10 @@ def test_noxfile_names_no_release_of_its_own():
     noxfile = (ROOT / "noxfile.py").read_text()
     assert 'PYPROJECT["tool"]["atlas"]["torch"]' in noxfile
     assert not re.search(r"""["']\d+\.\d+\.\d+["']""", noxfile)
+
+
+def test_the_models_extra_and_the_models_group_name_the_same_packages():
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    extra = pyproject["project"]["optional-dependencies"]["models"]
+    assert extra == pyproject["dependency-groups"]["models"]
+    assert {re.split(r"[<>=]", r)[0] for r in extra} == {"timm", "transformers"}

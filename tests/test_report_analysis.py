@@ -226,3 +226,19 @@ def test_representative_batch_is_one_where_measured(data):
 
 def test_every_known_backend_is_listed_even_unmeasured(data):
     assert data.backends == ["cuda", "cpu", "mps"] and data.envs("mps") == []
+
+
+def test_run_costs_add_each_runs_first_start_to_last_finish(tmp_path):
+    def at(minute: int, run: str, mode: str):
+        record = fx.ok_record(fx.ENV_A, "matmul-128", mode, None,
+                              started=f"2026-11-20T10:{minute:02d}:00+00:00")
+        return dataclasses.replace(
+            record, duration_s=60.0, process=dataclasses.replace(record.process, run_id=run))
+
+    # run 1: 10:00 to 10:06; run 2, resumed later: 10:30 to 10:32.
+    data = load(tmp_path, at(0, "one", "eager"), at(5, "one", "default"),
+                at(30, "two", "reduce-overhead"), at(31, "two", "max-autotune"))
+    cost = analysis.rows(analysis.run_costs(data.records))
+    assert len(cost) == 1
+    assert (cost[0]["runs"], cost[0]["processes"]) == (2, 4)
+    assert cost[0]["minutes"] == pytest.approx(6 + 2)

@@ -60,3 +60,14 @@ def test_home_page_opens_with_quick_answers_that_link_to_their_evidence(fixture_
     for block in quick.split("\n\n"):
         if "?**" in block:
             assert "](" in block, block
+
+
+def test_a_paired_answer_counts_its_paired_processes_not_the_isolated_ones(tmp_path):
+    from fixtures import model_records as mx
+
+    isolated_once = [r for r in mx.records() if r.process.timing == "paired"
+                     or (r.key.workload == "resnet50" and r.process.repeat == 0)]
+    data = data_of(tmp_path, isolated_once)
+    (part,) = answers.fastest_at(data, "resnet50", 1, "cuda")
+    assert part["paired"] and part["processes"] == 3
+    assert part["mode"] == "reduce-overhead"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from fixtures import RESULTS
 from fixtures import make_results as fx
@@ -159,3 +160,17 @@ def test_the_real_results_set_both_gpu_types_side_by_side(tmp_path):
     assert "## NVIDIA H100 80GB HBM3 (lent-h100) vs NVIDIA H200 (lent-h200)" in page
     assert "| NVIDIA H100 80GB HBM3 faster | NVIDIA H200 faster |" in page
     assert "Not measured" not in page
+
+
+def test_lease_speedups_give_each_gpu_types_median_and_range_over_its_leases():
+    def lease(env: str, lease_id: str, speedup: float) -> dict:
+        return {"env_id": env, "lease": lease_id, "workload": "vit16x6x384", "batch_size": 1,
+                "shapes": "seed", "mode": "reduce-overhead", "speedup": speedup,
+                "ratio_bound": "host-dependent"}
+
+    across = pd.DataFrame([lease("h100", "x", 3.0), lease("h100", "y", 2.1),
+                           lease("h100", "z", 3.7), lease("h200", "p", 2.4)])
+    (found,) = gpu_types.lease_speedups(across, "h100", "h200").to_dict("records")
+    assert (found["speedup_a"], found["lo_a"], found["hi_a"], found["leases_a"]) == (3.0, 2.1, 3.7, 3)
+    assert (found["speedup_b"], found["leases_b"]) == (2.4, 1)
+    assert found["ratio_bound"] == "host-dependent"

@@ -32,6 +32,10 @@ class Built:
     # reference takes exactly as many steps as the measured callable did, including the
     # ones a mode runs on its own (manual CUDA graph capture warms up with three).
     steps: torch.Tensor | None = None
+    # What the builder pinned that changes the results (eval mode, attention kernel,
+    # KV cache...) and the versions of the packages that built the model; both are recorded.
+    settings: dict[str, str] = field(default_factory=dict)
+    libraries: dict[str, str] = field(default_factory=dict)
 
     @property
     def all_input_sets(self) -> tuple[tuple[torch.Tensor, ...], ...]:
@@ -56,6 +60,11 @@ class Workload:
     # workload a minute or more per case, most of a quick run, while the small workloads
     # still measure those modes quickly.
     quick_without_autotune: bool = False
+    # The sizes at which the autotuning modes are measured (None: every size). A real
+    # model's cold autotune takes minutes per case, so the models autotune at batch 1 only.
+    autotune_batch_sizes: tuple[int | None, ...] | None = None
+    # Packages beyond torch that the builder imports (see bench/workloads/optional.py).
+    requires: tuple[str, ...] = ()
     # A narrower full sweep where a backend is too slow for all of batch_sizes.
     batch_sizes_on: dict[str, tuple[int | None, ...]] = field(default_factory=dict)
     dtype: torch.dtype = torch.float32
@@ -86,10 +95,15 @@ class Workload:
             return self.sentinel_batch_sizes
         return self.batch_sizes_on.get(backend, self.batch_sizes)
 
-    def measures(self, profile: str, autotunes: bool) -> bool:
-        """Whether `profile` measures this workload in a mode that does or does not autotune."""
+    def measures(self, profile: str, autotunes: bool, size: int | None = None) -> bool:
+        """Whether `profile` measures this workload in a mode that does or does not autotune,
+        at `size` (None: at any of its sizes)."""
         if profile == "sentinel":
             return not autotunes
+        if autotunes and self.autotune_batch_sizes is not None and (
+                not self.autotune_batch_sizes
+                or (size is not None and size not in self.autotune_batch_sizes)):
+            return False
         return not (profile == "quick" and autotunes and self.quick_without_autotune)
 
     def curve_calls(self, backend: str, tiny: bool) -> int:

@@ -25,9 +25,21 @@ ENTRIES: tuple[tuple[str, str], ...] = (
     ("vit32x18x1024", "bench.workloads.vit:VIT_LARGE"),
     ("warmup-vit16x6x384", "bench.workloads.warmup:WARMUP_VIT_SMALL"),
     ("train-vit16x6x384", "bench.workloads.train:TRAIN_VIT_SMALL"),
+    # Real models from timm and transformers, an optional install (bench/workloads/optional.py).
+    ("resnet50", "bench.workloads.models:RESNET50"),
+    ("vit-base16", "bench.workloads.models:VIT_BASE16"),
+    ("bert-base", "bench.workloads.models:BERT_BASE"),
+    ("gpt2-small", "bench.workloads.models:GPT2_SMALL"),
+    ("llama-small", "bench.workloads.models:LLAMA_SMALL"),
+    ("train-resnet50", "bench.workloads.models:TRAIN_RESNET50"),
+    ("train-bert-base", "bench.workloads.models:TRAIN_BERT_BASE"),
 )
 
 ORDER: tuple[str, ...] = tuple(name for name, _ in ENTRIES)
+# The real models (family "model"), which need the optional models group: the report lists
+# them on its model page, measured or not.
+MODELS: tuple[str, ...] = tuple(name for name, where in ENTRIES
+                                if where.startswith("bench.workloads.models:"))
 
 
 class UnknownWorkload(ValueError):

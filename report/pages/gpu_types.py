@@ -121,6 +121,22 @@ def fastest(cases: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
     return ordered(out, batch_first=True).reset_index(drop=True)
 
 
+def lease_speedups(across: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+    """Per case with a paired speedup over eager on two or more leases of either GPU type
+    (`across`: `analysis.across_leases`): on each side, the median of the leases' paired
+    speedups, the smallest and largest lease, and how many leases (`_a`, `_b`)."""
+    timed = across[across["speedup"].notna() & (across["mode"] != BASELINE)]
+    sides = []
+    for env, suffix in ((a, "_a"), (b, "_b")):
+        here = timed[timed["env_id"] == env].groupby(KEY, dropna=False).agg(
+            speedup=("speedup", "median"), lo=("speedup", "min"), hi=("speedup", "max"),
+            leases=("lease", "nunique"), ratio_bound=("ratio_bound", "first"))
+        sides.append(here.add_suffix(suffix))
+    out = sides[0].join(sides[1], how="outer").reset_index()
+    out["ratio_bound"] = out["ratio_bound_a"].fillna(out["ratio_bound_b"])
+    return ordered(out, batch_first=True).reset_index(drop=True)
+
+
 def summary(latency: pd.DataFrame, speedup: pd.DataFrame, by: str) -> list[dict]:
     """Per value of `by` (a column of both tables): cases compared, how many agree, how many
     each side is faster in, the median ratio, how many rest on a single run; of the
@@ -172,6 +188,7 @@ def render(site: Site) -> None:
     data = site.data
     found = pairs(list(data.environments.values()))
     sections = []
+    across = analysis.across_leases(data.records, data.speedups)
     for a, b in found:
         latency = latencies(data.cases, a.env_id, b.env_id)
         speedup = speedups(data.speedups, a.env_id, b.env_id)
@@ -182,7 +199,8 @@ def render(site: Site) -> None:
             "differences": differences(a, b), "total": total[0] if total else None,
             "by_mode": _by_mode(latency, speedup), "by_bound": _by_bound(latency, speedup),
             "latency": rows(latency), "speedups": rows(speedup),
-            "fastest": rows(fastest(data.cases, a.env_id, b.env_id))})
+            "fastest": rows(fastest(data.cases, a.env_id, b.env_id)),
+            "leases": rows(lease_speedups(across, a.env_id, b.env_id))})
     shown = {e.env_id: e for pair in found for e in pair}
     site.page(PAGE, "gpu-types.md.j2", sections=sections, backend=BACKEND,
               environments=[environment_view(data, e) for e in sorted(

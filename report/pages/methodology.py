@@ -28,6 +28,8 @@ def render(site: Site) -> None:
     found = found.assign(label=found["env_id"].map(labels)).sort_values("label", kind="stable")
     compiled = data.cases[data.cases["ok"] & data.cases["unique_graphs"].notna()]
     summary = analysis.compile_summary(data.cases)
+    costs = analysis.run_costs(data.records).assign(
+        first_at=lambda d: d["first_at"].dt.strftime("%Y-%m-%d"))
     repeated = analysis.spreads(data.cases)
     alone = analysis.concurrency(data.shown)
     # env_repeated: a side resting on one process reads "single run", it has no spread.
@@ -78,6 +80,8 @@ def render(site: Site) -> None:
         recompiled=rows(compiled[(compiled["recompiles"] > 0) | (compiled["graph_breaks"] > 0)]),
         skipped_graphs=rows(compiled[compiled["cudagraph_skips"] > 0]),
         compiled_count=len(compiled),
+        costs=site.by_backend(lambda env: (
+            {"rows": rows(of(costs, env))} if len(of(costs, env)) else None)),
         concurrency={"check": CONCURRENCY_CHECK, "rows": rows(alone), "summary": summary_of,
                      "sessions": rows(sessions)},
     )

@@ -17,6 +17,8 @@ from bench.records import Record, read_records
 ROOT = Path(__file__).resolve().parents[2]
 # A directory holding only a sitecustomize.py that injects faults into case processes.
 FAULTS_DIR = Path(__file__).resolve().parent / "faults"
+# A directory holding only a sitecustomize.py that hides timm and transformers.
+WITHOUT_MODELS_DIR = Path(__file__).resolve().parent / "without_models"
 
 
 def bench_env(tmp: Path, faults: str | None = None) -> dict[str, str]:
@@ -27,6 +29,11 @@ def bench_env(tmp: Path, faults: str | None = None) -> dict[str, str]:
         env |= {"PYTHONPATH": os.pathsep.join([str(FAULTS_DIR), str(ROOT)]),
                 "ATLAS_TEST_FAULTS": faults, "ATLAS_TEST_FAULT_DIR": str(tmp)}
     return env
+
+
+def without_models_env(tmp: Path) -> dict[str, str]:
+    """`bench_env(tmp)` in which timm and transformers cannot be imported, as if absent."""
+    return bench_env(tmp) | {"PYTHONPATH": os.pathsep.join([str(WITHOUT_MODELS_DIR), str(ROOT)])}
 
 
 def run_bench(*args: str, timeout: float = 300, env: dict | None = None

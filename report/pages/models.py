@@ -1,0 +1,68 @@
+"""Real models (timm and transformers, random weights): per environment, a row per model and
+batch with each mode's paired speedup over eager, then what each mode cost and what torch
+reported while compiling it."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from report import analysis
+from report.analysis import BASELINE, MODEL_FAMILY, MODEL_WORKLOADS, Environment, ordered, rows
+from report.site import Site
+
+PAGE = "analysis/models.md"
+NO_REFERENCE = "float64-reference"  # the probe a case records when its model cannot run in float64
+
+
+def model_names(data: analysis.Data) -> list[str]:
+    """The registry's real models, then any other workload whose records say family "model"."""
+    seen = [w for w in data.workloads if data.family(w) == MODEL_FAMILY]
+    return list(dict.fromkeys([*MODEL_WORKLOADS, *seen]))
+
+
+def _no_reference(data: analysis.Data) -> dict[tuple, str]:
+    """Why a case has no correctness check, by (env, workload, batch, mode)."""
+    found = analysis.probes(data.shown)
+    found = found[found["probe"] == NO_REFERENCE]
+    return {(r["env_id"], r["workload"], r["batch_size"], r["mode"]): r["summary"]
+            for r in rows(found)}
+
+
+def _points(mine: pd.DataFrame, names: list[str], modes: list[str]) -> list[dict]:
+    """One row per model and batch measured here, one per model not measured at all."""
+    points = []
+    for workload in names:
+        here = mine[mine["workload"] == workload]
+        if here.empty:
+            points.append({"workload": workload, "batch_size": None, "measured": False})
+            continue
+        for batch, group in here.groupby("batch_size", sort=True, dropna=False):
+            cells = {r["mode"]: r for r in rows(group)}
+            points.append({"workload": workload, "batch_size": None if pd.isna(batch) else int(batch),
+                           "measured": True, "eager": cells.get(BASELINE),
+                           "cells": {m: cells.get(m) for m in modes}})
+    return points
+
+
+def render(site: Site) -> None:
+    data = site.data
+    names = model_names(data)
+    table = data.speedups[data.speedups["workload"].isin(names)]
+    table = analysis.with_break_even(ordered(table, batch_first=True))
+    missing_reference = _no_reference(data)
+
+    def build(env: Environment):
+        mine = table[table["env_id"] == env.env_id]
+        if mine.empty:
+            return None
+        modes = [m for m in data.modes if m != BASELINE and m in set(mine["mode"])]
+        details = rows(mine)
+        for r in details:
+            r["no_reference"] = missing_reference.get(
+                (r["env_id"], r["workload"], r["batch_size"], r["mode"]))
+        newest = mine.sort_values("started_at", kind="stable").groupby("workload").tail(1)
+        return {"modes": modes, "points": _points(mine, names, modes), "details": details,
+                "reasons": [r for r in details if r["graph_break_reasons"] or r["skip_reasons"]],
+                "settings": rows(ordered(newest))}
+
+    site.page(PAGE, "models.md.j2", backends=site.by_backend(build), models=names)

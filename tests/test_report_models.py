@@ -1,0 +1,102 @@
+"""The real-models page: every registered model listed, measured or not; paired speedups with
+their spread; compile, memory and Dynamo diagnostics with reasons; links from the guide and
+the home page."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from fixtures import RESULTS
+from fixtures import model_records as mx
+
+from bench.records import append_record
+from report.analysis import MODEL_WORKLOADS, Data, load
+from report.pages import guide, models, overview
+from report.site import Site
+
+PAGE = "analysis/models.md"
+
+
+def render(results, docs, *pages) -> str:
+    site = Site(Data(load(results)), docs)
+    for page in pages or (models,):
+        page.render(site)
+    return (docs / PAGE).read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory) -> str:
+    results = tmp_path_factory.mktemp("results")
+    for record in mx.records():
+        append_record(results / "models.jsonl", record)
+    return render(results, tmp_path_factory.mktemp("docs"))
+
+
+def row(text: str, *cells: str) -> list[str]:
+    """The cells of the one table row whose first cells are `cells`."""
+    prefix = "| " + " | ".join(cells) + " |"
+    found = [line.strip() for line in text.splitlines() if line.strip().startswith(prefix)]
+    assert len(found) == 1, (prefix, found)
+    return found[0].removeprefix("| ").removesuffix(" |").split(" | ")
+
+
+def test_without_model_records_every_tab_reads_not_measured(tmp_path):
+    text = render(RESULTS, tmp_path)
+    for backend in ("cuda", "cpu", "mps"):
+        assert f"Not measured: there are no model records from a {backend} machine yet." in text
+    for name in MODEL_WORKLOADS:
+        assert f"`{name}`" in text
+
+
+def test_a_model_without_records_in_a_measured_environment_reads_not_measured(page):
+    assert row(page, "llama-small", "—")[2:] == ["not measured"] * 3
+    assert "[llama-small](" not in page
+
+
+def test_the_speedup_is_the_median_paired_ratio_with_the_range_of_its_processes(page):
+    cells = row(page, "[resnet50](../workloads/resnet50.md)", "1")
+    ratios = sorted(1 / (mx.FACTOR["default"] * s) for s in mx.PAIRED_SCALES)
+    assert cells[3] == f"{ratios[1]:.2f}× ({ratios[0]:.2f}–{ratios[2]:.2f}, 3 paired proc.)"
+
+
+def test_a_failed_mode_shows_its_status_in_the_speedups_and_its_reason_below(page):
+    assert row(page, "[bert-base](../workloads/bert-base.md)", "8")[3] == "error"
+    assert "| bert-base | 8 | default | error: during first calls: InductorError: fixture failure |" in page
+
+
+def test_costs_show_compile_times_break_even_and_peak_memory_with_graph_pools(page):
+    cells = row(page, "resnet50", "1", "reduce-overhead")
+    assert cells[3] == "30.0 s / 6.00 s"
+    saving = mx.EAGER_S["resnet50"] * (1 - mx.FACTOR["reduce-overhead"])
+    assert cells[4].startswith(f"{int(-(-30.0 // saving)):,} / ")
+    assert cells[5] == "3.00 GiB reserved, 2.00 GiB allocated"
+
+
+def test_graph_breaks_and_cudagraph_skips_are_counted_and_their_reasons_listed(page):
+    cells = row(page, "resnet50", "1", "reduce-overhead")
+    assert (cells[6], cells[7]) == ("2 / 0", "1")
+    reasons = [line.strip() for line in page.splitlines()
+               if line.strip().startswith("- resnet50, batch 1, reduce-overhead:")]
+    assert len(reasons) == 1
+    assert "2x: Unsupported: call\\_function BuiltinVariable(print)" in reasons[0]
+    assert "skipping cudagraphs due to mutated inputs" in reasons[0]
+
+
+def test_a_model_without_a_float64_reference_says_why(page):
+    cells = row(page, "gpt2-small", "1", "eager")
+    assert "the float64 reference failed: RuntimeError: no fp64 kernel" in cells[8]
+
+
+def test_the_settings_and_package_versions_are_listed_per_model(page):
+    cells = row(page, "resnet50", "110,000,000")
+    assert "attn\\_implementation: sdpa" in cells[2] and "use\\_cache: False" in cells[2]
+    assert cells[3] == "transformers 5.23.0"
+
+
+def test_the_guide_and_home_page_link_the_model_page_and_the_logs_to_turn_on(tmp_path):
+    render(RESULTS, tmp_path, models, guide, overview)
+    guide_text = (tmp_path / "analysis" / "guide.md").read_text(encoding="utf-8")
+    assert "(models.md)" in guide_text
+    assert 'TORCH_LOGS="graph_breaks,recompiles,cudagraphs"' in guide_text
+    assert re.search(r"\]\(analysis/models\.md\)", (tmp_path / "index.md").read_text())
