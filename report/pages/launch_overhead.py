@@ -57,6 +57,11 @@ def floor_view(site: Site, env: Environment) -> dict | None:
     return {"rows": found, "chart": chart}
 
 
+# The chart shows every case; the table lists the least busy few of each class, which is
+# where the class boundaries are read. Every case made the page too heavy for a phone.
+ANATOMY_SHOWN_PER_CLASS = 15
+
+
 def anatomy_view(site: Site, env: Environment) -> dict | None:
     cases = site.data.cases
     here = cases[(cases["env_id"] == env.env_id) & cases["ok"] & cases["busy_fraction"].notna()]
@@ -75,7 +80,8 @@ def anatomy_view(site: Site, env: Environment) -> dict | None:
                          colors={m: charts.mode_color(m) for m in series},
                          bands=(analysis.LAUNCH_BOUND, analysis.DEVICE_BOUND))
     counts = here["class"].value_counts()
-    return {"rows": found,
+    listed = here.groupby("class", sort=False).head(ANATOMY_SHOWN_PER_CLASS)
+    return {"rows": rows(listed), "listed": len(listed), "cases": len(found),
             "counts": {name: int(counts.get(name, 0))
                        for name in ("launch-bound", "mixed", "device-bound")},
             "chart": {"link": link, "alt": f"Scatter plot of GPU busy fraction against median "
@@ -93,9 +99,10 @@ def crossover_view(site: Site, env: Environment, workload: str, pairs: list[tupl
     names = [f"{mode} vs {base}" for mode, base in pairs]
     ratio = {(r["pair"], r["batch_size"]): r for r in found}
     here = [r for r in cases if r["env_id"] == env.env_id and r["workload"] == workload]
+    measured_here = {r["batch_size"] for r in here}  # other GPUs' batches are not rows here
     table_rows = [{"batch": b, "ratios": [ratio.get((name, b)) for name in names],
                    "results": {r["mode"]: r for r in here if r["batch_size"] == b}}
-                  for b in batches]
+                  for b in batches if b in measured_here]
     stops = []
     for i, (mode, base) in enumerate(pairs):
         measured = [(row["batch"], row["ratios"][i]) for row in table_rows

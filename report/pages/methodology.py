@@ -49,7 +49,16 @@ def render(site: Site) -> None:
         return table[table["env_id"] == env.env_id]
 
     def named(name: str) -> list[dict]:
-        return rows(found[found["probe"] == name])
+        """One row per environment, mode, finding and value, naming every workload and
+        batch that gave it: the same finding case after case made the page too long."""
+        grouped: dict[tuple, dict] = {}
+        for r in rows(found[found["probe"] == name]):
+            key = (r["label"], r["mode"], r["summary"], str(r["value"]))
+            entry = grouped.setdefault(key, {**r, "points": []})
+            point = (r["workload"], r["batch_size"])
+            if point not in entry["points"]:
+                entry["points"].append(point)
+        return list(grouped.values())
 
     checked = data.paired[data.paired["passed"].notna()]
     wrong = checked[checked["passed"] == False]  # noqa: E712 - a column of booleans
