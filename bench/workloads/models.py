@@ -104,6 +104,22 @@ def _smoothed_cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch
     return F.cross_entropy(logits, labels, label_smoothing=LABEL_SMOOTHING)
 
 
+def _built(call: nn.Module, model: nn.Module, inputs: torch.Tensor, flops: int | None,
+           out_bytes: int, settings: dict, libraries: dict,
+           labels: torch.Tensor | None = None) -> Built:
+    """Inference of `call` on `inputs`, or with `labels` one training step of it (its
+    weights are `model`'s): FLOPs, bytes and parameters as the other workloads count them."""
+    if labels is None:
+        return Built(call, (inputs,), flops=flops,
+                     bytes_moved=tensor_bytes(inputs) + module_bytes(model) + out_bytes,
+                     parameters=count_parameters(model), settings=settings, libraries=libraries)
+    step, steps = sgd_step(call, _smoothed_cross_entropy, labels)
+    return Built(step, (inputs,), flops=flops and TRAIN_FLOPS_PER_FORWARD * flops,
+                 bytes_moved=tensor_bytes(inputs, labels) + TRAIN_PARAMETER_PASSES * module_bytes(model),
+                 parameters=count_parameters(model), steps=steps, settings=settings,
+                 libraries=libraries)
+
+
 # ---- timm -----------------------------------------------------------------------------------
 
 def _timm_model(name: str, tiny: dict, is_tiny: bool) -> tuple[Callable[[], nn.Module], dict]:
@@ -133,18 +149,8 @@ def timm_builder(name: str, tiny: dict, training: bool = False):
         images = random((batch, 3, side, side), device, dtype)
         flops, out_bytes = _one_sample(model, images, batch)
         settings = _settings(training, model=f"timm {name}", image=f"{side}x{side}")
-        if not training:
-            return Built(model, (images,), flops=flops,
-                         bytes_moved=tensor_bytes(images) + module_bytes(model) + out_bytes,
-                         parameters=count_parameters(model), settings=settings,
-                         libraries=libraries)
-        labels = _labels(batch, model.num_classes, device)
-        step, steps = sgd_step(model, _smoothed_cross_entropy, labels)
-        return Built(step, (images,), flops=flops and TRAIN_FLOPS_PER_FORWARD * flops,
-                     bytes_moved=tensor_bytes(images, labels)
-                     + TRAIN_PARAMETER_PASSES * module_bytes(model),
-                     parameters=count_parameters(model), steps=steps, settings=settings,
-                     libraries=libraries)
+        labels = _labels(batch, model.num_classes, device) if training else None
+        return _built(model, model, images, flops, out_bytes, settings, libraries, labels)
 
     return build
 
@@ -179,19 +185,11 @@ def text_builder(make_config: Callable[[object, bool], object], auto_class: str,
                              sequence=sequence, attn_implementation=_attention(model),
                              use_cache=getattr(model.config, "use_cache", "not used"))
         libraries = {"transformers": transformers.__version__}
-        if not training:
-            return Built(wrapped, (ids,), flops=flops,
-                         bytes_moved=tensor_bytes(ids) + module_bytes(model) + out_bytes,
-                         parameters=count_parameters(model), settings=settings,
-                         libraries=libraries)
-        settings["dropout"] = "0 (so that the float64 reference takes the same steps)"
-        labels = _labels(batch, classes, device)
-        step, steps = sgd_step(wrapped, _smoothed_cross_entropy, labels)
-        return Built(step, (ids,), flops=flops and TRAIN_FLOPS_PER_FORWARD * flops,
-                     bytes_moved=tensor_bytes(ids, labels)
-                     + TRAIN_PARAMETER_PASSES * module_bytes(model),
-                     parameters=count_parameters(model), steps=steps, settings=settings,
-                     libraries=libraries)
+        labels = None
+        if training:
+            settings["dropout"] = "0 (so that the float64 reference takes the same steps)"
+            labels = _labels(batch, classes, device)
+        return _built(wrapped, model, ids, flops, out_bytes, settings, libraries, labels)
 
     return build
 
