@@ -503,18 +503,16 @@ def process_values(shown: pd.DataFrame, paired: pd.DataFrame | None = None) -> p
     def values(s: pd.Series) -> tuple:
         return tuple(v.item() if hasattr(v, "item") else v for v in s if not _missing(v))
 
-    out = procs.groupby(analysis.CASE, dropna=False)[columns].agg(values)
     # A paired process checks its outputs against float64 as an isolated one does, so its
     # check counts; its other figures are not taken alone (see bench/paired.py).
-    if paired is not None and not paired.empty:
-        checks = paired.groupby(analysis.CASE, dropna=False)[list(PAIRED_CHECKS)].agg(values)
-        out = out.join(checks.add_suffix("_paired"), how="outer")
-        for column in PAIRED_CHECKS:
-            out[column] = [(a if isinstance(a, tuple) else ()) + (b if isinstance(b, tuple) else ())
-                           for a, b in zip(out[column], out[f"{column}_paired"], strict=True)]
-        out = out.drop(columns=[f"{c}_paired" for c in PAIRED_CHECKS])
-        for column in columns:  # a case with paired processes alone has no other figure
-            out[column] = out[column].map(lambda v: v if isinstance(v, tuple) else ())
+    checks = [*analysis.CASE, *PAIRED_CHECKS]
+    checked = procs[checks] if paired is None else pd.concat([procs[checks], paired[checks]])
+    out = procs.groupby(analysis.CASE, dropna=False)[
+        [c for c in columns if c not in PAIRED_CHECKS]].agg(values).join(
+        checked.groupby(analysis.CASE, dropna=False)[list(PAIRED_CHECKS)].agg(values),
+        how="outer")[columns]
+    # a case with paired processes alone has no other figure
+    out = out.map(lambda v: v if isinstance(v, tuple) else ())
     return out.rename(columns=lambda c: f"{c}_v").reset_index()
 
 
