@@ -175,6 +175,10 @@ class Pick:
         return self.mode not in (None, BASELINE)
 
 
+def _floats(values) -> np.ndarray:
+    return np.array([np.nan if v is None or v is pd.NA else v for v in values], dtype=float)
+
+
 def _nanmedian(values: np.ndarray) -> float | None:
     found = values[~np.isnan(values)]
     return float(np.median(found)) if len(found) else None
@@ -201,42 +205,46 @@ def pick(cases: pd.DataFrame) -> Pick:
     traits (compiling, CUDA graphs, autotuning, dynamic shapes: each one more thing that
     can go wrong), then the smallest median cold first call. Only modes timed at every
     point where eager was are candidates."""
-    eager = cases[(cases["mode"] == BASELINE) & cases["ok"]]
-    if eager.empty:
+    # In plain Python over the few columns used: `pick` runs once per measured point, and
+    # pandas selections, merges and groupbys of small frames were most of the guide's time.
+    paired = [c for c in PAIRED if c in cases.columns]  # paired ratios over eager, where measured
+    wanted = [*POINT, "mode", "ok", "median_s", "lo_s", "hi_s", "cold_first_call_s",
+              "warm_first_call_s", *TRAITS, *paired]
+    rows = [dict(zip(wanted, values, strict=True))
+            for values in cases[wanted].to_numpy(dtype=object)
+            if not pd.isna(values[len(POINT) + 1]) and values[len(POINT) + 1]]
+    eager = {_plain_key(tuple(row[c] for c in POINT)): row for row in rows
+             if row["mode"] == BASELINE}
+    if not eager:
         return Pick(None)
     n = len(eager)
-    names = tuple(_label(w, b) for w, b in zip(eager["workload"], eager["batch_size"],
-                                                strict=True))
-    # Every mode against eager at the same points, in numpy over the few columns used:
-    # `pick` runs once per measured point, and pandas operations on the wide case table
-    # were most of the report's time (the figures are `compare`'s, without its outer join).
-    paired = [c for c in PAIRED if c in cases.columns]  # paired ratios over eager, where measured
-    wanted = [*POINT, "mode", "median_s", "lo_s", "hi_s", "cold_first_call_s",
-              "warm_first_call_s", *TRAITS, *paired]
-    timed = cases.loc[cases["ok"].astype(bool), wanted]
-    base = eager[[*POINT, "median_s", "lo_s", "hi_s"]]
-    found_all = timed.merge(base, on=POINT, suffixes=("", "_base"))
+    names = tuple(_label(row["workload"], row["batch_size"]) for row in eager.values())
+    by_mode: dict[str, list[tuple[dict, dict]]] = {}
+    for row in rows:
+        base = eager.get(_plain_key(tuple(row[c] for c in POINT)))
+        if base is not None:
+            by_mode.setdefault(row["mode"], []).append((row, base))
     table = []
-    for mode, found in sorted(found_all.groupby("mode", sort=False), key=lambda kv: mode_rank(kv[0])):
+    for mode, found in sorted(by_mode.items(), key=lambda kv: mode_rank(kv[0])):
         if len(found) < n:
             continue
-        col = {c: found[c].to_numpy(dtype=float, na_value=np.nan) for c in
-               ("median_s", "lo_s", "hi_s", "median_s_base", "lo_s_base", "hi_s_base",
-                "cold_first_call_s", "warm_first_call_s")}
+        col = {c: _floats(row[c] for row, _ in found) for c in
+               ("median_s", "lo_s", "hi_s", "cold_first_call_s", "warm_first_call_s")}
+        col.update({f"{c}_base": _floats(base[c] for _, base in found)
+                    for c in ("median_s", "lo_s", "hi_s")})
         if mode == BASELINE:
             speedup = lo = hi = np.ones(len(found))
         else:
             speedup = col["median_s_base"] / col["median_s"]
             lo, hi = col["lo_s_base"] / col["hi_s"], col["hi_s_base"] / col["lo_s"]
             if len(paired) == len(PAIRED):  # paired processes' figures replace ratios of medians
-                ratio, ratio_lo, ratio_hi = (found[c].to_numpy(dtype=float, na_value=np.nan)
-                                             for c in PAIRED)
+                ratio, ratio_lo, ratio_hi = (_floats(row[c] for row, _ in found) for c in PAIRED)
                 measured = ~np.isnan(ratio)
                 speedup = np.where(measured, ratio, speedup)
                 lo, hi = np.where(measured, ratio_lo, lo), np.where(measured, ratio_hi, hi)
         saving = col["median_s_base"] - col["median_s"]
         table.append({
-            "mode": mode, "traits": int(sum(bool(found[t].iloc[0]) for t in TRAITS)),
+            "mode": mode, "traits": int(sum(bool(found[0][0][t]) for t in TRAITS)),
             "speedup": float(np.median(speedup)), "lo": float(lo.min()), "hi": float(hi.max()),
             "cold_s": _nanmedian(col["cold_first_call_s"]) if mode != BASELINE else None,
             "warm_s": _nanmedian(col["warm_first_call_s"]) if mode != BASELINE else None,

@@ -684,6 +684,18 @@ KEPT = ("ok", "status", "median_s", "lo_s", "hi_s", "n_processes", "env_repeated
         "cold_first_call_s", *RATIO_METRICS)
 
 
+def _split_by_env(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    if frame.empty:
+        return {}
+    return {env_id: rows for env_id, rows in frame.groupby("env_id", sort=False)}
+
+
+def _point_keys(frame: pd.DataFrame) -> list[tuple]:
+    """analysis.POINT of each row, hashable and with every missing value as None."""
+    return [tuple(None if _missing(v) else v for v in row)
+            for row in frame[analysis.POINT].to_numpy(dtype=object)]
+
+
 class Judge:
     """Judges claims against one analysed Data (report.analysis.Data)."""
 
@@ -691,7 +703,7 @@ class Judge:
         self.data = data
         self.cases = data.cases
         self.values = process_values(data.shown, data.paired)
-        self._pairs: dict[tuple[str, str], pd.DataFrame] = {}
+        self._pairs: dict[tuple[str, str], dict[str, pd.DataFrame]] = {}
         # Only the columns judging reads: compare() merges whole rows, and narrow rows
         # keep a full ledger to a second or so.
         paired = [c for c in self.cases.columns if c.startswith("paired_")]  # compare() uses them
@@ -700,6 +712,8 @@ class Judge:
         narrow = self.cases[keep]
         self.with_values = (narrow.merge(self.values, on=analysis.CASE, how="left")
                             if not narrow.empty else narrow)
+        # Split once: hundreds of claim-by-environment lookups each filtered the whole table.
+        self._by_env = _split_by_env(self.with_values)
 
     @classmethod
     def of(cls, data: analysis.Data) -> Judge:
@@ -722,10 +736,10 @@ class Judge:
 
     def points(self, claim: Claim, env_id: str) -> pd.DataFrame:
         """Cases of `env_id` in the claim's scope (every mode)."""
-        c = self.with_values
-        if c.empty:
-            return c
-        here = c[(c["env_id"] == env_id) & c["workload"].isin(self.workloads(claim))]
+        c = self._by_env.get(env_id)
+        if c is None:
+            return self.with_values.iloc[:0]
+        here = c[c["workload"].isin(self.workloads(claim))]
         if claim.batch_range:
             lo, hi = claim.batch_range
             b = here["batch_size"]
@@ -739,11 +753,15 @@ class Judge:
         works row by row, so one environment's rows are what it would give alone)."""
         key = (mode, baseline)
         if key not in self._pairs:
-            self._pairs[key] = analysis.compare(self.with_values, mode, baseline)
-        found = self._pairs[key]
-        found = found[found["env_id"] == here["env_id"].iloc[0]]
-        wanted = here[analysis.POINT].drop_duplicates()
-        return found.merge(wanted, on=analysis.POINT, how="inner")
+            self._pairs[key] = {env_id: (rows, _point_keys(rows)) for env_id, rows in
+                                _split_by_env(analysis.compare(self.with_values, mode,
+                                                               baseline)).items()}
+        found = self._pairs[key].get(here["env_id"].iloc[0])
+        if found is None:
+            return here.iloc[:0]
+        rows, keys = found
+        wanted = set(_point_keys(here))
+        return rows[[k in wanted for k in keys]]
 
     def _comparison(self, row: pd.Series, anchor_key: str) -> Comparison:
         workload = row["workload"]
@@ -934,8 +952,8 @@ class Judge:
         """`mode` on the varying-shape workload against `mode` on the fixed-shape one at
         the batch that does the same work per call: varying median / fixed median (above 1,
         fixed shapes run faster)."""
-        c = self.with_values
-        fixed = c[(c["env_id"] == env_id) & (c["workload"] == test.fixed) &
+        c = self._by_env.get(env_id, self.with_values.iloc[:0])
+        fixed = c[(c["workload"] == test.fixed) &
                   (c["batch_size"] == test.fixed_batch) & (c["mode"] == test.mode)]
         out = []
         for row in _records(here[here["mode"] == test.mode]):
@@ -962,7 +980,7 @@ class Judge:
     # -- single-figure tests ----------------------------------------------------------------
     def _per_launch(self, env_id: str, test: Test, agrees) -> list[Comparison]:
         """The slope of median latency against chain length N over the launch chains."""
-        chains = analysis.per_kernel(self.with_values[self.with_values["env_id"] == env_id])
+        chains = analysis.per_kernel(self._by_env.get(env_id, self.with_values.iloc[:0]))
         chains = chains[(chains["mode"] == test.mode) & chains["ok"]]
         comparison = Comparison(workload=", ".join(chains["workload"]) or "launch chains",
                                 batch=None, axis="batch", family="launch-overhead", flops=None,
