@@ -34,6 +34,8 @@ import dataclasses
 import hashlib
 import importlib.util
 import math
+import os
+import pickle
 import re
 import socket
 import sys
@@ -169,7 +171,7 @@ def load(results_dir: Path, warn=None) -> pd.DataFrame:
         raise ResultsError(f"{results_dir}: not a directory")
     for path in sorted(results_dir.rglob("*.jsonl")) if results_dir.exists() else []:
         try:
-            rows.extend(_row(f"{path}:{n}", r) for n, r in _numbered(path, warn))
+            rows.extend(_file_rows(path, warn))
         except MalformedRecord as error:
             raise ResultsError(str(error)) from None
     return _warn_ties(frame(rows), warn)
@@ -178,10 +180,46 @@ def load(results_dir: Path, warn=None) -> pd.DataFrame:
 def load_file(path: Path, warn=None) -> pd.DataFrame:
     """Every record of the one results file `path`, as `load` reads a folder."""
     try:
-        found = [_row(f"{path}:{n}", r) for n, r in _numbered(Path(path), warn)]
+        found = _file_rows(Path(path), warn)
     except MalformedRecord as error:
         raise ResultsError(str(error)) from None
     return _warn_ties(frame(found), warn)
+
+
+# Parsed rows of each results file, by content: validating every record was the largest
+# fixed cost of a rebuild, and a committed results file rarely changes between builds.
+ROWS_CACHE = Path(".cache/report-rows")
+
+
+def _parser_version() -> str:
+    sources = [Path(sys.modules[name].__file__).read_bytes() for name in ("bench.records", __name__)]
+    return hashlib.sha256(b"\0".join([sys.version.encode(), *sources])).hexdigest()[:16]
+
+
+def _file_rows(path: Path, warn) -> list[dict[str, Any]]:
+    """`_row` of every record of `path`, parsed once per content (a file with a torn
+    last line is parsed every time, so that its warning is given every time)."""
+    data = read_results_file(path)
+    key = hashlib.sha256(data + _parser_version().encode()).hexdigest()[:32]
+    cached = ROWS_CACHE / f"{key}.pickle"
+    try:
+        rows = pickle.loads(cached.read_bytes())
+        return [{**row, "source": f"{path}:{row['source'].rsplit(':', 1)[1]}"} for row in rows]
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, KeyError, IndexError):
+        pass
+    warned = []
+    rows = [_row(f"{path}:{n}", r) for n, r in _numbered(path, lambda m: warned.append(m))]
+    for message in warned:
+        (warn or _warn)(message)
+    if not warned:
+        try:
+            ROWS_CACHE.mkdir(parents=True, exist_ok=True)
+            partial = cached.with_suffix(f".{os.getpid()}.part")
+            partial.write_bytes(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL))
+            partial.replace(cached)
+        except OSError:
+            pass  # a read-only checkout builds as well, only slower
+    return rows
 
 
 def _numbered(path: Path, warn):

@@ -29,9 +29,14 @@ def case(tmp_path_factory):
     return get
 
 
+# Compiled as well where compiling it is quick: the ViT training step compiles its own
+# backward for most of a minute, and train-mlp takes the same compiled training path.
+MEASURED = [(w, m) for w in NEW for m in ("eager", "default")
+            if (w, m) != ("train-vit16x6x384", "default")]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", ["eager", "default"])
-@pytest.mark.parametrize("workload", list(NEW))
+@pytest.mark.parametrize(("workload", "mode"), MEASURED)
 def test_new_workload_measures_and_matches_float64(case, workload, mode):
     record = as_record(case(workload, mode))
     assert record.status == "ok", record.reason

@@ -60,10 +60,15 @@ def render_workload(site: Site, workload: str, table: list[dict], failures: list
             return None
         by_case = {(r["mode"], r["batch_size"]): r for r in here}
         ok = [r for r in here if r["ok"]]
+        # Gaps among the modes and batches this environment ran read "not measured" in the
+        # table; the modes and batches it never ran are named once, below it.
+        modes = [m for m in data.modes if any(mode == m for mode, _ in by_case)]
+        batches = [b for b in data.batches(workload) if any(batch == b for _, batch in by_case)]
         return {
-            # Every mode x batch, measured or not, so gaps read "not measured".
             "latency": [{"mode": mode, "batch": batch, "result": by_case.get((mode, batch))}
-                        for mode in data.modes for batch in data.batches(workload)],
+                        for mode in modes for batch in batches],
+            "modes_not_run": [m for m in data.modes if m not in modes],
+            "batches_not_run": [b for b in data.batches(workload) if b not in batches],
             "chart": latency_chart(site, page, env, workload, axis, ok),
             "ok": ok,
             "compiled": [r for r in ok if r["cold_first_call_s"] is not None
