@@ -4,6 +4,7 @@ all, in scratch folders (tests/fixtures/site.py)."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -33,6 +34,17 @@ def test_properdocs_builds_the_same_pages_from_the_same_config(fixture_root, tmp
     by_mkdocs = fixture_root / "site"
     pages = {p.relative_to(by_mkdocs) for p in by_mkdocs.rglob("*.html")}
     assert pages == {p.relative_to(tmp_path / "site") for p in (tmp_path / "site").rglob("*.html")}
+
+
+def test_search_indexes_prose_and_headings_but_no_table_cells(fixture_site):
+    index = json.loads((fixture_site / "search/search_index.json").read_text("utf-8"))
+    texts = {d["location"]: d["text"] for d in index["docs"]}
+    # A header only the latency tables have.
+    assert not any("samples × calls" in t for t in texts.values())
+    assert any(loc.startswith("methodology/") and len(t) > 200 for loc, t in texts.items())
+    # The pages themselves keep their tables.
+    page = (fixture_site / "workloads/matmul-128/index.html").read_text("utf-8")
+    assert "samples × calls" in page
 
 
 def test_site_pulls_nothing_from_the_network(fixture_site):
