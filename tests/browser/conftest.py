@@ -62,6 +62,19 @@ async () => {
     links: [...document.querySelectorAll("a[href]")].map((a) => a.href),
     anchors: [...document.querySelectorAll("[id], a[name]")].map((e) => e.id || e.name),
     tab_labels: document.querySelectorAll(".tabbed-labels > label").length,
+    // Tables that scroll sideways, measured with every tab shown; a collapsed <details>
+    // holds secondary tables, which may.
+    wide_tables: (() => {
+      const style = document.createElement("style");
+      style.textContent = ".tabbed-set > .tabbed-content > .tabbed-block { display: block !important; }";
+      document.head.append(style);
+      const wide = [...document.querySelectorAll("article table")]
+        .filter((t) => !t.closest("details") && t.scrollWidth > t.clientWidth + 1)
+        .map((t) => `${(t.rows[0] || {innerText: "table"}).innerText.slice(0, 60)}: `
+                    + `${t.scrollWidth} px in ${t.clientWidth}`);
+      style.remove();
+      return wide;
+    })(),
   };
 }
 """
@@ -187,6 +200,7 @@ class PageVisit:
     links: tuple[str, ...]  # absolute hrefs, as the browser resolved them
     anchors: frozenset[str]  # ids and names, the targets of #fragments
     tab_labels: int
+    wide_tables: tuple[str, ...] = ()  # tables outside <details> that scroll sideways
 
 
 def page_urls(site: Path, base_url: str) -> list[str]:
@@ -246,6 +260,7 @@ class _Tab:
             links=tuple(seen["links"]),
             anchors=frozenset(seen["anchors"]),
             tab_labels=seen["tab_labels"],
+            wide_tables=tuple(seen["wide_tables"]),
         )
 
 
