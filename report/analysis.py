@@ -39,6 +39,7 @@ import pickle
 import re
 import socket
 import sys
+import time
 import types
 import typing
 from collections import Counter
@@ -189,6 +190,7 @@ def load_file(path: Path, warn=None) -> pd.DataFrame:
 # Parsed rows of each results file, by content: validating every record was the largest
 # fixed cost of a rebuild, and a committed results file rarely changes between builds.
 ROWS_CACHE = Path(".cache/report-rows")
+ROWS_CACHE_DAYS = 14  # an entry no build has read for this long is removed
 
 
 def _parser_version() -> str:
@@ -204,6 +206,7 @@ def _file_rows(path: Path, warn) -> list[dict[str, Any]]:
     cached = ROWS_CACHE / f"{key}.pickle"
     try:
         rows = pickle.loads(cached.read_bytes())
+        os.utime(cached)  # read now: kept by the next prune
         return [{**row, "source": f"{path}:{row['source'].rsplit(':', 1)[1]}"} for row in rows]
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, KeyError, IndexError):
         pass
@@ -217,9 +220,22 @@ def _file_rows(path: Path, warn) -> list[dict[str, Any]]:
             partial = cached.with_suffix(f".{os.getpid()}.part")
             partial.write_bytes(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL))
             partial.replace(cached)
+            _prune_rows_cache()
         except OSError:
             pass  # a read-only checkout builds as well, only slower
     return rows
+
+
+def _prune_rows_cache() -> None:
+    """Remove what no build has read for ROWS_CACHE_DAYS: each change to a results file
+    leaves its old content's entry behind."""
+    stale = time.time() - ROWS_CACHE_DAYS * 86400
+    for entry in ROWS_CACHE.glob("*.pickle"):
+        try:
+            if entry.stat().st_mtime < stale:
+                entry.unlink()
+        except OSError:
+            pass  # another build removed it first
 
 
 def _numbered(path: Path, warn):

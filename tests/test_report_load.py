@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 from fixtures import RESULTS, ROOT
@@ -196,3 +198,54 @@ def test_the_committed_v1_files_load_through_the_upgrade_path():
     probes = analysis.probes(analysis.latest(records))
     assert "held-output-overwrite" in set(probes["probe"])
     assert not math.isnan(records["median_s"].max())
+
+
+# ---- the parsed-rows cache ---------------------------------------------------------------
+
+@pytest.fixture
+def rows_cache(tmp_path, monkeypatch):
+    cache = tmp_path / "rows-cache"
+    monkeypatch.setattr(analysis, "ROWS_CACHE", cache)
+    return cache
+
+
+def test_a_results_file_is_parsed_once_per_content_wherever_it_sits(tmp_path, rows_cache):
+    first = write_lines(tmp_path / "a" / "r.jsonl", json.dumps(good_line()), "",
+                        json.dumps(good_line()))
+    parsed = analysis.load(tmp_path / "a")
+    assert len(list(rows_cache.glob("*.pickle"))) == 1
+    copy = tmp_path / "b" / "r.jsonl"
+    copy.parent.mkdir()
+    shutil.copy(first, copy)
+    cached = analysis.load(tmp_path / "b")
+    assert len(list(rows_cache.glob("*.pickle"))) == 1  # the copy was read from the cache
+    assert list(cached["source"]) == [f"{copy}:1", f"{copy}:3"]
+    assert cached.drop(columns="source").equals(parsed.drop(columns="source"))
+
+
+def test_a_changed_results_file_is_parsed_again(tmp_path, rows_cache):
+    path = write_lines(tmp_path / "r.jsonl", json.dumps(good_line()))
+    assert len(analysis.load(tmp_path)) == 1
+    write_lines(path, json.dumps(good_line()), json.dumps(good_line()))
+    assert len(analysis.load(tmp_path)) == 2
+
+
+def test_a_torn_last_line_warns_at_every_load(tmp_path, rows_cache):
+    (tmp_path / "r.jsonl").write_text(json.dumps(good_line()) + '\n{"torn', encoding="utf-8")
+    for _ in range(2):
+        warnings = []
+        assert len(analysis.load(tmp_path, warn=warnings.append)) == 1
+        assert len(warnings) == 1
+    assert not list(rows_cache.glob("*.pickle"))
+
+
+def test_a_cache_entry_no_build_read_for_two_weeks_is_removed(tmp_path, rows_cache):
+    write_lines(tmp_path / "old" / "r.jsonl", json.dumps(good_line()))
+    analysis.load(tmp_path / "old")
+    (stale,) = rows_cache.glob("*.pickle")
+    weeks_ago = time.time() - (analysis.ROWS_CACHE_DAYS + 1) * 86400
+    os.utime(stale, (weeks_ago, weeks_ago))
+    write_lines(tmp_path / "new" / "r.jsonl", json.dumps(good_line()), json.dumps(good_line()))
+    analysis.load(tmp_path / "new")
+    assert not stale.exists()
+    assert len(list(rows_cache.glob("*.pickle"))) == 1
