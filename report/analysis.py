@@ -42,6 +42,7 @@ import sys
 import time
 import types
 import typing
+import weakref
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -159,7 +160,11 @@ def frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
         df[column] = df[column].astype("Int64")
     df["started_at"] = pd.to_datetime(df["started_at"], utc=True, format="ISO8601")
     df["ok"] = df["status"] == "ok"
-    return df
+    # Text as plain objects, in one block: pandas 3 gives every text column an array of its
+    # own, and selecting rows then costs a call per column, which made filtering the
+    # wide tables most of a rebuild.
+    text = {c: object for c, kind in df.dtypes.items() if isinstance(kind, pd.StringDtype)}
+    return df.astype(text).copy()
 
 
 def load(results_dir: Path, warn=None) -> pd.DataFrame:
@@ -294,6 +299,22 @@ def rows(df: pd.DataFrame) -> list[dict[str, Any]]:
         return []
     columns = list(df.columns)
     return [dict(zip(columns, map(_plain, row), strict=True)) for row in df.to_numpy(dtype=object)]
+
+
+_BY_ENV: dict[int, tuple[weakref.ref, dict[str, pd.DataFrame]]] = {}
+
+
+def of_env(df: pd.DataFrame, env_id: str) -> pd.DataFrame:
+    """The rows of `df` for one environment. Each frame is split by environment once and
+    the parts are kept while it lives: pages ask every wide table once per environment,
+    and a boolean mask over all its columns each time cost seconds per build."""
+    entry = _BY_ENV.get(id(df))
+    if entry is None or entry[0]() is not df:
+        parts = dict(iter(df.groupby("env_id", sort=False))) if len(df) else {}
+        entry = _BY_ENV[id(df)] = (weakref.ref(df), parts)
+    part = entry[1].get(env_id)
+    # A shallow copy, so that a caller adding a column changes its own frame only.
+    return df.iloc[0:0] if part is None else part.copy(deep=False)
 
 
 # ---- what the site shows -----------------------------------------------------------------
@@ -908,7 +929,7 @@ def headline_per_kernel(cases: pd.DataFrame, env_id: str) -> dict[str, Any] | No
     """The longest chain of `env_id` with per-kernel costs in eager and from a replayed
     graph without compilation: {n, workload, eager, graph, ratio}."""
     graph = mode_with(cases, cuda_graphs=True)
-    table = per_kernel(cases[cases["env_id"] == env_id])
+    table = per_kernel(of_env(cases, env_id))
     table = table[table["per_kernel_s"].notna()]
     for workload in reversed(chains(table["workload"].unique())):
         costs = table[table["workload"] == workload].set_index("mode")["per_kernel_s"]
@@ -1026,17 +1047,19 @@ class Data:
     vocabularies pages iterate over."""
 
     def __init__(self, records: pd.DataFrame):
+        # The derived tables are copied once built: a copy gathers their columns into one
+        # array per type, and pages select rows from them hundreds of times.
         self.records = records
         self.record_count = len(records)
         self.hidden_shapes = dict(sorted(Counter(
             records.loc[records["shapes"] != SHOWN_SHAPES, "shapes"]).items()))
         every = latest(records)
         self.superseded = int((records["shapes"] == SHOWN_SHAPES).sum()) - len(every)
-        self.shown = every[every["process_timing"] == "isolated"]
+        self.shown = every[every["process_timing"] == "isolated"].copy()
         self.paired = paired_processes(every)
         self.ratios = round_ratios(self.paired)
         self.paired_speedups = paired_speedups(self.ratios)
-        self.cases = with_paired(cases(self.shown), self.paired_speedups)
+        self.cases = with_paired(cases(self.shown), self.paired_speedups).copy()
         self.environments = environments(self.shown, self.cases)
         self.traits = modes_traits(self.shown)
         self.modes = list(self.traits)
@@ -1048,13 +1071,13 @@ class Data:
         self._batches = {w: sorted({None if pd.isna(b) else int(b) for b in group},
                                    key=lambda b: (0, 0) if b is None else (1, b))
                          for w, group in self.shown.groupby("workload")["batch_size"]}
-        self.speedups = speedups(self.cases)
+        self.speedups = speedups(self.cases).copy()
         self._memo: dict[Any, Any] = {}
 
     def fastest(self) -> pd.DataFrame:
         """`fastest(self.cases)`, computed once: the home page, the guide and the concepts
         pages all read it."""
-        return self.memo("fastest", lambda: fastest(self.cases, self.paired_speedups))
+        return self.memo("fastest", lambda: fastest(self.cases, self.paired_speedups).copy())
 
     def memo(self, key: Any, compute):
         """`compute()` once per site build: what several pages derive from the same data

@@ -227,7 +227,7 @@ def choose(records: pd.DataFrame, selector: str, where: str | None = None,
 def selector_for(records: pd.DataFrame, env_id: str) -> str:
     """The shortest readable selector naming `env_id` among `records`: `machine=M,torch=T`
     where that is unambiguous, else the env_id."""
-    row = records[records["env_id"] == env_id].iloc[0]
+    row = analysis.of_env(records, env_id).iloc[0]
     readable = f"machine={row['machine']},torch={row['torch']}"
     if set(select(records, readable)["env_id"]) == {env_id}:
         return readable

@@ -39,6 +39,7 @@ from report.analysis import (
     compare,
     mode_rank,
     mode_with,
+    of_env,
     workload_rank,
 )
 
@@ -582,5 +583,5 @@ def for_workloads(cases: pd.DataFrame, workloads: list[str]
     each environment's flow from all of its cases, so a workload measured beside the
     built-in ones is judged against the thresholds they set in the same environment."""
     of = cases[cases["workload"].isin(workloads)]
-    flows = {env_id: flow(cases[cases["env_id"] == env_id]) for env_id in sorted(set(of["env_id"]))}
+    flows = {env_id: flow(of_env(cases, env_id)) for env_id in sorted(set(of["env_id"]))}
     return recommendations(of, flows), flows

@@ -147,7 +147,7 @@ def changes(records: pd.DataFrame, table: pd.DataFrame | None = None) -> pd.Data
     `case_table(records)` where the caller has it already."""
     envs = releases(records)
     table = case_table(records) if table is None else table
-    found = [pair(table[table["env_id"] == p.old_env_id], table[table["env_id"] == p.new_env_id])
+    found = [pair(analysis.of_env(table, p.old_env_id), analysis.of_env(table, p.new_env_id))
              .assign(**{c: getattr(p, c) for c in p._fields if c != "Index"})
              for p in pairs(envs).itertuples()]
     if not found:

@@ -242,3 +242,19 @@ def test_run_costs_add_each_runs_first_start_to_last_finish(tmp_path):
     assert len(cost) == 1
     assert (cost[0]["runs"], cost[0]["processes"]) == (2, 4)
     assert cost[0]["minutes"] == pytest.approx(6 + 2)
+
+
+def test_rows_of_one_environment_match_a_mask_and_stay_the_callers_own(data):
+    cases = data.cases
+    for env_id in (A, B, CPU, "no-such-env"):
+        pd.testing.assert_frame_equal(analysis.of_env(cases, env_id),
+                                      cases[cases["env_id"] == env_id])
+    mine = analysis.of_env(cases, A)
+    mine["scratch"] = 1
+    assert "scratch" not in analysis.of_env(cases, A).columns
+
+
+def test_text_columns_are_plain_objects_in_few_arrays(data):
+    # One array per column made every row selection on the wide tables cost seconds a build.
+    assert data.cases["workload"].dtype == object
+    assert len(data.cases._mgr.blocks) < len(data.cases.columns) / 2

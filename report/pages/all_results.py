@@ -4,7 +4,7 @@ was 700 KB of HTML)."""
 
 from __future__ import annotations
 
-from report.analysis import ordered, rows
+from report.analysis import of_env, ordered, rows
 from report.site import Site
 
 PAGE = "analysis/all-results.md"
@@ -20,7 +20,7 @@ def render(site: Site) -> None:
     envs = []
     for backend in data.backends:
         for env in data.envs(backend):
-            here = ordered(shown[shown["env_id"] == env.env_id], "tag", "repeat")
+            here = ordered(of_env(shown, env.env_id), "tag", "repeat")
             if here.empty:
                 continue
             files = sorted({s.rsplit(":", 1)[0] for s in here["source"]})

@@ -7,7 +7,7 @@ templates; each template quotes the facts it needs, or says "not measured".
 from __future__ import annotations
 
 from report import analysis
-from report.analysis import Environment, rows
+from report.analysis import Environment, of_env, rows
 from report.site import Site
 
 PAGES = ("three-costs", "torchdynamo", "fx-and-aotautograd", "torchinductor", "cuda-graphs",
@@ -43,11 +43,11 @@ def mode_rows(data, env_id: str, at) -> list[dict]:
     """Per mode: how often it is the fastest at the representative batches, its median
     cold compile, its per-call floor."""
     best = data.fastest()
-    best = best[best["env_id"] == env_id]
+    best = of_env(best, env_id)
     best = best.merge(at[["workload", "batch_size"]].drop_duplicates(),
                       on=["workload", "batch_size"])
     wins = best["mode"].value_counts()
-    cases = data.cases[data.cases["env_id"] == env_id]
+    cases = of_env(data.cases, env_id)
     found = []
     for mode in data.modes:
         mine = cases[cases["mode"] == mode]
@@ -64,10 +64,10 @@ def mode_rows(data, env_id: str, at) -> list[dict]:
 
 def env_facts(site: Site, env: Environment, at, probes, compiled_mode, graphed) -> dict | None:
     data = site.data
-    cases = data.cases[data.cases["env_id"] == env.env_id]
+    cases = of_env(data.cases, env.env_id)
     if cases.empty:
         return None
-    here = at[at["env_id"] == env.env_id]
+    here = of_env(at, env.env_id)
     fusion = fusion_rows(here, compiled_mode, graphed)
     compiled = cases[cases["ok"] & cases["unique_graphs"].notna()]
     with_kernels = [r for r in fusion if r["eager_kernels"] and r["compiled_kernels"]]

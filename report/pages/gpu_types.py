@@ -13,7 +13,7 @@ import itertools
 import pandas as pd
 
 from report import analysis
-from report.analysis import BASELINE, Data, Environment, ordered, processes, rows
+from report.analysis import BASELINE, Data, Environment, of_env, ordered, processes, rows
 from report.site import Site
 
 PAGE = "analysis/gpu-types.md"
@@ -53,7 +53,7 @@ def aligned(table: pd.DataFrame, a: str, b: str) -> tuple[pd.DataFrame, pd.DataF
     """The ok rows of `table` for environments `a` and `b` at every case (KEY) both have,
     in page order, row i of one the same case as row i of the other."""
     ok = table[table["ok"].eq(True)]
-    side = {env: ok[ok["env_id"] == env] for env in (a, b)}
+    side = {env: of_env(ok, env) for env in (a, b)}
     keys = ordered(side[a][KEY].merge(side[b][KEY], on=KEY)).reset_index(drop=True)
     left, right = (keys.merge(side[env], on=KEY, how="left") for env in (a, b))
     return left, right
@@ -128,7 +128,7 @@ def lease_speedups(across: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
     timed = across[across["speedup"].notna() & (across["mode"] != BASELINE)]
     sides = []
     for env, suffix in ((a, "_a"), (b, "_b")):
-        here = timed[timed["env_id"] == env].groupby(KEY, dropna=False).agg(
+        here = of_env(timed, env).groupby(KEY, dropna=False).agg(
             speedup=("speedup", "median"), lo=("speedup", "min"), hi=("speedup", "max"),
             leases=("lease", "nunique"), ratio_bound=("ratio_bound", "first"))
         sides.append(here.add_suffix(suffix))

@@ -11,7 +11,7 @@ import re
 import pandas as pd
 
 from report import analysis, answers, guide_rules
-from report.analysis import BASELINE, Environment, rows
+from report.analysis import BASELINE, Environment, of_env, rows
 from report.site import Site
 
 UNPROFILED = "not profiled"  # backends without a GPU busy fraction (CPU)
@@ -23,7 +23,7 @@ BORROWED = ("training", "varying")
 
 def flows(data: analysis.Data) -> dict[str, guide_rules.Flow]:
     """The guide's flow of every environment, by env_id."""
-    return {env_id: guide_rules.flow(data.cases[data.cases["env_id"] == env_id])
+    return {env_id: guide_rules.flow(of_env(data.cases, env_id))
             for env_id in data.environments
             if (data.cases["env_id"] == env_id).any()}
 
@@ -79,13 +79,14 @@ def evidence(data: analysis.Data) -> dict:
                           .fillna(UNPROFILED)})
     # The fastest and the runner-up against eager, and the fastest mode's break-even.
     speedup = {tuple(r[c] for c in (*analysis.POINT, "mode")): r for r in rows(table)}
+    added = {}
     for side, suffix in (("speedup", ""), ("runner_up_speedup", "_runner_up")):
         keys = zip(*(best[c] for c in analysis.POINT), best["mode" + suffix], strict=True)
-        best[side + "_row"] = [speedup.get(tuple(None if pd.isna(v) else v for v in k))
-                               for k in keys]
-        best[side] = [r["speedup"] if r else None for r in best[side + "_row"]]
-    best["break_even"] = analysis.break_even(best["cold_first_call_s"],
-                                             best["median_s_eager"] - best["median_s"])
+        found = [speedup.get(tuple(None if pd.isna(v) else v for v in k)) for k in keys]
+        added[side + "_row"] = found
+        added[side] = [r["speedup"] if r else None for r in found]
+    best = best.assign(**added, break_even=analysis.break_even(
+        best["cold_first_call_s"], best["median_s_eager"] - best["median_s"]))
     return {"table": table, "best": best, "spread": analysis.spreads(data.cases)}
 
 
@@ -126,7 +127,7 @@ def render(site: Site) -> None:
         here = best[(best["env_id"] == env.env_id) & best["speedup"].notna()]
         if fl is None and here.empty:
             return None
-        moves = analysis.move_summary(spread[spread["env_id"] == env.env_id])
+        moves = analysis.move_summary(of_env(spread, env.env_id))
         classes = []
         for name in CLASSES:
             members = here[here["class"] == name]
@@ -141,7 +142,7 @@ def render(site: Site) -> None:
                             "wins": sorted(((m, int(c)) for m, c in wins.items()),
                                            key=lambda kv: (-kv[1], kv[0])),
                             "speedups": speedups})
-        mine = recs[recs["env_id"] == env.env_id]
+        mine = of_env(recs, env.env_id)
         points = [{"workload": r["workload"], "batch_size": r["batch_size"],
                    "rec": r["recommendation"]} for r in rows(mine)]
         return {"rows": rows(here), "classes": classes, "flow": fl, "points": points,

@@ -4,7 +4,7 @@ and the batch size where CUDA graphs stop helping."""
 from __future__ import annotations
 
 from report import analysis, charts, formatting
-from report.analysis import Environment, rows
+from report.analysis import Environment, of_env, rows
 from report.site import Site
 
 PAGE = "analysis/launch-overhead.md"
@@ -12,7 +12,7 @@ PAGE = "analysis/launch-overhead.md"
 
 def per_kernel_view(site: Site, env: Environment) -> dict | None:
     table = analysis.per_kernel(site.data.cases)
-    found = rows(table[table["env_id"] == env.env_id])
+    found = rows(of_env(table, env.env_id))
     if not found:
         return None
     lengths = sorted({r["chain"] for r in found})

@@ -4,7 +4,7 @@ with the numbers taken from the records themselves."""
 from __future__ import annotations
 
 from report import analysis
-from report.analysis import Environment, processes, rows
+from report.analysis import Environment, of_env, processes, rows
 from report.site import Site
 
 # The concurrency check's subset: launch-bound and device-bound cases, in eager, CUDA-graph
@@ -46,7 +46,7 @@ def render(site: Site) -> None:
         first_at_busy=lambda d: d["first_at_busy"].dt.strftime("%Y-%m-%d %H:%M"))
 
     def of(table, env: Environment):
-        return table[table["env_id"] == env.env_id]
+        return of_env(table, env.env_id)
 
     def named(name: str) -> list[dict]:
         """One row per environment, mode, finding and value, naming every workload and

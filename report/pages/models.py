@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from report import analysis
-from report.analysis import BASELINE, MODEL_FAMILY, MODEL_WORKLOADS, Environment, ordered, rows
+from report.analysis import BASELINE, MODEL_FAMILY, MODEL_WORKLOADS, Environment, of_env, ordered, rows
 from report.site import Site
 
 PAGE = "analysis/models.md"
@@ -52,7 +52,7 @@ def render(site: Site) -> None:
     missing_reference = _no_reference(data)
 
     def build(env: Environment):
-        mine = table[table["env_id"] == env.env_id]
+        mine = of_env(table, env.env_id)
         if mine.empty:
             return None
         modes = [m for m in data.modes if m != BASELINE and m in set(mine["mode"])]

@@ -4,7 +4,7 @@ table per environment."""
 from __future__ import annotations
 
 from report import answers, charts
-from report.analysis import BASELINE, Environment, rows
+from report.analysis import BASELINE, Environment, of_env, rows
 from report.site import Site
 
 PAGE = "index.md"
@@ -30,7 +30,7 @@ def render(site: Site) -> None:
     at = data.representative()
 
     def build(env: Environment):
-        found = rows(at[at["env_id"] == env.env_id])
+        found = rows(of_env(at, env.env_id))
         if not found:
             return None
         grid = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from report import analysis
-from report.analysis import Environment, ordered, processes, rows
+from report.analysis import Environment, of_env, ordered, processes, rows
 from report.site import Site
 
 AGREE = 0.02  # paired and isolated times of a device-bound case should agree this closely
@@ -61,14 +61,14 @@ def render(site: Site) -> None:
     agreement = analysis.paired_against_isolated(analysis.latest(data.records), data.cases)
 
     def spread(env: Environment):
-        here = repeated[repeated["env_id"] == env.env_id]
+        here = of_env(repeated, env.env_id)
         if here.empty:
             return None
         return {"rows": rows(here), "summary": analysis.move_summary(here),
                 "by_mode": rows(analysis.by_mode(here))}
 
     def unstable(env: Environment):
-        here = procs[procs["env_id"] == env.env_id]
+        here = of_env(procs, env.env_id)
         if here.empty:
             return None
         flagged = here[here["ratio"] > analysis.UNSTABLE_IQR_RATIO]
@@ -78,14 +78,14 @@ def render(site: Site) -> None:
                 "timed": len(here)}
 
     def cross_lease(env: Environment):
-        here = across[across["env_id"] == env.env_id]
+        here = of_env(across, env.env_id)
         if here.empty:
             return None
         return {"cases": _by_case(here), "summary": _transfer_summary(here),
-                "leases": rows(leases[leases["env_id"] == env.env_id])}
+                "leases": rows(of_env(leases, env.env_id))}
 
     def paired_isolated(env: Environment):
-        here = agreement[agreement["env_id"] == env.env_id]
+        here = of_env(agreement, env.env_id)
         if here.empty:
             return None
         return {"rows": rows(here), "summary": _agreement_summary(here)}
