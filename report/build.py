@@ -29,8 +29,9 @@ from report.site import Site
 # Two halves of about equal time (the export goes with the first). Pages that share a
 # memo stay in one half: the home page and the claims pages judge the ledger, and the
 # home page, history and changes read one case table.
-HALVES = ((overview, ledger, history, changes, stability, launch_overhead, methodology),
-          (guide, models, concepts, gpu_types, break_even, all_results, workloads, byom))
+HALVES = ((overview, ledger, history, changes, stability, methodology),
+          (guide, models, concepts, gpu_types, break_even, all_results, workloads, byom,
+           launch_overhead))
 PAGES = tuple(page for half in HALVES for page in half)
 
 
