@@ -442,7 +442,11 @@ def with_paired(case_rows: pd.DataFrame, speedups_table: pd.DataFrame) -> pd.Dat
         figures = [c for c in part.columns if c not in (*POINT, "mode")]
         part = part.rename(columns={c: f"paired_{baseline}_{c}" for c in figures})
         out = out.merge(part, on=[*POINT, "mode"], how="left")
-    return out
+    # Paired processes repeat an environment's cases too: a figure resting on one process
+    # there is "a single run", not one of an environment that ran everything once.
+    paired_repeats = out[f"paired_{BASELINE}_processes"] > 1
+    return out.assign(env_repeated=out["env_repeated"]
+                      | paired_repeats.groupby(out["env_id"]).transform("any"))
 
 
 def side_bound(case_rows: pd.DataFrame) -> pd.Series:

@@ -100,3 +100,17 @@ def test_the_guide_and_home_page_link_the_model_page_and_the_logs_to_turn_on(tmp
     assert "(models.md)" in guide_text
     assert 'TORCH_LOGS="graph_breaks,recompiles,cudagraphs"' in guide_text
     assert re.search(r"\]\(analysis/models\.md\)", (tmp_path / "index.md").read_text())
+
+
+def test_one_isolated_process_reads_single_run_where_paired_processes_repeat_others(tmp_path):
+    # Paired timing runs each case once alone: the environment is repeated by its paired
+    # processes, so a ratio from lone isolated processes must not read like a settled one.
+    modes = ("eager", "default", "reduce-overhead")
+    results = tmp_path / "results"
+    for record in [*(mx.isolated("resnet50", m, 1, 0) for m in modes),
+                   *(p for r in range(3) for p in mx.paired("resnet50", modes, 1, r)),
+                   mx.isolated("gpt2-small", "eager", 1, 0), mx.isolated("gpt2-small", "default", 1, 0)]:
+        append_record(results / "models.jsonl", record)
+    text = render(results, tmp_path / "docs")
+    assert row(text, "[gpt2-small](../workloads/gpt2-small.md)", "1")[3].endswith("× (single run)")
+    assert "single runs: every figure rests on one process" not in text
