@@ -218,6 +218,24 @@ def test_stability_summary_bolds_and_names_the_largest_move(repeated_floor):
         "| 2.0% |")
 
 
+def test_stability_lists_the_widest_spreads_when_there_are_too_many_and_counts_the_rest(
+        tmp_path, monkeypatch):
+    from report.pages import stability
+
+    monkeypatch.setattr(stability, "SPREAD_SHOWN", 1)
+    records = [fx.ok_record(fx.ENV_A, "trivial-call", mode, None) for mode in ("eager", "default")]
+    records += [fx.ok_record(fx.ENV_A, "trivial-call", mode, None, tag="rerun-1", scale=scale,
+                             started="2026-11-21T09:00:00+00:00")
+                for mode, scale in (("eager", 1.02), ("default", 1.5))]
+    fx.write(tmp_path / "results" / "r.jsonl", records)
+    build(tmp_path / "results", tmp_path / "docs")
+    page = env_block(read(tmp_path / "docs", "analysis/stability.md"), ENV_A)
+    assert "The 1 of these 2 cases whose process medians spread" in page
+    assert row(page, "[trivial-call](../workloads/trivial-call.md)", "—", "default").endswith(
+        "| **50.0%** |")
+    assert "| [trivial-call](../workloads/trivial-call.md) | — | eager |" not in page
+
+
 def test_stability_page_summarises_the_moves_of_each_mode(repeated_floor):
     page = env_block(read(repeated_floor, "analysis/stability.md"), ENV_A)
     by_mode = page[page.index("| mode | cases | median move | largest move |"):]

@@ -13,6 +13,9 @@ AGREE = 0.02  # paired and isolated times of a device-bound case should agree th
 # The worst few unstable processes per environment make the point; all of them made the
 # page too heavy to read; the count says how many more there are.
 UNSTABLE_SHOWN = 20
+# Likewise the cases whose process medians moved most: with every repeated case listed the
+# page outgrew 300 KB.
+SPREAD_SHOWN = 40
 
 
 def _by_case(table: pd.DataFrame) -> list[dict]:
@@ -64,8 +67,10 @@ def render(site: Site) -> None:
         here = of_env(repeated, env.env_id)
         if here.empty:
             return None
-        return {"rows": rows(here), "summary": analysis.move_summary(here),
-                "by_mode": rows(analysis.by_mode(here))}
+        widest = here["spread"].reset_index(drop=True).sort_values(
+            ascending=False, kind="stable").head(SPREAD_SHOWN).index
+        return {"rows": rows(here.iloc[sorted(widest)]), "cases": len(here),
+                "summary": analysis.move_summary(here), "by_mode": rows(analysis.by_mode(here))}
 
     def unstable(env: Environment):
         here = of_env(procs, env.env_id)
