@@ -192,14 +192,18 @@ def test_stability_summary_counts_cases_that_moved_between_processes(docs):
     assert "the same cases' IQR was a median 5.0% of their median." in repeated
 
 
+def floor_measured_twice() -> list:
+    """trivial-call measured twice: eager moves 2%, default 50%."""
+    records = [fx.ok_record(fx.ENV_A, "trivial-call", mode, None) for mode in ("eager", "default")]
+    return records + [fx.ok_record(fx.ENV_A, "trivial-call", mode, None, tag="rerun-1",
+                                   scale=scale, started="2026-11-21T09:00:00+00:00")
+                      for mode, scale in (("eager", 1.02), ("default", 1.5))]
+
+
 @pytest.fixture(scope="module")
 def repeated_floor(tmp_path_factory):
-    """trivial-call measured twice: eager moves 2%, default 50%."""
     root = tmp_path_factory.mktemp("repeated-floor")
-    records = [fx.ok_record(fx.ENV_A, "trivial-call", mode, None) for mode in ("eager", "default")]
-    records += [fx.ok_record(fx.ENV_A, "trivial-call", mode, None, tag="rerun-1", scale=scale,
-                             started="2026-11-21T09:00:00+00:00")
-                for mode, scale in (("eager", 1.02), ("default", 1.5))]
+    records = floor_measured_twice()
     fx.write(root / "results" / "r.jsonl", records)
     build(root / "results", root / "docs")
     return root / "docs"
@@ -223,10 +227,7 @@ def test_stability_lists_the_widest_spreads_when_there_are_too_many_and_counts_t
     from report.pages import stability
 
     monkeypatch.setattr(stability, "SPREAD_SHOWN", 1)
-    records = [fx.ok_record(fx.ENV_A, "trivial-call", mode, None) for mode in ("eager", "default")]
-    records += [fx.ok_record(fx.ENV_A, "trivial-call", mode, None, tag="rerun-1", scale=scale,
-                             started="2026-11-21T09:00:00+00:00")
-                for mode, scale in (("eager", 1.02), ("default", 1.5))]
+    records = floor_measured_twice()
     fx.write(tmp_path / "results" / "r.jsonl", records)
     build(tmp_path / "results", tmp_path / "docs")
     page = env_block(read(tmp_path / "docs", "analysis/stability.md"), ENV_A)
