@@ -301,6 +301,11 @@ def rows(df: pd.DataFrame) -> list[dict[str, Any]]:
     return [dict(zip(columns, map(_plain, row), strict=True)) for row in df.to_numpy(dtype=object)]
 
 
+def by_env(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """`df` split by environment, in one pass."""
+    return {} if df.empty else dict(iter(df.groupby("env_id", sort=False)))
+
+
 _BY_ENV: dict[int, tuple[weakref.ref, dict[str, pd.DataFrame]]] = {}
 
 
@@ -310,8 +315,7 @@ def of_env(df: pd.DataFrame, env_id: str) -> pd.DataFrame:
     and a boolean mask over all its columns each time cost seconds per build."""
     entry = _BY_ENV.get(id(df))
     if entry is None or entry[0]() is not df:
-        parts = dict(iter(df.groupby("env_id", sort=False))) if len(df) else {}
-        entry = _BY_ENV[id(df)] = (weakref.ref(df), parts)
+        entry = _BY_ENV[id(df)] = (weakref.ref(df), by_env(df))
     part = entry[1].get(env_id)
     # A shallow copy, so that a caller adding a column changes its own frame only.
     return df.iloc[0:0] if part is None else part.copy(deep=False)
@@ -1051,14 +1055,14 @@ class Data:
     vocabularies pages iterate over."""
 
     def __init__(self, records: pd.DataFrame):
-        # The derived tables are copied once built: a copy gathers their columns into one
-        # array per type, and pages select rows from them hundreds of times.
         self.records = records
         self.record_count = len(records)
         self.hidden_shapes = dict(sorted(Counter(
             records.loc[records["shapes"] != SHOWN_SHAPES, "shapes"]).items()))
         every = latest(records)
         self.superseded = int((records["shapes"] == SHOWN_SHAPES).sum()) - len(every)
+        # The derived tables are copied once built: a copy gathers their columns into one
+        # array per type, and pages select rows from them hundreds of times.
         self.shown = every[every["process_timing"] == "isolated"].copy()
         self.paired = paired_processes(every)
         self.ratios = round_ratios(self.paired)

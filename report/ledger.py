@@ -684,12 +684,6 @@ KEPT = ("ok", "status", "median_s", "lo_s", "hi_s", "n_processes", "env_repeated
         "cold_first_call_s", *RATIO_METRICS)
 
 
-def _split_by_env(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    if frame.empty:
-        return {}
-    return {env_id: rows for env_id, rows in frame.groupby("env_id", sort=False)}
-
-
 def _point_keys(frame: pd.DataFrame) -> list[tuple]:
     """analysis.POINT of each row, hashable and with every missing value as None."""
     return [tuple(None if _missing(v) else v for v in row)
@@ -713,7 +707,7 @@ class Judge:
         self.with_values = (narrow.merge(self.values, on=analysis.CASE, how="left")
                             if not narrow.empty else narrow)
         # Split once: hundreds of claim-by-environment lookups each filtered the whole table.
-        self._by_env = _split_by_env(self.with_values)
+        self._by_env = analysis.by_env(self.with_values)
 
     @classmethod
     def of(cls, data: analysis.Data) -> Judge:
@@ -754,7 +748,7 @@ class Judge:
         key = (mode, baseline)
         if key not in self._pairs:
             self._pairs[key] = {env_id: (rows, _point_keys(rows)) for env_id, rows in
-                                _split_by_env(analysis.compare(self.with_values, mode,
+                                analysis.by_env(analysis.compare(self.with_values, mode,
                                                                baseline)).items()}
         found = self._pairs[key].get(here["env_id"].iloc[0])
         if found is None:

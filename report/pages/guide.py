@@ -23,9 +23,9 @@ BORROWED = ("training", "varying")
 
 def flows(data: analysis.Data) -> dict[str, guide_rules.Flow]:
     """The guide's flow of every environment, by env_id."""
-    return {env_id: guide_rules.flow(of_env(data.cases, env_id))
-            for env_id in data.environments
-            if (data.cases["env_id"] == env_id).any()}
+    parts = analysis.by_env(data.cases)
+    return {env_id: guide_rules.flow(parts[env_id]) for env_id in data.environments
+            if env_id in parts}
 
 
 def primary(data: analysis.Data, backend: str) -> Environment | None:
@@ -79,14 +79,13 @@ def evidence(data: analysis.Data) -> dict:
                           .fillna(UNPROFILED)})
     # The fastest and the runner-up against eager, and the fastest mode's break-even.
     speedup = {tuple(r[c] for c in (*analysis.POINT, "mode")): r for r in rows(table)}
-    added = {}
     for side, suffix in (("speedup", ""), ("runner_up_speedup", "_runner_up")):
         keys = zip(*(best[c] for c in analysis.POINT), best["mode" + suffix], strict=True)
-        found = [speedup.get(tuple(None if pd.isna(v) else v for v in k)) for k in keys]
-        added[side + "_row"] = found
-        added[side] = [r["speedup"] if r else None for r in found]
-    best = best.assign(**added, break_even=analysis.break_even(
-        best["cold_first_call_s"], best["median_s_eager"] - best["median_s"]))
+        best[side + "_row"] = [speedup.get(tuple(None if pd.isna(v) else v for v in k))
+                               for k in keys]
+        best[side] = [r["speedup"] if r else None for r in best[side + "_row"]]
+    best["break_even"] = analysis.break_even(best["cold_first_call_s"],
+                                             best["median_s_eager"] - best["median_s"])
     return {"table": table, "best": best, "spread": analysis.spreads(data.cases)}
 
 
