@@ -136,7 +136,8 @@ def jobs(cases: list[CaseKey], repeats: int, done: set[tuple], timing: str = "is
     Paired: repeat 0 of every case in a process of its own, then per group (the modes of
     one workload and size) one paired process per repeat, each after the group's isolated
     ones. A paired process is needed while any mode of its group lacks that repeat, and it
-    then times every mode, so that each ratio comes from one process."""
+    then times every mode, so that each ratio comes from one process. A mode whose isolated
+    process timed out is left out of the group: it would only make the paired one time out."""
     if timing == "isolated":
         return _isolated_jobs(cases, repeats, done)
     todo = []
@@ -145,7 +146,7 @@ def jobs(cases: list[CaseKey], repeats: int, done: set[tuple], timing: str = "is
             if repeat == 0:
                 todo.extend(_isolated_jobs(group, 1, done))
             runnable = tuple(k for k in group if MODES[k.mode].unsupported_reason(k.backend) is None
-                             and (k, -1) not in done)
+                             and (k, -1) not in done and (k, "timeout") not in done)
             if len(runnable) > 1 and any((k, repeat, "paired") not in done for k in runnable):
                 todo.append(Job(runnable[0], repeat, runnable))
     return todo
@@ -181,22 +182,57 @@ def results_path(results_dir: Path, env: Environment, shard_of: tuple[int, int] 
     return results_dir / f"{slug.strip('-')}-{env.env_id()}{suffix}.jsonl"
 
 
-def recorded(results_dir: Path, env: Environment) -> set[tuple[CaseKey, int]]:
-    """(key, repeat) of every isolated process recorded for this environment, in any of its
-    files (shards included); (key, -1) for an unsupported case, which is done for every
-    repeat; (key, repeat, "paired") for a mode's share of a paired process."""
-    done: set[tuple] = set()
+def _own_records(results_dir: Path, env: Environment, warn=None) -> Iterator[Record]:
+    """The records of this environment, in any of its files (shards included)."""
     env_id = env.env_id()
     for path in sorted(results_dir.glob(f"*-{env_id}*.jsonl")):
-        for record in read_records(path):
-            if record.env_id != env_id:
-                continue
-            if record.process.timing == "paired":
-                done.add((record.key, record.process.repeat, "paired"))
-            else:
-                done.add((record.key, -1 if record.status == "unsupported"
-                          else record.process.repeat))
+        yield from (r for r in read_records(path, warn) if r.env_id == env_id)
+
+
+def recorded(results_dir: Path, env: Environment) -> set[tuple]:
+    """(key, repeat) of every isolated process recorded for this environment; (key, -1) for
+    an unsupported case, which is done for every repeat; (key, repeat, "paired") for a
+    mode's share of a paired process; (key, "timeout") for an isolated repeat 0 that timed
+    out, which its paired processes leave out."""
+    done: set[tuple] = set()
+    for record in _own_records(results_dir, env):
+        if record.process.timing == "paired":
+            done.add((record.key, record.process.repeat, "paired"))
+        else:
+            done.add((record.key, -1 if record.status == "unsupported"
+                      else record.process.repeat))
+            if record.process.repeat == 0 and record.status == "timeout":
+                done.add((record.key, "timeout"))
     return done
+
+
+def signature(job: Job) -> tuple:
+    """What makes two jobs cost alike: one workload and size, the same modes in the same kind
+    of process, compiling cold (repeat 0) or from the caches an earlier repeat left."""
+    key = job.key
+    return (key.workload, key.batch_size, key.shapes, key.tag, tuple(k.mode for k in job.keys),
+            "paired" if job.group else "isolated", job.repeat == 0)
+
+
+def durations(results_dir: Path, env: Environment) -> dict[tuple, float]:
+    """The longest that each `signature` took in this environment's records: what a job of
+    it is expected to take. The records of one paired process are one job."""
+    longest: dict[tuple, float] = {}
+    processes: dict[tuple, list[Record]] = {}
+    # recorded() warns of a torn last line; once is enough.
+    for record in _own_records(results_dir, env, warn=lambda message: None):
+        p = record.process
+        if p.timing == "paired":
+            one = (p.run_id, record.started_at, p.repeat, replace(record.key, mode=""))
+            processes.setdefault(one, []).append(record)
+            continue
+        sig = signature(Job(record.key, p.repeat))
+        longest[sig] = max(longest.get(sig, 0.0), record.duration_s)
+    for shares in processes.values():
+        keys = tuple(r.key for r in shares)
+        sig = signature(Job(keys[0], shares[0].process.repeat, keys))
+        longest[sig] = max(longest.get(sig, 0.0), *(r.duration_s for r in shares))
+    return longest
 
 
 def check_writable(results_dir: Path) -> None:
@@ -414,9 +450,11 @@ class _Run:
     """The scheduler: one running child per slot, taken from one ordered queue."""
 
     def __init__(self, todo: list[Job], env: Environment, config: RunConfig, path: Path,
-                 slots: list[Slot], launcher: Launcher, out) -> None:
+                 slots: list[Slot], launcher: Launcher, out,
+                 durations: dict[tuple, float] | None = None) -> None:
         self.queue, self.env, self.config, self.path = list(todo), env, config, path
         self.slots, self.launcher, self.out = slots, launcher, out
+        self.durations = durations or {}  # by signature(job): what such a job took before
         self.total, self.started = len(todo), 0
         self.running: dict[int, Running] = {}
         self.began = time.monotonic()
@@ -459,14 +497,43 @@ class _Run:
             self.say(prefix + (f"{one.key.mode:<28} " if one.paired or len(batch) > 1 else "")
                      + describe(one))
 
-    def next_job(self) -> Job | None:
-        """The first queued job whose case is not running: a later repeat waits for the
-        caches its case's earlier repeat is still writing."""
+    def expected_s(self, job: Job) -> float:
+        """How long `job` will most likely take: as long as the same kind of job took
+        before, or, never seen, as long as the longest job of this run so far."""
+        return self.durations.get(signature(job), self.longest_s)
+
+    def next_job(self, left_s: float = float("inf")) -> Job | None:
+        """The first queued job whose case is not running and that fits in `left_s`: a later
+        repeat waits for the caches its case's earlier repeat is still writing, and so it
+        never runs when its earlier repeat was skipped for want of time."""
         busy = {key for r in self.running.values() for key in r.job.keys}
+        skipped: set[CaseKey] = set()
         for index, job in enumerate(self.queue):
-            if busy.isdisjoint(job.keys):
+            if not (busy.isdisjoint(job.keys) and skipped.isdisjoint(job.keys)):
+                continue
+            if self.expected_s(job) <= left_s:
                 return self.queue.pop(index)
+            skipped.update(job.keys)
         return None
+
+    def leave_out_of_groups(self, key: CaseKey) -> None:
+        """Take `key` out of the queued paired jobs of its group, once its isolated process
+        timed out: in a paired process it would only make that one time out too."""
+        kept = []
+        for job in self.queue:
+            if key in job.group:
+                group = tuple(k for k in job.group if k != key)
+                if len(group) <= 1:
+                    continue  # nothing left to pair
+                job = Job(group[0], job.repeat, group)
+            kept.append(job)
+        if kept == self.queue:
+            return
+        self.total -= len(self.queue) - len(kept)
+        self.queue = kept
+        batch = "-" if key.batch_size is None else key.batch_size
+        self.say(f"leaving {key.mode} out of the paired groups of {key.workload} bs={batch}: "
+                 f"its isolated process timed out")
 
     def start(self, job: Job, slot: Slot) -> Running:
         key, config = job.key, self.config
@@ -522,6 +589,8 @@ class _Run:
                                 running.started_at, duration_s, process)
         shutil.rmtree(running.scratch, ignore_errors=True)
         self.save(records, running.number)
+        if job.repeat == 0 and not job.group and result["status"] == "timeout":
+            self.leave_out_of_groups(job.key)
 
     def stop_all(self) -> None:
         for running in self.running.values():
@@ -538,14 +607,16 @@ class _Run:
         for index, slot in enumerate(self.slots):
             while index not in self.running and self.queue:
                 left_s = self.deadline - time.monotonic()
-                if left_s < self.longest_s:
-                    # A case started now would most likely be cut off, its device time wasted.
-                    self.say(f"not starting another case: {max(left_s, 0):.0f} s left, and the "
-                             f"longest case so far took {self.longest_s:.0f} s")
-                    return False
-                job = self.next_job()
+                job = self.next_job(left_s)
+                if job is None and self.running:
+                    break  # what is running may free a job that fits
                 if job is None:
-                    break
+                    # A job started now would most likely be cut off, its device time wasted.
+                    need_s = min(self.expected_s(j) for j in self.queue)
+                    self.say(f"not starting another case: {max(left_s, 0):.0f} s left; the "
+                             f"{len(self.queue)} job(s) left need about {need_s:.0f} s or more "
+                             f"each, or come after one that does")
+                    return False
                 reason = MODES[job.key.mode].unsupported_reason(job.key.backend)
                 if reason:
                     number = self.announce(job, slot)
@@ -602,6 +673,8 @@ def run(cases: list[CaseKey], env: Environment, config: RunConfig, out=sys.stdou
     The caller holds the results file's lock (see `exclusive`)."""
     path = results_path(config.results_dir, env, config.shard)
     done = set() if config.force else recorded(config.results_dir, env)
+    # Only a deadline asks what a job will take; --force re-measures, but costs stay known.
+    took = durations(config.results_dir, env) if config.max_minutes else {}
     todo = jobs(cases, config.repeats, done, config.timing)
     planned = len(jobs(cases, config.repeats, set(), config.timing))
     print(f"{env.backend}: {len(todo)} case process(es) to run of {planned} "
@@ -611,7 +684,7 @@ def run(cases: list[CaseKey], env: Environment, config: RunConfig, out=sys.stdou
     launcher = launcher or Launcher(config.isolation)
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        _Run(todo, env, config, path, slots or [Slot()], launcher, out).loop()
+        _Run(todo, env, config, path, slots or [Slot()], launcher, out, took).loop()
     finally:
         signal.signal(signal.SIGTERM, previous)
     return path

@@ -8,8 +8,23 @@ load it again.
 
 from __future__ import annotations
 
+import io
+import types
+
 import pytest
-from bench_helpers import all_gone, bench_env, only_results_file, records, run_bench
+from bench_helpers import (
+    all_gone,
+    bench_env,
+    fake_environment,
+    fake_record,
+    only_results_file,
+    records,
+    run_bench,
+)
+
+from bench import pool, runner
+from bench.records import CaseKey, append_records
+from bench.runner import Job, durations, jobs, signature
 
 OK = "ok"
 # In plan order: each fault is followed by a workload that must still be measured.
@@ -127,3 +142,85 @@ def test_run_does_not_start_a_case_that_the_longest_so_far_says_will_not_finish(
     assert "not starting another case" in result.stdout
     assert "stopped unfinished" not in result.stdout
     assert "3 case(s) left; run again to resume" in result.stdout
+
+
+# ---- which job still fits before --max-minutes ----------------------------------------------
+
+ENV = fake_environment()
+EAGER, DEFAULT = (CaseKey("cpu", "mlp", mode, 8) for mode in ("eager", "default"))
+OTHER_EAGER = CaseKey("cpu", "mlp", "eager", 32)
+
+
+def test_durations_are_the_longest_each_kind_of_job_took(tmp_path):
+    path = runner.results_path(tmp_path, ENV)
+    at = "2025-01-01T00:0{}:00+00:00".format
+    append_records(path, [fake_record(ENV, EAGER, duration_s=30.0),
+                          fake_record(ENV, EAGER, duration_s=50.0, run_id="run-2"),
+                          fake_record(ENV, EAGER, repeat=1, duration_s=4.0)])
+    # Two paired processes of the same two modes, and one of those modes alone at batch 32.
+    for run_id, seconds in (("run-1", 12.0), ("run-2", 20.0)):
+        append_records(path, [fake_record(ENV, key, timing="paired", duration_s=seconds,
+                                          run_id=run_id, started_at=at(1))
+                              for key in (EAGER, DEFAULT)])
+    append_records(path, [fake_record(ENV, OTHER_EAGER, timing="paired", duration_s=7.0,
+                                      started_at=at(1))])
+    # Another environment's records say nothing about this one.
+    other = fake_environment("elsewhere")
+    append_records(runner.results_path(tmp_path, other), [
+        fake_record(other, CaseKey("cpu", "mlp", "eager", 8), duration_s=999.0)])
+
+    took = durations(tmp_path, ENV)
+    paired_jobs = [j for j in jobs([EAGER, DEFAULT], 2, set(), "paired") if j.group]
+    assert took == {signature(Job(EAGER, 0)): 50.0, signature(Job(EAGER, 1)): 4.0,
+                    signature(paired_jobs[0]): 20.0,
+                    signature(Job(OTHER_EAGER, 0, (OTHER_EAGER,))): 7.0}
+    # Cold and warm processes cost differently; so does a paired one of other modes.
+    assert signature(paired_jobs[1]) not in took
+    assert signature(Job(DEFAULT, 0)) not in took
+
+
+def scheduler(tmp_path, todo, took, max_minutes=None) -> runner._Run:
+    config = runner.RunConfig(profile="quick", shapes="seed", tag="main", force=False,
+                              timeout_s=900.0, budget_s=0.1, results_dir=tmp_path,
+                              max_minutes=max_minutes, repeats=2, cache_dir=tmp_path / "cache")
+    return runner._Run(todo, ENV, config, runner.results_path(tmp_path, ENV), [pool.Slot()],
+                       pool.Launcher("spawn"), io.StringIO(), took)
+
+
+def test_a_job_that_does_not_fit_is_skipped_with_every_later_one_of_its_case(tmp_path):
+    big, small = Job(EAGER, 0), Job(OTHER_EAGER, 0)
+    after_big, after_small = Job(EAGER, 1), Job(OTHER_EAGER, 1)
+    took = {signature(big): 100.0, signature(small): 5.0,
+            signature(after_big): 1.0, signature(after_small): 2.0}
+    run = scheduler(tmp_path, [big, small, after_big, after_small], took)
+    # Repeat 1 of the big case would fit, but it needs the caches repeat 0 writes.
+    assert [run.next_job(50.0), run.next_job(50.0), run.next_job(50.0)] == [
+        small, after_small, None]
+    assert run.queue == [big, after_big]
+    assert run.next_job(100.0) == big
+
+
+def test_a_job_never_seen_is_expected_to_take_the_longest_so_far(tmp_path):
+    never_seen = Job(DEFAULT, 0)
+    run = scheduler(tmp_path, [never_seen], {})
+    assert run.expected_s(never_seen) == 0.0  # nothing finished yet: anything fits
+    run.longest_s = 40.0
+    assert run.next_job(30.0) is None
+    assert run.next_job(45.0) == never_seen
+
+
+def test_the_run_starts_what_fits_then_stops_when_nothing_does(tmp_path, monkeypatch):
+    big, small = Job(EAGER, 0), Job(OTHER_EAGER, 0)
+    run = scheduler(tmp_path, [big, small], {signature(big): 120.0, signature(small): 5.0},
+                    max_minutes=1)
+    run.longest_s = 300.0  # the old rule would have started nothing
+    started = []
+    monkeypatch.setattr(run, "start", lambda job, slot: started.append(job)
+                        or types.SimpleNamespace(job=job))
+    assert run.fill() is True
+    assert started == [small]
+    run.running.clear()  # small finished
+    assert run.fill() is False
+    assert started == [small]
+    assert ("not starting another case: 60 s left; the 1 job(s) left need about 120 s or more "
+            "each, or come after one that does") in run.out.getvalue()

@@ -9,18 +9,28 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import json
 import math
 import subprocess
 import sys
+import time
 
 import pytest
-from bench_helpers import ROOT, bench_env, only_results_file, records, run_bench
+from bench_helpers import (
+    ROOT,
+    bench_env,
+    fake_environment,
+    fake_record,
+    only_results_file,
+    records,
+    run_bench,
+)
 
-from bench import paired
+from bench import paired, pool, runner
 from bench.cli import main as bench_main
 from bench.modes import MODES, Mode
-from bench.records import CaseKey
+from bench.records import CaseKey, append_records
 from bench.runner import groups, jobs
 from bench.stats import paired_speedup, round_ratios
 
@@ -198,6 +208,84 @@ def test_a_group_missing_one_mode_is_measured_again_whole():
 def test_groups_are_the_modes_of_one_workload_and_size():
     keys = [*KEYS, CaseKey("cpu", "mlp", "eager", 32)]
     assert [len(g) for g in groups(keys)] == [3, 1]
+
+
+# ---- a mode whose isolated process timed out ----------------------------------------------
+
+ENV = fake_environment()
+THREE = [CaseKey("cpu", "mlp", mode, 8) for mode in ("eager", "default", "reduce-overhead")]
+
+
+def test_recorded_notes_a_first_isolated_process_that_timed_out(tmp_path):
+    eager, default, overhead = THREE
+    append_records(runner.results_path(tmp_path, ENV), [
+        fake_record(ENV, eager, "timeout"),
+        fake_record(ENV, default, "error"),
+        fake_record(ENV, overhead, "timeout", repeat=1),  # a warm repeat: not the first
+        fake_record(ENV, default, "timeout", timing="paired")])
+    done = runner.recorded(tmp_path, ENV)
+    assert {d[0] for d in done if d[-1] == "timeout"} == {eager}
+    assert (eager, 0) in done  # still recorded, so it is not run again
+
+
+def test_a_timed_out_mode_is_left_out_of_its_groups():
+    done = {(key, 0) for key in THREE} | {(THREE[1], "timeout")}
+    todo = jobs(THREE, 2, done, "paired")
+    assert [(tuple(k.mode for k in j.group), j.key.mode, j.repeat) for j in todo] == [
+        (("eager", "reduce-overhead"), "eager", 0), (("eager", "reduce-overhead"), "eager", 1)]
+
+
+def test_a_group_left_with_one_mode_gets_no_paired_process():
+    done = {(KEYS[0], 0), (KEYS[1], 0), (KEYS[2], -1), (KEYS[0], "timeout")}
+    assert jobs(KEYS, 3, done, "paired") == []
+
+
+def scheduler(tmp_path, todo, max_minutes=None, durations=None) -> runner._Run:
+    config = runner.RunConfig(profile="quick", shapes="seed", tag="main", force=False,
+                              timeout_s=5.0, budget_s=0.1, results_dir=tmp_path / "results",
+                              max_minutes=max_minutes, repeats=2, cache_dir=tmp_path / "cache",
+                              timing="paired")
+    config.results_dir.mkdir()
+    return runner._Run(todo, ENV, config, runner.results_path(config.results_dir, ENV),
+                       [pool.Slot()], pool.Launcher("spawn"), io.StringIO(), durations)
+
+
+def time_out(run: runner._Run, job: runner.Job, tmp_path) -> None:
+    """`job` started and ran into its timeout, as the run's loop finishes it."""
+    run.queue.remove(job)
+    (tmp_path / "scratch").mkdir()
+    running = runner.Running(job, pool.Slot(), None, tmp_path / "scratch", "cold",
+                             "2025-01-01T00:00:00+00:00", time.monotonic(), 0.0, 1)
+    run.finish(running, {"status": "timeout", "reason": "no result within 5 s", "log_tail": []})
+
+
+def test_a_mode_timing_out_alone_leaves_the_queued_groups_of_its_run(tmp_path):
+    run = scheduler(tmp_path, jobs(THREE, 2, set(), "paired"))
+    time_out(run, run.queue[0], tmp_path)  # eager, repeat 0
+    assert [(tuple(k.mode for k in j.group), j.key.mode) for j in run.queue if j.group] == [
+        (("default", "reduce-overhead"), "default")] * 2
+    assert run.total == 5  # nothing dropped: both groups still pair two modes
+    assert ("leaving eager out of the paired groups of mlp bs=8: its isolated process timed "
+            "out") in run.out.getvalue()
+    (saved,) = records(run.path)
+    assert saved.status == "timeout" and saved.key == THREE[0]
+
+
+def test_a_group_left_with_one_mode_is_dropped_from_the_run(tmp_path):
+    run = scheduler(tmp_path, jobs(KEYS, 2, set(), "paired"))
+    assert run.total == 5  # three isolated processes, two paired ones
+    time_out(run, run.queue[1], tmp_path)  # default, repeat 0
+    assert [(j.key.mode, bool(j.group)) for j in run.queue] == [("eager", False),
+                                                                 ("cuda-graph", False)]
+    assert run.total == 3
+    assert "leaving default out of the paired groups of mlp bs=8" in run.out.getvalue()
+
+
+def test_an_isolated_run_says_nothing_of_groups_when_a_case_times_out(tmp_path):
+    run = scheduler(tmp_path, jobs(THREE, 2, set(), "isolated"))
+    time_out(run, run.queue[0], tmp_path)
+    assert (len(run.queue), run.total) == (5, 6)  # one taken by time_out, none dropped
+    assert "leaving" not in run.out.getvalue()
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "two"])

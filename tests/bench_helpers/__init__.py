@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.records import Record, read_records
+from bench.records import CaseKey, Environment, ModeTraits, Process, Record, read_records
 
 ROOT = Path(__file__).resolve().parents[2]
 # A directory holding only a sitecustomize.py that injects faults into case processes.
@@ -103,3 +103,25 @@ def all_gone(pids, timeout: float = 10) -> bool:
 
 def scratch_folders(tmp: Path) -> list[Path]:
     return sorted(tmp.glob("atlas-case-*"))
+
+
+def fake_environment(machine: str = "box") -> Environment:
+    """A CPU environment for records written by a test, not read from this host."""
+    return Environment(
+        machine=machine, backend="cpu", os="Linux", python="3.11.7", torch="2.13.0+cpu",
+        torch_requested=None, triton=None, cuda_runtime=None, cudnn=None, driver=None,
+        device_name="CPU", gpu_sm_count=None, gpu_memory_bytes=None, cpu_model="CPU",
+        cpu_count=2, torch_threads=2, float32_matmul_precision="highest",
+        cuda_matmul_allow_tf32=None, cudnn_allow_tf32=None, git_commit=None, git_dirty=None)
+
+
+def fake_record(env: Environment, key: CaseKey, status: str = "error", repeat: int = 0,
+                timing: str = "isolated", duration_s: float = 1.0, run_id: str = "run-1",
+                started_at: str = "2025-01-01T00:00:00+00:00") -> Record:
+    """A record of a process that measured nothing (an error, a timeout): what the runner
+    reads back to plan and schedule, without the figures of a measured one."""
+    return Record(key=key, status=status, reason="test", profile="quick", env=env,
+                  env_id=env.env_id(), started_at=started_at, duration_s=duration_s,
+                  process=Process(repeat=repeat, repeats=3, run_id=run_id, gpu=None, workers=1,
+                                  parent_import_s=None, cache="cold", timing=timing),
+                  mode_traits=ModeTraits(False, False, False, False, "test"))
