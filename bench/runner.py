@@ -247,6 +247,29 @@ def check_writable(results_dir: Path) -> None:
                        f"{error.strerror or error}") from None
 
 
+def check_same_device(results_dir: Path, env: Environment) -> None:
+    """RunError when `results_dir` already files another accelerator under this machine's
+    name. A lent machine can come with another GPU than the name it is measured under says
+    (an H100 for a call that asked for an H200); its records would open a new environment
+    that every page labels with the wrong name. The CPU is exempt: one name there follows a
+    runner whose host can change from one release to the next."""
+    if env.backend == "cpu":
+        return
+    for path in sorted(results_dir.glob(f"{env.backend}-*.jsonl")):
+        try:
+            with path.open(encoding="utf-8") as lines:
+                first = json.loads(next(lines, "") or "null")
+            other = first["env"]
+        except (OSError, ValueError, TypeError, KeyError):
+            continue  # read_records names a malformed file when the run reads it
+        if (isinstance(other, dict) and other.get("machine") == env.machine
+                and other.get("backend") == env.backend
+                and other.get("device_name") != env.device_name):
+            raise RunError(f"--machine {env.machine!r} belongs to the {other.get('device_name')} "
+                           f"measured in {path}, but this machine's device is the "
+                           f"{env.device_name}: measure it under another --machine name")
+
+
 def check_results_file(path: Path) -> None:
     """RunError unless `path` and its lock are absent or plain files that this run can
     append to: found before anything is measured. A link is refused, never followed: one
@@ -739,6 +762,8 @@ def measure(plans: dict[str, list[CaseKey]], config: RunConfig, machine: str | N
               file=out, flush=True)
     envs = {backend: collect_environment(backend, machine, launcher, slots_of[backend][0])
             for backend in plans}
+    for env in envs.values():
+        check_same_device(config.results_dir, env)
     paths = []
     with contextlib.ExitStack() as locks:
         for env in envs.values():

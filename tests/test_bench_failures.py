@@ -8,6 +8,7 @@ load it again.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import types
 
@@ -224,3 +225,34 @@ def test_the_run_starts_what_fits_then_stops_when_nothing_does(tmp_path, monkeyp
     assert started == [small]
     assert ("not starting another case: 60 s left; the 1 job(s) left need about 120 s or more "
             "each, or come after one that does") in run.out.getvalue()
+
+
+# ---- a machine name that already names another GPU ---------------------------------------------
+
+def gpu_environment(machine: str, device_name: str):
+    return dataclasses.replace(fake_environment(machine), backend="cuda", device_name=device_name)
+
+
+def test_a_machine_name_of_another_gpu_is_refused_in_one_line(tmp_path):
+    h200 = gpu_environment("lent-h200", "NVIDIA H200")
+    append_records(runner.results_path(tmp_path, h200),
+                   [fake_record(h200, CaseKey("cuda", "mlp", "eager", 8))])
+    # The same name, the same GPU (another driver, say) measures on; so do other names.
+    runner.check_same_device(tmp_path, dataclasses.replace(h200, driver="581.0"))
+    runner.check_same_device(tmp_path, gpu_environment("lent-h100", "NVIDIA H100 80GB HBM3"))
+
+    with pytest.raises(runner.RunError) as refused:
+        runner.check_same_device(tmp_path, gpu_environment("lent-h200", "NVIDIA H100 80GB HBM3"))
+    message = str(refused.value)
+    assert "\n" not in message
+    assert "'lent-h200' belongs to the NVIDIA H200" in message
+    assert "this machine's device is the NVIDIA H100 80GB HBM3" in message
+    assert "--machine" in message
+
+
+def test_the_cpu_keeps_its_name_on_another_host(tmp_path):
+    """A release runner's CPU can change model from one release to the next."""
+    old_host = dataclasses.replace(fake_environment("github-ubuntu"), device_name="AMD EPYC")
+    append_records(runner.results_path(tmp_path, old_host),
+                   [fake_record(old_host, CaseKey("cpu", "mlp", "eager", 8))])
+    runner.check_same_device(tmp_path, dataclasses.replace(old_host, device_name="Intel Xeon"))
