@@ -138,9 +138,12 @@ def scientific(value: float | None) -> str:
     return NOT_MEASURED if _missing(value) else f"{value:.2e}"
 
 
-def batch(value: int | None) -> str:
-    """Non-batched workloads have no batch size: an em dash, never 'not measured'."""
-    return "—" if value is None else str(value)
+def batch(value: int | float | None) -> str:
+    """Non-batched workloads have no batch size: an em dash, never 'not measured'. A batch
+    from a table that joined batched and unbatched rows is a float: 8.0 reads 8."""
+    if _missing(value):
+        return "—"
+    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def yes_no(value: bool | None) -> str:
