@@ -5,6 +5,7 @@ GPUs are set side by side, and without a second GPU type the page says how to ad
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -35,10 +36,12 @@ def render(results: Path, docs: Path) -> str:
 
 
 def row(text: str, *cells: str) -> list[str]:
-    """The cells of the one table row whose first cells are `cells`."""
-    prefix = "| " + " | ".join(cells) + " |"
-    found = [line for line in text.splitlines() if line.startswith(prefix)]
-    assert len(found) == 1, (prefix, found)
+    """The cells of the one table row whose first cells are `cells`. A workload is linked on
+    its first row of a table only, so a linked first cell also matches its plain name."""
+    plain = re.sub(r"^\[([^\]]+)\]\([^)]*\)$", r"\1", cells[0])
+    prefixes = {"| " + " | ".join((first, *cells[1:])) + " |" for first in (cells[0], plain)}
+    found = [line for line in text.splitlines() if line.startswith(tuple(prefixes))]
+    assert len(found) == 1, (prefixes, found)
     return [cell.strip() for cell in found[0].strip("|").split(" | ")]
 
 
@@ -96,6 +99,14 @@ def test_ranges_that_do_not_overlap_name_the_faster_gpu(page):
     assert cells[5:] == [f"{1.0 / 0.71:.2f}×", "**GPU Beta faster**"]
     cells = row(section(page, "Latency"), MATMUL, "—", "cuda-graph")
     assert cells[5:] == [f"{1.0 / 4.1:.2f}×", "**GPU Alpha faster**"]
+
+
+def test_each_table_links_a_workload_on_its_first_row_only(page):
+    latency = section(page, "Latency").splitlines()
+    rows_of_matmul = [line for line in latency if line.startswith(("| matmul-128 |", f"| {MATMUL} |"))]
+    assert len(rows_of_matmul) == 4
+    assert rows_of_matmul[0].startswith(f"| {MATMUL} |")
+    assert all(line.startswith("| matmul-128 |") for line in rows_of_matmul[1:])
 
 
 def test_a_side_resting_on_one_process_is_marked_a_single_run(page):
