@@ -403,6 +403,15 @@ def lease_of(df: pd.DataFrame) -> pd.Series:
     return host.astype(str) + "/" + df["boot_id"].fillna("?").astype(str)
 
 
+def paired_latencies(paired: pd.DataFrame) -> pd.DataFrame:
+    """One row per case (CASE) from its paired processes (`paired_processes`): each process's
+    own median of the mode, summarised as `cases` does the isolated ones (`median_s` over
+    processes, `lo_s`/`hi_s`, `n_processes`). A paired process times the mode in rounds
+    beside the others, so these figures stand for the same case under paired timing."""
+    figures = {c: _TIMING[c] for c in ("median_s", "lo_s", "hi_s", "n_processes")}
+    return paired.groupby(CASE, dropna=False).agg(**figures).reset_index()
+
+
 def round_ratios(paired: pd.DataFrame) -> pd.DataFrame:
     """One row per paired process, mode and baseline (every pair of its modes): `ratio`,
     the median over its rounds of baseline time / mode time (above 1 the mode is

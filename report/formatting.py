@@ -61,7 +61,8 @@ def latency(row: dict | None, side: str = "") -> str:
         return NOT_MEASURED
     unit, scale = _unit(median)
     n = int(row[f"n_processes{side}"])
-    within = f"{sig(row[f'lo_s{side}'] / scale)}–{sig(row[f'hi_s{side}'] / scale)}, {n} proc."
+    processes = "paired proc." if row.get(f"timing{side}") == "paired" else "proc."
+    within = f"{sig(row[f'lo_s{side}'] / scale)}–{sig(row[f'hi_s{side}'] / scale)}, {n} {processes}"
     return _spread(seconds(median), within, n, row.get("env_repeated"))
 
 

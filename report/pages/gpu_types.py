@@ -70,13 +70,18 @@ def _eager_class(cases: pd.DataFrame, env_id: str) -> pd.DataFrame:
     return eager[POINT].assign(bound=analysis.boundedness(eager["busy_fraction"]))
 
 
-def latencies(cases: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+def latencies(cases: pd.DataFrame, a: str, b: str, paired: pd.DataFrame | None = None
+              ) -> pd.DataFrame:
     """Every case ok on both sides: `ratio` (a's median / b's), `agree` where the two ranges
     of process medians overlap (`analysis.ranges_overlap`), else `faster` ("a" or "b");
     `single` where either side rests on one process; `bound`, eager's boundedness at the
     point on both sides ("differs" where the two GPUs class it differently); the sides'
-    own rows in `a` and `b`."""
+    own rows in `a` and `b`. Where both sides have two or more paired processes of a case
+    (`paired`: `analysis.paired_latencies`), those processes' medians stand for it on both
+    sides (`timing` "paired"), not the one isolated process that paired timing leaves."""
     left, right = aligned(cases, a, b)
+    if paired is not None:
+        left, right = _with_paired_latencies(left, right, paired)
     out = left[KEY].copy()
     out["ratio"] = left["median_s"] / right["median_s"]
     out["agree"] = analysis.ranges_overlap(left["lo_s"], left["hi_s"], right["lo_s"], right["hi_s"])
@@ -89,6 +94,23 @@ def latencies(cases: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
     out["bound"] = out["bound"].fillna("not measured")  # eager failed, or no busy fraction
     out["a"], out["b"] = _sides(left), _sides(right)
     return out
+
+
+LATENCY = ["median_s", "lo_s", "hi_s", "n_processes"]
+
+
+def _with_paired_latencies(left: pd.DataFrame, right: pd.DataFrame, paired: pd.DataFrame
+                           ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """`left` and `right` (aligned rows) with LATENCY from the paired processes where both
+    sides have two or more of them, and `timing` saying which processes each row rests on."""
+    sides = [side.merge(paired, on=analysis.CASE, how="left", suffixes=("", "_paired"))
+             for side in (left, right)]
+    both = (sides[0]["n_processes_paired"] >= 2) & (sides[1]["n_processes_paired"] >= 2)
+    for side in sides:
+        for column in LATENCY:
+            side[column] = side[column].where(~both, side[f"{column}_paired"])
+        side["timing"] = both.map({True: "paired", False: "isolated"})
+    return tuple(side.drop(columns=[f"{c}_paired" for c in LATENCY]) for side in sides)
 
 
 def speedups(table: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
@@ -187,10 +209,11 @@ def differences(a: Environment, b: Environment) -> list[dict]:
 def render(site: Site) -> None:
     data = site.data
     found = pairs(list(data.environments.values()))
+    paired_latency = analysis.paired_latencies(data.paired)
     sections = []
     across = analysis.across_leases(data.records, data.speedups)
     for a, b in found:
-        latency = latencies(data.cases, a.env_id, b.env_id)
+        latency = latencies(data.cases, a.env_id, b.env_id, paired_latency)
         speedup = speedups(data.speedups, a.env_id, b.env_id)
         speedup = speedup.merge(latency[[*KEY, "bound"]], on=KEY, how="left")
         total = summary(latency.assign(all="all"), speedup.assign(all="all"), "all")
