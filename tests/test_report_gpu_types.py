@@ -115,6 +115,13 @@ def test_a_side_resting_on_one_process_is_marked_a_single_run(page):
     assert cells[3:] == ["9.60 µs (single run)", "9.60 µs (9.41–9.98, 3 proc.)", "1.00×", "agree"]
 
 
+def test_the_page_opens_with_each_pairs_counts(page):
+    opening = page[:page.index("## Environments")]
+    assert ("- **GPU Alpha (gpu-a) vs GPU Beta (gpu-b)**: whether a mode beats eager differs "
+            "in 1 of 3 speedups; latency: 2 of 4 cases agree, GPU Alpha is faster in 1, GPU "
+            "Beta in 1") in opening
+
+
 def test_the_summary_counts_verdicts_per_mode_and_by_eager_boundedness(page):
     summary = section(page, "Summary")
     text = " ".join(summary.split())
