@@ -216,14 +216,25 @@ def signature(job: Job) -> tuple:
 
 def durations(results_dir: Path, env: Environment) -> dict[tuple, float]:
     """The longest that each `signature` took in this environment's records: what a job of
-    it is expected to take. The records of one paired process are one job."""
+    it is expected to take. A signature never seen here takes the longest it took in other
+    environments of the backend (another GPU's paired process is a far better guess than
+    this run's longest cold compile). The records of one paired process are one job."""
+    # recorded() warns of a torn last line; once is enough.
+    quiet = lambda message: None  # noqa: E731
+    env_id = env.env_id()
+    elsewhere = (r for path in sorted(results_dir.glob(f"{env.backend}-*.jsonl"))
+                 for r in read_records(path, quiet) if r.env_id != env_id)
+    return {**_longest(elsewhere), **_longest(_own_records(results_dir, env, warn=quiet))}
+
+
+def _longest(records: Iterable[Record]) -> dict[tuple, float]:
     longest: dict[tuple, float] = {}
     processes: dict[tuple, list[Record]] = {}
-    # recorded() warns of a torn last line; once is enough.
-    for record in _own_records(results_dir, env, warn=lambda message: None):
+    for record in records:
         p = record.process
         if p.timing == "paired":
-            one = (p.run_id, record.started_at, p.repeat, replace(record.key, mode=""))
+            one = (record.env_id, p.run_id, record.started_at, p.repeat,
+                   replace(record.key, mode=""))
             processes.setdefault(one, []).append(record)
             continue
         sig = signature(Job(record.key, p.repeat))

@@ -165,16 +165,18 @@ def test_durations_are_the_longest_each_kind_of_job_took(tmp_path):
                               for key in (EAGER, DEFAULT)])
     append_records(path, [fake_record(ENV, OTHER_EAGER, timing="paired", duration_s=7.0,
                                       started_at=at(1))])
-    # Another environment's records say nothing about this one.
+    # Another environment of the backend fills in only what this one never ran.
     other = fake_environment("elsewhere")
     append_records(runner.results_path(tmp_path, other), [
-        fake_record(other, CaseKey("cpu", "mlp", "eager", 8), duration_s=999.0)])
+        fake_record(other, CaseKey("cpu", "mlp", "eager", 8), duration_s=999.0),
+        fake_record(other, OTHER_EAGER, duration_s=9.0)])
 
     took = durations(tmp_path, ENV)
     paired_jobs = [j for j in jobs([EAGER, DEFAULT], 2, set(), "paired") if j.group]
     assert took == {signature(Job(EAGER, 0)): 50.0, signature(Job(EAGER, 1)): 4.0,
                     signature(paired_jobs[0]): 20.0,
-                    signature(Job(OTHER_EAGER, 0, (OTHER_EAGER,))): 7.0}
+                    signature(Job(OTHER_EAGER, 0, (OTHER_EAGER,))): 7.0,
+                    signature(Job(OTHER_EAGER, 0)): 9.0}
     # Cold and warm processes cost differently; so does a paired one of other modes.
     assert signature(paired_jobs[1]) not in took
     assert signature(Job(DEFAULT, 0)) not in took
