@@ -206,12 +206,12 @@ def recorded(results_dir: Path, env: Environment) -> set[tuple]:
     return done
 
 
-def signature(job: Job) -> tuple:
+def signature(job: Job, cold: bool | None = None) -> tuple:
     """What makes two jobs cost alike: one workload and size, the same modes in the same kind
-    of process, compiling cold (repeat 0) or from the caches an earlier repeat left."""
+    of process, compiling cold (by default repeat 0's) or from caches already on disk."""
     key = job.key
     return (key.workload, key.batch_size, key.shapes, key.tag, tuple(k.mode for k in job.keys),
-            "paired" if job.group else "isolated", job.repeat == 0)
+            "paired" if job.group else "isolated", job.repeat == 0 if cold is None else cold)
 
 
 def durations(results_dir: Path, env: Environment) -> dict[tuple, float]:
@@ -237,11 +237,12 @@ def _longest(records: Iterable[Record]) -> dict[tuple, float]:
                    replace(record.key, mode=""))
             processes.setdefault(one, []).append(record)
             continue
-        sig = signature(Job(record.key, p.repeat))
+        sig = signature(Job(record.key, p.repeat), p.cache == "cold")
         longest[sig] = max(longest.get(sig, 0.0), record.duration_s)
     for shares in processes.values():
         keys = tuple(r.key for r in shares)
-        sig = signature(Job(keys[0], shares[0].process.repeat, keys))
+        sig = signature(Job(keys[0], shares[0].process.repeat, keys),
+                        shares[0].process.cache == "cold")
         longest[sig] = max(longest.get(sig, 0.0), *(r.duration_s for r in shares))
     return longest
 
@@ -359,13 +360,17 @@ def case_cache_dir(cache_root: Path, env_id: str, key: CaseKey) -> Path:
     return cache_root / env_id / f"{slug}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
 
 
+def group_cache_dir(cache_root: Path, env_id: str, group: tuple[CaseKey, ...]) -> Path:
+    text = json.dumps([asdict(k) for k in group], sort_keys=True)
+    return cache_root / env_id / f"paired-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
+
+
 def group_cache(cache_root: Path, env_id: str, group: tuple[CaseKey, ...]) -> tuple[Path, str]:
     """The compile caches of a paired process: its own folder, topped up with whatever its
     modes' isolated processes left, so a paired process never pays a cold compile (the
     isolated process measured that). Cache entries are named by content hashes, so merging
     folders only adds entries. "warm" once anything is there."""
-    text = json.dumps([asdict(k) for k in group], sort_keys=True)
-    folder = cache_root / env_id / f"paired-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
+    folder = group_cache_dir(cache_root, env_id, group)
     for key in group:
         isolated = case_cache_dir(cache_root, env_id, key)
         if isolated.is_dir():
@@ -533,8 +538,19 @@ class _Run:
 
     def expected_s(self, job: Job) -> float:
         """How long `job` will most likely take: as long as the same kind of job took
-        before, or, never seen, as long as the longest job of this run so far."""
-        return self.durations.get(signature(job), self.longest_s)
+        before, compiling cold or warm as it would now, or, never seen, as long as the
+        longest job of this run so far. A paired process finds no caches on a fresh machine
+        (a lent one starts bare), and then pays every cold compile again, autotuning too."""
+        return self.durations.get(signature(job, self.would_compile_cold(job)), self.longest_s)
+
+    def would_compile_cold(self, job: Job) -> bool:
+        env_id = self.env.env_id()
+        if not job.group:
+            return job.repeat == 0 or not case_cache_dir(self.config.cache_dir, env_id,
+                                                         job.key).exists()
+        folders = [case_cache_dir(self.config.cache_dir, env_id, k) for k in job.group]
+        folders.append(group_cache_dir(self.config.cache_dir, env_id, job.group))
+        return not any(f.is_dir() and any(f.iterdir()) for f in folders)
 
     def next_job(self, left_s: float = float("inf")) -> Job | None:
         """The first queued job whose case is not running and that fits in `left_s`: a later

@@ -212,6 +212,28 @@ def test_a_job_never_seen_is_expected_to_take_the_longest_so_far(tmp_path):
     assert run.next_job(45.0) == never_seen
 
 
+def test_a_paired_process_is_expected_to_compile_cold_until_caches_are_on_disk(tmp_path):
+    # A lent machine starts bare: the first paired process there pays every cold compile
+    # (autotuning included) even after the isolated ones ran on an earlier machine.
+    paired = Job(EAGER, 1, (EAGER, DEFAULT))
+    took = {signature(paired, cold=True): 470.0, signature(paired, cold=False): 50.0}
+    run = scheduler(tmp_path, [paired], took)
+    assert run.expected_s(paired) == 470.0
+    assert run.next_job(100.0) is None
+    isolated = runner.case_cache_dir(run.config.cache_dir, ENV.env_id(), DEFAULT)
+    (isolated / "inductor").mkdir(parents=True)
+    assert run.expected_s(paired) == 50.0
+    assert run.next_job(100.0) == paired
+
+
+def test_durations_key_a_process_by_the_caches_it_found(tmp_path):
+    path = runner.results_path(tmp_path, ENV)
+    append_records(path, [fake_record(ENV, key, timing="paired", repeat=1, cache="cold",
+                                      duration_s=470.0) for key in (EAGER, DEFAULT)])
+    paired = Job(EAGER, 1, (EAGER, DEFAULT))
+    assert durations(tmp_path, ENV) == {signature(paired, cold=True): 470.0}
+
+
 def test_the_run_starts_what_fits_then_stops_when_nothing_does(tmp_path, monkeypatch):
     big, small = Job(EAGER, 0), Job(OTHER_EAGER, 0)
     run = scheduler(tmp_path, [big, small], {signature(big): 120.0, signature(small): 5.0},

@@ -117,11 +117,14 @@ def fake_environment(machine: str = "box") -> Environment:
 
 def fake_record(env: Environment, key: CaseKey, status: str = "error", repeat: int = 0,
                 timing: str = "isolated", duration_s: float = 1.0, run_id: str = "run-1",
-                started_at: str = "2025-01-01T00:00:00+00:00") -> Record:
+                started_at: str = "2025-01-01T00:00:00+00:00", cache: str | None = None
+                ) -> Record:
     """A record of a process that measured nothing (an error, a timeout): what the runner
-    reads back to plan and schedule, without the figures of a measured one."""
+    reads back to plan and schedule, without the figures of a measured one. Its compile
+    caches were empty (`cache` "cold") in repeat 0 and there (`warm`) after, unless said."""
     return Record(key=key, status=status, reason="test", profile="quick", env=env,
                   env_id=env.env_id(), started_at=started_at, duration_s=duration_s,
                   process=Process(repeat=repeat, repeats=3, run_id=run_id, gpu=None, workers=1,
-                                  parent_import_s=None, cache="cold", timing=timing),
+                                  parent_import_s=None,
+                                  cache=cache or ("cold" if repeat == 0 else "warm"), timing=timing),
                   mode_traits=ModeTraits(False, False, False, False, "test"))
