@@ -85,15 +85,32 @@ def test_overview_speedup_is_eager_median_over_mode_median(docs):
 
 
 def test_break_even_reads_never_where_the_mode_is_slower(docs):
-    page = env_block(read(docs, "analysis/break-even.md"), ENV_A)
+    page = read(docs, f"analysis/break-even/{ENV_A}.md")
     # The answer (calls to break even, cold then warm) comes right after the case.
     # The workload links once, on its first row, which keeps the page under 300 KB.
-    assert page.count("[vit16x6x384](../workloads/vit16x6x384.md)") == 1
+    assert page.count("[vit16x6x384](../../workloads/vit16x6x384.md)") == 1
     slower = row(page, "vit16x6x384", "4", "reduce-overhead")
     assert slower.split(" | ")[3:5] == ["never", "never"]
     faster = row(page, "vit16x6x384", "1", "reduce-overhead")
     calls = faster.split(" | ")[3]
     assert calls.replace(",", "").isdigit()
+
+
+def test_break_even_sums_each_mode_up_and_links_every_case(docs):
+    every = read(docs, f"analysis/break-even/{ENV_A}.md")
+    cases = [line.split(" | ") for line in every.splitlines() if line.startswith("| ")
+             and " | reduce-overhead | " in line]
+    never = sum(cells[3] == "never" for cells in cases)
+    paying = sorted(int(cells[3].replace(",", "")) for cells in cases
+                    if cells[3].replace(",", "").isdigit())
+    assert never and paying  # the fixture has both kinds
+    page = env_block(read(docs, "analysis/break-even.md"), ENV_A)
+    assert f"[All {every.count(chr(10) + '| ') - 1} cases of this environment]" \
+           f"(break-even/{ENV_A}.md)" in page
+    summary = row(page, "reduce-overhead").split(" | ")
+    assert summary[1:3] == [str(len(cases)), str(never)]
+    assert summary[4].startswith(f"{paying[0]:,} (")
+    assert summary[5].startswith(f"{paying[-1]:,} (")
 
 
 def test_repeats_and_rerun_tags_are_processes_on_the_spread_page(docs):
