@@ -29,7 +29,7 @@ def by_mode(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
             mode["failed"] += 1
             continue
         mode["cases"] += 1
-        mode["never"] += math.isinf(r["cold_calls"])
+        mode["never"] += r["cold_calls"] is not None and math.isinf(r["cold_calls"])
         for side in ("cold", "warm"):
             calls = r[f"{side}_calls"]
             if calls is not None and not math.isnan(calls) and not math.isinf(calls):
