@@ -19,6 +19,7 @@ from bench.runner import (  # noqa: E402
     DEFAULT_CACHE_DIR,
     DEFAULT_REPEATS,
     DEFAULT_ROUNDS,
+    ORDERS,
     PROFILES,
     TIMING_BUDGET_S,
     TIMINGS,
@@ -107,6 +108,11 @@ def parser() -> argparse.ArgumentParser:
                    help="paired (default): one isolated process per case, then per workload and "
                         "size every mode side by side in one process, timed in alternating "
                         "rounds, --repeats times; isolated: --repeats processes per case")
+    p.add_argument("--order", choices=ORDERS, default="interleaved",
+                   help="interleaved (default): every case's first process, then every second "
+                        "one, so host drift spreads over all cases; grouped (paired timing): a "
+                        "workload size's processes back to back while its compile caches are on "
+                        "disk, for machines that start bare (a lent GPU)")
     p.add_argument("--rounds", type=_count, default=DEFAULT_ROUNDS,
                    help=f"rounds per paired process (default {DEFAULT_ROUNDS})")
     p.add_argument("--repeats", type=_count,
@@ -274,7 +280,8 @@ def main(argv: list[str] | None = None) -> int:
             timeout_s=args.timeout, budget_s=args.budget or TIMING_BUDGET_S[args.profile],
             results_dir=args.results_dir, max_minutes=args.max_minutes,
             repeats=args.repeats or DEFAULT_REPEATS[args.profile], isolation=args.isolation,
-            cache_dir=args.cache_dir, shard=args.shard, timing=args.timing, rounds=args.rounds)
+            cache_dir=args.cache_dir, shard=args.shard, timing=args.timing, rounds=args.rounds,
+            order=args.order)
         slots_of = {b: pool.slots_for(gpus if b == "cuda" else None) for b in plans}
         measure(plans, config, args.machine, slots_of, PROCESS_STARTED)
     except UsageError as error:

@@ -47,6 +47,9 @@ from bench.workloads import lookup
 TIMING_BUDGET_S = {"quick": 0.3, "full": 0.6, "sentinel": 0.3}
 DEFAULT_REPEATS = {"quick": 3, "full": 3, "sentinel": 3}
 TIMINGS = ("paired", "isolated")
+# interleaved: every case's first repeat, then every second one...; grouped (paired timing):
+# a group's isolated and paired processes back to back, while its compile caches are on disk.
+ORDERS = ("interleaved", "grouped")
 PROFILES = tuple(TIMING_BUDGET_S)
 DEFAULT_ROUNDS = 15
 # A paired round gives each mode a tenth of the isolated budget: 15 rounds then time each
@@ -75,12 +78,15 @@ class RunConfig:
     # `repeats` paired processes per group of modes; isolated: `repeats` isolated processes.
     timing: str = "isolated"
     rounds: int = DEFAULT_ROUNDS
+    order: str = "interleaved"
 
     def __post_init__(self) -> None:
         if self.timing not in TIMINGS:
             raise ValueError(f"timing {self.timing!r} is not one of {', '.join(TIMINGS)}")
         if self.rounds < 1:
             raise ValueError(f"rounds must be 1 or more, got {self.rounds}")
+        if self.order not in ORDERS:
+            raise ValueError(f"order {self.order!r} is not one of {', '.join(ORDERS)}")
 
 
 @dataclass(frozen=True)
@@ -128,8 +134,8 @@ def shard(cases: list[CaseKey], index: int, count: int) -> list[CaseKey]:
     return cases[index - 1::count]
 
 
-def jobs(cases: list[CaseKey], repeats: int, done: set[tuple], timing: str = "isolated"
-         ) -> list[Job]:
+def jobs(cases: list[CaseKey], repeats: int, done: set[tuple], timing: str = "isolated",
+         order: str = "interleaved") -> list[Job]:
     """Every repeat of every case, interleaved, less what is done. A mode the backend cannot
     run costs no process: it is one `unsupported` record, done for every repeat.
 
@@ -137,18 +143,22 @@ def jobs(cases: list[CaseKey], repeats: int, done: set[tuple], timing: str = "is
     one workload and size) one paired process per repeat, each after the group's isolated
     ones. A paired process is needed while any mode of its group lacks that repeat, and it
     then times every mode, so that each ratio comes from one process. A mode whose isolated
-    process timed out is left out of the group: it would only make the paired one time out."""
+    process timed out is left out of the group: it would only make the paired one time out.
+    `order` "grouped" runs each group's processes back to back instead of interleaving the
+    repeats over the plan: on a machine that starts bare (a lent one), a paired process run
+    after its caches are gone compiles everything cold again, autotuning included."""
     if timing == "isolated":
         return _isolated_jobs(cases, repeats, done)
     todo = []
-    for repeat in range(repeats):
-        for group in groups(cases):
-            if repeat == 0:
-                todo.extend(_isolated_jobs(group, 1, done))
-            runnable = tuple(k for k in group if MODES[k.mode].unsupported_reason(k.backend) is None
-                             and (k, -1) not in done and (k, "timeout") not in done)
-            if len(runnable) > 1 and any((k, repeat, "paired") not in done for k in runnable):
-                todo.append(Job(runnable[0], repeat, runnable))
+    found = groups(cases)
+    for group, repeat in ([(g, r) for g in found for r in range(repeats)] if order == "grouped"
+                          else [(g, r) for r in range(repeats) for g in found]):
+        if repeat == 0:
+            todo.extend(_isolated_jobs(group, 1, done))
+        runnable = tuple(k for k in group if MODES[k.mode].unsupported_reason(k.backend) is None
+                         and (k, -1) not in done and (k, "timeout") not in done)
+        if len(runnable) > 1 and any((k, repeat, "paired") not in done for k in runnable):
+            todo.append(Job(runnable[0], repeat, runnable))
     return todo
 
 
@@ -725,8 +735,8 @@ def run(cases: list[CaseKey], env: Environment, config: RunConfig, out=sys.stdou
     done = set() if config.force else recorded(config.results_dir, env)
     # Only a deadline asks what a job will take; --force re-measures, but costs stay known.
     took = durations(config.results_dir, env) if config.max_minutes else {}
-    todo = jobs(cases, config.repeats, done, config.timing)
-    planned = len(jobs(cases, config.repeats, set(), config.timing))
+    todo = jobs(cases, config.repeats, done, config.timing, config.order)
+    planned = len(jobs(cases, config.repeats, set(), config.timing, config.order))
     print(f"{env.backend}: {len(todo)} case process(es) to run of {planned} "
           f"({len(cases)} case(s) x {config.repeats} repeat(s)); {planned - len(todo)} already "
           f"recorded for this environment in {config.results_dir} (--force re-measures); "

@@ -192,6 +192,20 @@ def test_paired_plan_runs_the_isolated_cases_once_then_one_group_per_repeat():
     assert todo.index(grouped[0]) > todo.index(isolated[-1])
 
 
+def test_grouped_order_runs_each_sizes_processes_back_to_back():
+    two_sizes = KEYS[:2] + [CaseKey("cpu", "mlp", mode, 32) for mode in ("eager", "default")]
+    def order(kind):
+        return [(j.key.batch_size, "paired" if j.group else j.key.mode, j.repeat)
+                for j in jobs(two_sizes, 2, set(), "paired", kind)]
+    assert order("grouped") == [
+        (8, "eager", 0), (8, "default", 0), (8, "paired", 0), (8, "paired", 1),
+        (32, "eager", 0), (32, "default", 0), (32, "paired", 0), (32, "paired", 1)]
+    assert order("interleaved") == [
+        (8, "eager", 0), (8, "default", 0), (8, "paired", 0),
+        (32, "eager", 0), (32, "default", 0), (32, "paired", 0),
+        (8, "paired", 1), (32, "paired", 1)]
+
+
 def test_resume_plans_only_the_groups_not_recorded():
     done = {(KEYS[0], 0), (KEYS[1], 0), (KEYS[2], -1),
             (KEYS[0], 0, "paired"), (KEYS[1], 0, "paired")}
