@@ -20,7 +20,7 @@ from report.site import Site
 
 ALPHA = fx.environment("gpu-a", "cuda", "GPU Alpha", "570.86")
 BETA = fx.environment("gpu-b", "cuda", "GPU Beta", "580.10")
-MATMUL = "[matmul-128](../workloads/matmul-128.md)"
+MATMUL = "[matmul-128](../../workloads/matmul-128.md)"  # as a pair's page links it
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -31,8 +31,11 @@ def processes(env, mode: str, scales: tuple[float, ...]) -> list:
 
 
 def render(results: Path, docs: Path) -> str:
+    """The page, then each pair's page of every case."""
     gpu_types.render(Site(Data(load(results)), docs))
-    return (docs / gpu_types.PAGE).read_text(encoding="utf-8")
+    pairs = sorted((docs / gpu_types.PAGE).with_suffix("").glob("*-vs-*.md"))
+    return "\n".join(path.read_text(encoding="utf-8")
+                     for path in [docs / gpu_types.PAGE, *pairs])
 
 
 def row(text: str, *cells: str) -> list[str]:
@@ -52,7 +55,7 @@ def section(text: str, heading: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory) -> str:
+def two_gpus(tmp_path_factory) -> Path:
     """matmul-128 on two GPU types under one software stack:
     eager: ranges of process medians overlap (agree);
     reduce-overhead: Beta's three processes all about 30% faster (Beta faster);
@@ -68,7 +71,12 @@ def page(tmp_path_factory) -> str:
                *processes(ALPHA, "cuda-graph", (1.0, 1.04, 0.98)),
                *processes(BETA, "cuda-graph", (4.0, 4.1, 4.2))]
     fx.write(root / "results" / "r.jsonl", records)
-    return render(root / "results", root / "docs")
+    return root
+
+
+@pytest.fixture(scope="module")
+def page(two_gpus) -> str:
+    return render(two_gpus / "results", two_gpus / "docs")
 
 
 def test_the_page_is_built_and_in_the_nav():
@@ -156,6 +164,17 @@ def test_the_fastest_mode_can_differ_between_the_gpus(page):
     assert cells[4] == "**no**"
 
 
+def test_the_page_sums_each_pair_up_and_links_its_page_of_every_case(two_gpus, page):
+    main = (two_gpus / "docs" / gpu_types.PAGE).read_text(encoding="utf-8")
+    link = f"gpu-types/{ALPHA.env_id()}-vs-{BETA.env_id()}.md"
+    assert f"[Every case of this pair]({link})" in main
+    assert (two_gpus / "docs" / "analysis" / link).exists()
+    # The tables that grow with the profiles live on the pair's page only.
+    assert "### Latency, case by case" not in main and "### Fastest mode" not in main
+    # matmul-128's one point: the fastest mode differs (cuda-graph against reduce-overhead).
+    assert "The fastest mode is the same on both GPUs at 0 of the 1" in " ".join(main.split())
+
+
 def test_one_gpu_type_reads_not_measured_with_the_command_that_adds_another(tmp_path):
     # The fixture's two CUDA environments share the GPU (and differ in machine): no pair.
     page = render(RESULTS, tmp_path / "docs")
@@ -179,15 +198,15 @@ def test_the_real_results_set_both_gpu_types_side_by_side(tmp_path):
     heading = "## NVIDIA H100 80GB HBM3 (lent-h100) vs NVIDIA H200 (lent-h200 · 9c1485e7594b)"
     assert heading in page
     # Both GPUs timed the models at batch 8 in three paired processes each.
-    pair = page[page.index(heading):]
-    cells = row(section(pair, "Latency, case by case"), "[resnet50](../workloads/resnet50.md)",
+    pair = page[page.index(heading[1:] + ": every case"):]  # the pair's own page
+    cells = row(section(pair, "Latency, case by case"), "[resnet50](../../workloads/resnet50.md)",
                 "8", "eager")
     assert cells[3].endswith(", 3 paired proc.)") and cells[4].endswith(", 3 paired proc.)")
     assert "| NVIDIA H100 80GB HBM3 faster | NVIDIA H200 faster |" in page
     assert "Not measured" not in page
     # The lease table joins batched and unbatched cases, which makes its batches floats.
     leases = section(page, "Speedup over eager, lease by lease")
-    assert "| [mlp](../workloads/mlp.md) | 32 | default |" in leases
+    assert "| [mlp](../../workloads/mlp.md) | 32 | default |" in leases
     assert "| 32.0 |" not in leases and "| 1.0 |" not in leases
 
 

@@ -199,6 +199,15 @@ def environment_view(data: Data, env: Environment) -> dict:
             "processes": sorted({int(n) for n in cases["n_processes"]})}
 
 
+def pair_page(a: Environment, b: Environment) -> str:
+    """Every case of one pair: a page of its own, since the tables grow with the profiles."""
+    return f"analysis/gpu-types/{a.env_id}-vs-{b.env_id}.md"
+
+
+def _yes(flag) -> bool:
+    return flag is not None and flag == flag and bool(flag)  # NaN: not measured, not a yes
+
+
 def differences(a: Environment, b: Environment) -> list[dict]:
     """Every environment field other than the GPU's name and the checkout that differs."""
     fa, fb = dict(a.fields), dict(b.fields)
@@ -217,13 +226,19 @@ def render(site: Site) -> None:
         speedup = speedups(data.speedups, a.env_id, b.env_id)
         speedup = speedup.merge(latency[[*KEY, "bound"]], on=KEY, how="left")
         total = summary(latency.assign(all="all"), speedup.assign(all="all"), "all")
-        sections.append({
+        leads = rows(fastest(data.cases, a.env_id, b.env_id))
+        section = {
             "a": environment_view(data, a), "b": environment_view(data, b),
             "differences": differences(a, b), "total": total[0] if total else None,
             "by_mode": _by_mode(latency, speedup), "by_bound": _by_bound(latency, speedup),
-            "latency": rows(latency), "speedups": rows(speedup),
-            "fastest": rows(fastest(data.cases, a.env_id, b.env_id)),
-            "leases": rows(lease_speedups(across, a.env_id, b.env_id))})
+            "latency": rows(latency), "speedups": rows(speedup), "fastest": leads,
+            "fastest_same": sum(_yes(r["same"]) for r in leads),
+            "fastest_within": sum(not _yes(r["same"]) and (_yes(r["tie"]) or _yes(r["tie_b"]))
+                                  for r in leads),
+            "leases": rows(lease_speedups(across, a.env_id, b.env_id)),
+            "page": pair_page(a, b).removeprefix("analysis/")}
+        site.page(pair_page(a, b), "gpu-types-pair.md.j2", s=section)
+        sections.append(section)
     shown = {e.env_id: e for pair in found for e in pair}
     site.page(PAGE, "gpu-types.md.j2", sections=sections, backend=BACKEND,
               environments=[environment_view(data, e) for e in sorted(
