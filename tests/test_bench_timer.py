@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pytest
@@ -99,14 +100,20 @@ def test_a_slow_known_call_time_replaces_the_estimate_calls():
 
 def test_capped_samples_of_a_short_call_still_span_the_budget():
     # 100 µs calls, 20 samples at most: the samples must still cover ~0.2 s, not 20 calls.
-    call = Counted(1e-4)
-    timing = measure(call, CPU, budget_s=0.2, max_samples=20, target_sample_s=1e-4)
+    # On a simulated clock, since a busy host stretches a real 100 µs sleep many times over.
+    now = [0.0]
+
+    def call() -> None:
+        now[0] += 1e-4
+
+    backend = dataclasses.replace(CPU)
+    object.__setattr__(backend, "clock", lambda: now[0])
+    timing = measure(call, backend, budget_s=0.2, max_samples=20, target_sample_s=1e-4)
     # Rounding the grouped calls up can leave one sample fewer than the cap.
     assert 19 <= timing.count <= 20
+    assert timing.wall_per_call_s == pytest.approx(1e-4)
     timed_s = timing.count * timing.calls_per_sample * timing.wall_per_call_s
-    # 20 single calls would span 2 ms. The sleeps' estimate runs long on a busy host,
-    # which groups fewer calls, so the lower bound leaves room below 0.2 s.
-    assert 0.1 < timed_s < 0.6
+    assert 0.19 <= timed_s <= 0.21  # 20 single calls would span 2 ms
 
 
 def test_a_call_making_several_workload_calls_is_timed_per_workload_call():
