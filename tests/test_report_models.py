@@ -114,3 +114,12 @@ def test_one_isolated_process_reads_single_run_where_paired_processes_repeat_oth
     text = render(results, tmp_path / "docs")
     assert row(text, "[gpt2-small](../workloads/gpt2-small.md)", "1")[3].endswith("× (single run)")
     assert "single runs: every figure rests on one process" not in text
+
+
+def test_eager_reads_its_paired_processes_where_the_speedups_come_from_them(page):
+    # resnet50 at batch 1: three paired processes time eager at 4 ms each, while the three
+    # isolated ones spread over the fixture's repeat scales.
+    assert row(page, "[resnet50](../workloads/resnet50.md)", "1")[2].endswith(", 3 paired proc.)")
+    assert row(page, "[resnet50](../workloads/resnet50.md)", "1")[2].startswith("4.00 ms (")
+    # bert-base at batch 8 has isolated processes only.
+    assert row(page, "[bert-base](../workloads/bert-base.md)", "8")[2].endswith(", 3 proc.)")

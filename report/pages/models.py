@@ -44,11 +44,27 @@ def _points(mine: pd.DataFrame, names: list[str], modes: list[str]) -> list[dict
     return points
 
 
+LATENCY = ["median_s", "lo_s", "hi_s", "n_processes"]
+
+
+def _eager_from_paired(table: pd.DataFrame, paired: pd.DataFrame) -> pd.DataFrame:
+    """Eager's latency from its paired processes where there are two or more: the speedups
+    beside it come from those processes, and paired timing leaves one isolated process."""
+    eager = paired[(paired["mode"] == BASELINE) & (paired["n_processes"] >= 2)]
+    found = table.merge(eager, on=analysis.CASE, how="left", suffixes=("", "_paired"))
+    use = found["n_processes_paired"].notna()
+    for column in LATENCY:
+        found[column] = found[column].where(~use, found[f"{column}_paired"])
+    found["timing"] = use.map({True: "paired", False: "isolated"})
+    return found.drop(columns=[f"{c}_paired" for c in LATENCY])
+
+
 def render(site: Site) -> None:
     data = site.data
     names = model_names(data)
     table = data.speedups[data.speedups["workload"].isin(names)]
     table = analysis.with_break_even(ordered(table, batch_first=True))
+    table = _eager_from_paired(table, analysis.paired_latencies(data.paired))
     missing_reference = _no_reference(data)
 
     def build(env: Environment):
