@@ -412,6 +412,24 @@ def paired_latencies(paired: pd.DataFrame) -> pd.DataFrame:
     return paired.groupby(CASE, dropna=False).agg(**figures).reset_index()
 
 
+LATENCY = ["median_s", "lo_s", "hi_s", "n_processes"]
+
+
+def with_paired_latencies(table: pd.DataFrame, paired: pd.DataFrame) -> pd.DataFrame:
+    """`table` (case rows) with each case's `paired_latencies` beside it, as `<column>_paired`."""
+    return table.merge(paired, on=CASE, how="left", suffixes=("", "_paired"))
+
+
+def take_paired_latencies(merged: pd.DataFrame, use: pd.Series) -> pd.DataFrame:
+    """A `with_paired_latencies` table whose LATENCY comes from the paired processes where
+    `use`, with `timing` saying which processes each row rests on."""
+    out = merged.copy()
+    for column in LATENCY:
+        out[column] = out[column].where(~use, out[f"{column}_paired"])
+    out["timing"] = use.map({True: "paired", False: "isolated"})
+    return out.drop(columns=[f"{column}_paired" for column in LATENCY])
+
+
 def round_ratios(paired: pd.DataFrame) -> pd.DataFrame:
     """One row per paired process, mode and baseline (every pair of its modes): `ratio`,
     the median over its rounds of baseline time / mode time (above 1 the mode is

@@ -34,22 +34,13 @@ def by_mode(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
             calls = r[f"{side}_calls"]
             if calls is not None and not math.isnan(calls) and not math.isinf(calls):
                 mode[side].append((calls, r["workload"], r["batch_size"]))
-    return [{**m, **{f"{side}_{name}": pick(m[side]) for side in ("cold", "warm")
-                     for name, pick in (("median", _median), ("fewest", _first),
-                                        ("most", _last))}}
-            for m in modes.values()]
-
-
-def _median(found: list[tuple]) -> float | None:
-    return median(calls for calls, *_ in found) if found else None
-
-
-def _first(found: list[tuple]) -> tuple | None:
-    return min(found, key=lambda one: one[0]) if found else None
-
-
-def _last(found: list[tuple]) -> tuple | None:
-    return max(found, key=lambda one: one[0]) if found else None
+    for mode in modes.values():
+        for side in ("cold", "warm"):
+            found = sorted(mode.pop(side), key=lambda one: one[0])
+            mode[f"{side}_median"] = median(calls for calls, *_ in found) if found else None
+            mode[f"{side}_fewest"] = found[0] if found else None
+            mode[f"{side}_most"] = found[-1] if found else None
+    return list(modes.values())
 
 
 def render(site: Site) -> None:

@@ -96,21 +96,13 @@ def latencies(cases: pd.DataFrame, a: str, b: str, paired: pd.DataFrame | None =
     return out
 
 
-LATENCY = ["median_s", "lo_s", "hi_s", "n_processes"]
-
-
 def _with_paired_latencies(left: pd.DataFrame, right: pd.DataFrame, paired: pd.DataFrame
                            ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """`left` and `right` (aligned rows) with LATENCY from the paired processes where both
-    sides have two or more of them, and `timing` saying which processes each row rests on."""
-    sides = [side.merge(paired, on=analysis.CASE, how="left", suffixes=("", "_paired"))
-             for side in (left, right)]
+    """`left` and `right` (aligned rows) with their latencies from the paired processes where
+    both sides have two or more of them."""
+    sides = [analysis.with_paired_latencies(side, paired) for side in (left, right)]
     both = (sides[0]["n_processes_paired"] >= 2) & (sides[1]["n_processes_paired"] >= 2)
-    for side in sides:
-        for column in LATENCY:
-            side[column] = side[column].where(~both, side[f"{column}_paired"])
-        side["timing"] = both.map({True: "paired", False: "isolated"})
-    return tuple(side.drop(columns=[f"{c}_paired" for c in LATENCY]) for side in sides)
+    return tuple(analysis.take_paired_latencies(side, both) for side in sides)
 
 
 def speedups(table: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
@@ -204,10 +196,6 @@ def pair_page(a: Environment, b: Environment) -> str:
     return f"analysis/gpu-types/{a.env_id}-vs-{b.env_id}.md"
 
 
-def _yes(flag) -> bool:
-    return flag is not None and flag == flag and bool(flag)  # NaN: not measured, not a yes
-
-
 def differences(a: Environment, b: Environment) -> list[dict]:
     """Every environment field other than the GPU's name and the checkout that differs."""
     fa, fb = dict(a.fields), dict(b.fields)
@@ -232,9 +220,8 @@ def render(site: Site) -> None:
             "differences": differences(a, b), "total": total[0] if total else None,
             "by_mode": _by_mode(latency, speedup), "by_bound": _by_bound(latency, speedup),
             "latency": rows(latency), "speedups": rows(speedup), "fastest": leads,
-            "fastest_same": sum(_yes(r["same"]) for r in leads),
-            "fastest_within": sum(not _yes(r["same"]) and (_yes(r["tie"]) or _yes(r["tie_b"]))
-                                  for r in leads),
+            "fastest_same": sum(bool(r["same"]) for r in leads),
+            "fastest_within": sum(not r["same"] and bool(r["tie"] or r["tie_b"]) for r in leads),
             "leases": rows(lease_speedups(across, a.env_id, b.env_id)),
             "page": pair_page(a, b).removeprefix("analysis/")}
         site.page(pair_page(a, b), "gpu-types-pair.md.j2", s=section)

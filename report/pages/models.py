@@ -44,19 +44,12 @@ def _points(mine: pd.DataFrame, names: list[str], modes: list[str]) -> list[dict
     return points
 
 
-LATENCY = ["median_s", "lo_s", "hi_s", "n_processes"]
-
-
 def _eager_from_paired(table: pd.DataFrame, paired: pd.DataFrame) -> pd.DataFrame:
     """Eager's latency from its paired processes where there are two or more: the speedups
     beside it come from those processes, and paired timing leaves one isolated process."""
     eager = paired[(paired["mode"] == BASELINE) & (paired["n_processes"] >= 2)]
-    found = table.merge(eager, on=analysis.CASE, how="left", suffixes=("", "_paired"))
-    use = found["n_processes_paired"].notna()
-    for column in LATENCY:
-        found[column] = found[column].where(~use, found[f"{column}_paired"])
-    found["timing"] = use.map({True: "paired", False: "isolated"})
-    return found.drop(columns=[f"{c}_paired" for c in LATENCY])
+    found = analysis.with_paired_latencies(table, eager)
+    return analysis.take_paired_latencies(found, found["n_processes_paired"].notna())
 
 
 def render(site: Site) -> None:
