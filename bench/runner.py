@@ -548,8 +548,8 @@ class _Run:
 
     def expected_s(self, job: Job) -> float:
         """How long `job` will most likely take: as long as the same kind of job took
-        before, compiling cold or warm as it would now, or, never seen, as long as the
-        longest job of this run so far. A paired process finds no caches on a fresh machine
+        before (in the records, or earlier in this run), compiling cold or warm as it would
+        now, or, never seen, as long as the longest job of this run so far. A paired process finds no caches on a fresh machine
         (a lent one starts bare), and then pays every cold compile again, autotuning too."""
         return self.durations.get(signature(job, self.would_compile_cold(job)), self.longest_s)
 
@@ -631,6 +631,10 @@ class _Run:
         duration_s = time.monotonic() - running.began
         self.longest_s = max(self.longest_s, duration_s)
         job = running.job
+        # A later repeat of the same kind of job is then expected to take as long, rather
+        # than the longest job so far (a warm paired process after a cold autotune).
+        learned = signature(job, running.cache == "cold")
+        self.durations[learned] = max(self.durations.get(learned, 0.0), duration_s)
         if result["status"] == "unsupported":  # found out by the case: no more processes
             kept = [j for j in self.queue if j.key != job.key]
             self.total -= len(self.queue) - len(kept)

@@ -264,12 +264,12 @@ def scheduler(tmp_path, todo, max_minutes=None, durations=None) -> runner._Run:
                        [pool.Slot()], pool.Launcher("spawn"), io.StringIO(), durations)
 
 
-def time_out(run: runner._Run, job: runner.Job, tmp_path) -> None:
-    """`job` started and ran into its timeout, as the run's loop finishes it."""
+def time_out(run: runner._Run, job: runner.Job, tmp_path, ran_s: float = 0.0) -> None:
+    """`job` started `ran_s` ago and ran into its timeout, as the run's loop finishes it."""
     run.queue.remove(job)
     (tmp_path / "scratch").mkdir()
     running = runner.Running(job, pool.Slot(), None, tmp_path / "scratch", "cold",
-                             "2025-01-01T00:00:00+00:00", time.monotonic(), 0.0, 1)
+                             "2025-01-01T00:00:00+00:00", time.monotonic() - ran_s, 0.0, 1)
     run.finish(running, {"status": "timeout", "reason": "no result within 5 s", "log_tail": []})
 
 
@@ -293,6 +293,15 @@ def test_a_group_left_with_one_mode_is_dropped_from_the_run(tmp_path):
                                                                  ("cuda-graph", False)]
     assert run.total == 3
     assert "leaving default out of the paired groups of mlp bs=8" in run.out.getvalue()
+
+
+def test_a_job_finished_in_this_run_sets_what_the_next_of_its_kind_is_expected_to_take(
+        tmp_path):
+    run = scheduler(tmp_path, jobs(THREE, 3, set(), "paired"))
+    first, second = [j for j in run.queue if j.group][:2]
+    time_out(run, first, tmp_path, ran_s=30.0)
+    run.longest_s = 500.0  # a cold autotune earlier in the run, say
+    assert 30.0 <= run.expected_s(second) < 40.0  # not the longest job so far
 
 
 def test_an_isolated_run_says_nothing_of_groups_when_a_case_times_out(tmp_path):
