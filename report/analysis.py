@@ -768,7 +768,10 @@ def across_leases(records: pd.DataFrame, bounds: pd.DataFrame) -> pd.DataFrame:
     for figure in ("median_s", "speedup"):
         name = figure.removesuffix("_s")
         grouped = out.groupby(CASE, dropna=False)[figure]
-        out[f"{name}_move"] = grouped.transform("max") / grouped.transform("min") - 1.0
+        # A figure measured on one lease only has nothing to move against: no move, rather
+        # than a move of 0 that would count as carrying over.
+        out[f"{name}_move"] = (grouped.transform("max") / grouped.transform("min") - 1.0
+                               ).where(grouped.transform("count") >= 2)
         out[f"{name}_transfers"] = (out[f"{name}_move"] <= TRANSFERS).where(out[f"{name}_move"].notna())
     numbers = leases(records)[["env_id", "lease", "number", "op_us"]]
     out = out.merge(numbers, on=["env_id", "lease"], how="left")

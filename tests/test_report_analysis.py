@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -15,6 +16,8 @@ from fixtures import make_results as fx
 from bench.records import CaseKey
 from report import analysis, formatting
 from report.analysis import Data
+
+ROOT = Path(__file__).resolve().parents[1]
 
 A, B, CPU = fx.ENV_A.env_id(), fx.ENV_B.env_id(), fx.ENV_CPU.env_id()
 
@@ -258,3 +261,15 @@ def test_text_columns_are_plain_objects_in_few_arrays(data):
     # One array per column made every row selection on the wide tables cost seconds a build.
     assert data.cases["workload"].dtype == object
     assert len(data.cases._mgr.blocks) < len(data.cases.columns) / 2
+
+
+def test_a_figure_from_one_lease_has_no_move_across_leases():
+    """In the real records most cases have one isolated process (on one lease) and paired
+    processes on several: the isolated median has nothing to move against there."""
+    data = Data(analysis.load(ROOT / "results"))
+    across = analysis.across_leases(data.records, data.speedups)
+    for figure, move in (("median_s", "median_move"), ("speedup", "speedup_move")):
+        leases = across.groupby(analysis.CASE, dropna=False)[figure].transform("count")
+        assert across.loc[leases < 2, move].isna().all(), figure
+        assert across.loc[leases >= 2, move].notna().all(), figure
+    assert (across.groupby(analysis.CASE, dropna=False)["median_s"].count() < 2).any()

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from fixtures import RESULTS
 from fixtures import make_results as fx
 
+from report.analysis import Data, load
 from report.build import build
-from report.site import GENERATED_DIRS, GENERATED_FILES
+from report.pages import stability
+from report.site import GENERATED_DIRS, GENERATED_FILES, Site
 
 ENV_A, ENV_B, ENV_CPU = fx.ENV_A.env_id(), fx.ENV_B.env_id(), fx.ENV_CPU.env_id()
 
@@ -35,11 +38,21 @@ def env_block(text: str, env_id: str) -> str:
 
 
 def row(text: str, *cells: str) -> str:
-    """The one table row whose first cells are `cells`."""
-    prefix = "| " + " | ".join(cells) + " |"
-    found = [line.strip() for line in text.splitlines() if line.strip().startswith(prefix)]
-    assert len(found) == 1, (prefix, found)
+    """The one table row whose first cells are `cells`. A workload is linked on its first
+    row of a table only, so a linked first cell also matches its plain name."""
+    plain = re.sub(r"^\[([^\]]+)\]\([^)]*\)$", r"\1", cells[0])
+    prefixes = tuple({"| " + " | ".join((first, *cells[1:])) + " |" for first in (cells[0], plain)})
+    found = [line.strip() for line in text.splitlines() if line.strip().startswith(prefixes)]
+    assert len(found) == 1, (prefixes, found)
     return found[0]
+
+
+def stability_env(docs, env_id: str, section: str) -> str:
+    """One section of an environment's stability page, from its anchor to the next."""
+    page = read(docs, f"analysis/stability/{env_id}.md")
+    start = page.index(f"{{ #{section} }}")
+    end = page.find("\n## ", start)
+    return page[start:end if end != -1 else None]
 
 
 def test_backend_without_environment_reads_not_measured(docs):
@@ -114,15 +127,54 @@ def test_break_even_sums_each_mode_up_and_links_every_case(docs):
 
 
 def test_repeats_and_rerun_tags_are_processes_on_the_spread_page(docs):
-    page = read(docs, "analysis/stability.md")
-    repeated = env_block(page, ENV_A)
+    spread = stability_env(docs, ENV_A, "spread-across-processes")
     # Three repeats plus rerun-1 and rerun-2: five processes of one case.
-    assert "5 proc.)" in row(repeated, "[matmul-128](../workloads/matmul-128.md)", "—", "eager")
-    unstable = page[page.index("## Unstable processes"):]
-    assert row(env_block(unstable, ENV_A), "[trivial-call](../workloads/trivial-call.md)", "—",
-               "eager", "main", "1 of 3")
+    assert "5 proc.)" in row(spread, "[matmul-128](../../workloads/matmul-128.md)", "—", "eager")
+    unstable = stability_env(docs, ENV_A, "unstable-processes")
+    assert row(unstable, "[trivial-call](../../workloads/trivial-call.md)", "—", "eager", "main",
+               "1 of 3")
+    page = read(docs, "analysis/stability.md")
     spread = page[:page.index("## Unstable processes")]
     assert f"(environment `{ENV_B}`" not in spread  # single runs have no spread to show
+    assert "No case of this environment was measured in more than one process." in read(
+        docs, f"analysis/stability/{ENV_B}.md")
+
+
+def test_stability_page_sums_each_environment_up_and_links_its_cases(docs):
+    """The page grows with environments, not cases: every case is on the environment's
+    own page, linked from each section's summary."""
+    page = read(docs, "analysis/stability.md")
+    link = f"stability/{ENV_A}.md"
+    for heading, anchor in (("## Spread across processes", "spread-across-processes"),
+                            ("## Unstable processes", "unstable-processes")):
+        assert f"]({link}#{anchor})" in env_block(page[page.index(heading):], ENV_A), anchor
+    assert "[matmul-128](" not in page  # no per-case row on the summary page
+    spread = stability_env(docs, ENV_A, "spread-across-processes")
+    listed = [line for line in spread.splitlines() if line.startswith("| ")][1:]  # no header
+    assert f"[These {len(listed)} cases, process by process]({link}#spread-across-processes)" \
+        in page
+
+
+def test_stability_counts_the_real_paired_cases_its_environment_pages_list(tmp_path):
+    root = Path(__file__).resolve().parents[1]
+    stability.render(Site(Data(load(root / "results")), tmp_path))
+    page = read(tmp_path, "analysis/stability.md")
+    summaries = page[page.index("## Paired against isolated"):page.index("## Spread across")]
+    env_ids = re.findall(r"\(environment `([0-9a-f]{12})`", summaries)
+    assert env_ids
+    for env_id in env_ids:
+        summary = env_block(summaries, env_id)
+        assert f"](stability/{env_id}.md#paired-against-isolated)" in summary
+        counted = [int(line.split(" | ")[1]) for line in map(str.strip, summary.splitlines())
+                   if line.startswith("| ") and not line.startswith("| bound")]
+        cases = [line for line in stability_env(tmp_path, env_id, "paired-against-isolated")
+                 .splitlines() if line.startswith("| ")][1:]
+        assert sum(counted) == len(cases) > 0, env_id
+    across = page[page.index("## Across leases"):page.index("## Paired against isolated")]
+    for env_id in re.findall(r"\(environment `([0-9a-f]{12})`", across):
+        cases = stability_env(tmp_path, env_id, "across-leases")
+        assert f"](stability/{env_id}.md#across-leases)" in env_block(across, env_id)
+        assert "lease: isolated median · paired speedup over eager" in cases
 
 
 def test_probes_render_generically_by_name(tmp_path):
@@ -235,9 +287,11 @@ def test_stability_summary_bolds_and_names_the_largest_move(repeated_floor):
     # Median move (2% and 50%) 26%, against a 5% IQR inside each process.
     assert ("IQR was a median 5.0% of their median, so the spread inside one process "
             "understates how far a median moves between processes.") in " ".join(page.split())
-    assert row(page, "[trivial-call](../workloads/trivial-call.md)", "—", "default").endswith(
+    cases = stability_env(repeated_floor, ENV_A, "spread-across-processes")
+    assert "the largest 50.0%\n(trivial-call, default)." in cases
+    assert row(cases, "[trivial-call](../../workloads/trivial-call.md)", "—", "default").endswith(
         "| **50.0%** |")
-    assert row(page, "[trivial-call](../workloads/trivial-call.md)", "—", "eager").endswith(
+    assert row(cases, "[trivial-call](../../workloads/trivial-call.md)", "—", "eager").endswith(
         "| 2.0% |")
 
 
@@ -250,10 +304,13 @@ def test_stability_lists_the_widest_spreads_when_there_are_too_many_and_counts_t
     fx.write(tmp_path / "results" / "r.jsonl", records)
     build(tmp_path / "results", tmp_path / "docs")
     page = env_block(read(tmp_path / "docs", "analysis/stability.md"), ENV_A)
-    assert "The 1 of these 2 cases whose process medians spread" in page
-    assert row(page, "[trivial-call](../workloads/trivial-call.md)", "—", "default").endswith(
+    assert f"[The 1 of these 2 cases whose process medians spread furthest](stability/{ENV_A}.md" \
+           f"#spread-across-processes)" in page
+    cases = stability_env(tmp_path / "docs", ENV_A, "spread-across-processes")
+    assert "The 1 of these 2 cases whose process medians\nspread furthest are listed" in cases
+    assert row(cases, "[trivial-call](../../workloads/trivial-call.md)", "—", "default").endswith(
         "| **50.0%** |")
-    assert "| [trivial-call](../workloads/trivial-call.md) | — | eager |" not in page
+    assert "| — | eager |" not in cases
 
 
 def test_stability_page_summarises_the_moves_of_each_mode(repeated_floor):

@@ -1,5 +1,9 @@
 """Spread across processes and leases: which figures carry over to another process or
-another machine of the same type, and which depend on the host they were measured on."""
+another machine of the same type, and which depend on the host they were measured on.
+
+The page sums each environment up; the cases behind each summary are on one page per
+environment (listing every case on one page outgrew 300 KB of HTML as the paired GPU
+profiles filled in)."""
 
 from __future__ import annotations
 
@@ -9,13 +13,19 @@ from report import analysis
 from report.analysis import Environment, of_env, ordered, processes, rows
 from report.site import Site
 
+PAGE = "analysis/stability.md"
+SECTIONS = ("cross_lease", "paired_isolated", "spread", "unstable")
+
 AGREE = 0.02  # paired and isolated times of a device-bound case should agree this closely
-# The worst few unstable processes per environment make the point; all of them made the
-# page too heavy to read; the count says how many more there are.
+# The worst few unstable processes per environment make the point; the count says how many
+# more there are, and every process is on the environment's all-results page.
 UNSTABLE_SHOWN = 20
-# Likewise the cases whose process medians moved most: with every repeated case listed the
-# page outgrew 300 KB.
+# Likewise the cases whose process medians moved most.
 SPREAD_SHOWN = 40
+
+
+def env_page(env_id: str) -> str:
+    return f"analysis/stability/{env_id}.md"
 
 
 def _by_case(table: pd.DataFrame) -> list[dict]:
@@ -95,8 +105,25 @@ def render(site: Site) -> None:
             return None
         return {"rows": rows(here), "summary": _agreement_summary(here)}
 
-    site.page("analysis/stability.md", "stability.md.j2",
-              repeated=site.by_backend(spread), unstable=site.by_backend(unstable),
-              cross_lease=site.by_backend(cross_lease),
-              paired_isolated=site.by_backend(paired_isolated),
+    def sections(env: Environment) -> dict | None:
+        found = {"cross_lease": cross_lease(env), "paired_isolated": paired_isolated(env),
+                 "spread": spread(env), "unstable": unstable(env)}
+        if all(view is None for view in found.values()):
+            return None
+        site.page(env_page(env.env_id), "stability-env.md.j2", env=env, **found,
+                  transfers=analysis.TRANSFERS, agree=AGREE)
+        return found
+
+    found = {env.env_id: sections(env) for backend in site.data.backends
+             for env in site.data.envs(backend)}
+
+    def section(name: str):
+        def view(env: Environment) -> dict | None:
+            shown = (found[env.env_id] or {}).get(name)
+            if shown is None:
+                return None
+            return {**shown, "page": env_page(env.env_id).removeprefix("analysis/")}
+        return site.by_backend(view)
+
+    site.page(PAGE, "stability.md.j2", **{name: section(name) for name in SECTIONS},
               transfers=analysis.TRANSFERS, agree=AGREE)
