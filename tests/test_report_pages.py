@@ -3,6 +3,7 @@ match the records, and the same results always give the same bytes."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -183,7 +184,33 @@ def test_probes_render_generically_by_name(tmp_path):
     fx.write(tmp_path / "results" / "r.jsonl", [record])
     build(tmp_path / "results", tmp_path / "docs")
     page = read(tmp_path / "docs", "methodology.md")
-    assert "| `brand-new-probe` | something new was found | 3 |" in page
+    assert "| `brand-new-probe` | 1 | eager |" in page
+    assert f"[Every probe result of this environment](analysis/probes/{ENV_A}.md)" in page
+    every = read(tmp_path / "docs", f"analysis/probes/{ENV_A}.md")
+    assert row(every, "[matmul-128](../../workloads/matmul-128.md)", "—", "eager") == (
+        "| [matmul-128](../../workloads/matmul-128.md) | — | eager | `brand-new-probe` | "
+        "something new was found | 3 |")
+
+
+def test_recompiles_and_skipped_graphs_are_counted_per_workload_and_mode(tmp_path):
+    def compiled(env, workload: str, batch, recompiles: int, skips: int, reasons=()):
+        record = fx.ok_record(env, workload, "reduce-overhead", batch)
+        return dataclasses.replace(record, dynamo=dataclasses.replace(
+            record.dynamo, recompiles=recompiles, cudagraph_skips=skips,
+            skip_reasons=reasons))
+
+    fx.write(tmp_path / "results" / "r.jsonl", [
+        compiled(fx.ENV_A, "vit16x6x384", 1, 1, 0), compiled(fx.ENV_A, "vit16x6x384", 2, 2, 0),
+        compiled(fx.ENV_B, "vit16x6x384", 1, 1, 1, ("mutated inputs",)),
+        compiled(fx.ENV_A, "matmul-128", None, 0, 1, ("mutated inputs",))])
+    build(tmp_path / "results", tmp_path / "docs")
+    page = read(tmp_path / "docs", "methodology.md")
+    assert "3 of 4\nsuccessful compiled cases recorded a recompile" in page
+    assert row(page, "[vit16x6x384](workloads/vit16x6x384.md)", "reduce-overhead") == (
+        "| [vit16x6x384](workloads/vit16x6x384.md) | reduce-overhead | 3 | 2 | 2 | 0 |")
+    assert "2 of them ran without CUDA graphs" in page
+    assert row(page, "cuda", "reduce-overhead", "mutated inputs") == (
+        "| cuda | reduce-overhead | mutated inputs | 2 | 2 | 2 |")
 
 
 def test_workload_nav_lists_every_workload_by_family(docs):

@@ -1,10 +1,11 @@
 """How each figure was measured, on which environments, and the pitfalls met, all
-with the numbers taken from the records themselves."""
+with the numbers taken from the records themselves. Every probe result is on a page per
+environment (they grow with every case measured)."""
 
 from __future__ import annotations
 
 from report import analysis
-from report.analysis import Environment, of_env, processes, rows
+from report.analysis import Environment, of_env, ordered, processes, rows
 from report.site import Site
 
 # The concurrency check's subset: launch-bound and device-bound cases, in eager, CUDA-graph
@@ -12,6 +13,40 @@ from report.site import Site
 CONCURRENCY_CHECK = {"workloads": ("matmul-512", "launch-chain-100", "conv2d-block"),
                      "modes": ("eager", "reduce-overhead", "cuda-graph"),
                      "alone": analysis.ALONE_TAG, "busy": analysis.BUSY_TAG, "repeats": 3}
+
+
+def probes_page(env_id: str) -> str:
+    return f"analysis/probes/{env_id}.md"
+
+
+def probe_counts(found) -> list[dict]:
+    """Per probe, in name order: how many results, and in which modes."""
+    return [{"probe": name, "results": len(group),
+             "modes": sorted(set(group["mode"]), key=analysis.mode_rank)}
+            for name, group in found.groupby("probe", sort=True)]
+
+
+def recompile_summary(compiled) -> list[dict]:
+    """Per workload and mode with a recompile or graph break in a timed run: in how many
+    cases and environments, and the most of each that one case recorded. (One entry per
+    case made a paragraph that grew with every case measured.)"""
+    hit = compiled[(compiled["recompiles"] > 0) | (compiled["graph_breaks"] > 0)]
+    out = hit.groupby(["workload", "mode"], sort=False).agg(
+        cases=("env_id", "size"), environments=("env_id", "nunique"),
+        recompiles=("recompiles", "max"), graph_breaks=("graph_breaks", "max")).reset_index()
+    return rows(ordered(out.assign(batch_size=None)))
+
+
+def skip_summary(compiled) -> list[dict]:
+    """Per backend, mode and recorded reasons: the compiled cases of a CUDA-graph mode
+    that ran without CUDA graphs, in how many workloads and environments."""
+    hit = compiled[compiled["cudagraph_skips"] > 0]
+    hit = hit.assign(reasons=hit["skip_reasons"].map(lambda found: "; ".join(found or ())))
+    out = hit.groupby(["backend", "mode", "reasons"], sort=False).agg(
+        cases=("env_id", "size"), workloads=("workload", "nunique"),
+        environments=("env_id", "nunique")).reset_index()
+    return rows(out.sort_values(["backend", "mode"], key=lambda c: c.map(analysis.mode_rank)
+                                if c.name == "mode" else c, kind="stable"))
 
 
 def span(values) -> tuple | None:
@@ -60,6 +95,13 @@ def render(site: Site) -> None:
                 entry["points"].append(point)
         return list(grouped.values())
 
+    def probes_of(env: Environment) -> dict | None:
+        here = of(found, env)
+        if here.empty:
+            return None
+        site.page(probes_page(env.env_id), "probes-env.md.j2", env=env, rows=rows(here))
+        return {"counts": probe_counts(here), "page": probes_page(env.env_id)}
+
     checked = data.paired[data.paired["passed"].notna()]
     wrong = checked[checked["passed"] == False]  # noqa: E712 - a column of booleans
     ro = checked[checked["mode"] == "reduce-overhead"]
@@ -82,12 +124,10 @@ def render(site: Site) -> None:
         moves=site.by_backend(lambda env: (
             {"summary": analysis.move_summary(of(repeated, env))} if len(of(repeated, env))
             else None)),
-        probes=site.by_backend(lambda env: (
-            {"rows": rows(of(found, env))} if len(of(found, env)) else None)),
+        probes=site.by_backend(probes_of),
         held=named("held-output-overwrite"), mark_step=named("cudagraph-mark-step-begin"),
         tf32=named("tf32-matmul"), recompile_probe=named("recompile-on-new-shape"),
-        recompiled=rows(compiled[(compiled["recompiles"] > 0) | (compiled["graph_breaks"] > 0)]),
-        skipped_graphs=rows(compiled[compiled["cudagraph_skips"] > 0]),
+        recompiled=recompile_summary(compiled), skipped_graphs=skip_summary(compiled),
         compiled_count=len(compiled),
         costs=site.by_backend(lambda env: (
             {"rows": rows(of(costs, env))} if len(of(costs, env)) else None)),
