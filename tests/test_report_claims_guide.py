@@ -3,6 +3,7 @@ of each case, its margin, and ties inside the spread across processes."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -111,5 +112,10 @@ def test_claims_pages_are_in_the_nav_split_and_light(fixture_site):
     for env_id, claim in links:
         there = (seed / env_id / "index.html").read_text("utf-8")
         assert f'id="{claim}"' in there and "batch / n" in there, (env_id, claim)
+    # A search for a claim lands on its seed's page, not on one page per environment.
+    found = {d["location"].split("#")[0] for d in json.loads(
+        (site / "search/search_index.json").read_text("utf-8"))["docs"]}
+    assert "analysis/claims/seed-001/" in found
+    assert not any(re.fullmatch(r"analysis/claims/seed-\d+/[0-9a-f]{12}/", f) for f in found)
     for html in (site / "analysis" / "claims").rglob("*.html"):
         assert html.stat().st_size <= 300_000, html
