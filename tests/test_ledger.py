@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -477,18 +478,59 @@ def test_the_summary_fits_one_screen_and_indexes_every_claim(tmp_path):
     assert ("[`inference-ro-2-4x`](claims/seed-002.md#inference-ro-2-4x)"
             "{ #inference-ro-2-4x }") in summary
     assert json.loads(pages[page.NAV])[0] == ["Summary", page.PAGE]
+    # Each environment's comparisons are reached from its seed's page, not from the nav.
     assert [p for _, p in json.loads(pages[page.NAV])] == sorted(
-        (p for p in pages if p.startswith("analysis/claims") and p.endswith(".md")),
+        (p for p in pages if p.startswith("analysis/claims") and p.endswith(".md")
+         and Path(p).parent.as_posix() in ("analysis", page.FOLDER)),
         key=[p for _, p in json.loads(pages[page.NAV])].index)
 
 
-def test_per_environment_comparisons_are_folded_into_a_collapsed_block(tmp_path):
+def _section(text: str, anchor: str) -> str:
+    return text.split(f"{{ #{anchor} }}")[1].split("\n## ")[0]
+
+
+def test_each_environments_comparisons_are_on_its_own_page_under_the_claim(tmp_path):
+    """On the seed's page the comparisons grew with every case measured: the page keeps
+    each claim's verdicts and links every environment to its comparisons, on a page per
+    seed and environment, under the claim's id."""
     pages = _pages(tmp_path, speedups(CUDA, "vit16x6x384", "reduce-overhead", "default",
                                       {1: 2.0, 8: 1.1}))
-    section = pages["analysis/claims/seed-001.md"].split("{ #vit-small-ro-36pct }")[1]
-    block = section[section.index('??? note "'):]
-    assert block.splitlines()[0].endswith(': 2 comparisons"')
-    assert "    | workload | batch / n | figure | answer | settled |" in block
+    seed = pages["analysis/claims/seed-001.md"]
+    assert "??? note" not in seed and "| workload | batch / n |" not in seed
+    there = f"seed-001/{CUDA.env_id()}.md"
+    assert (f"| [NVIDIA H200 · torch 2.11.0]({there}#vit-small-ro-36pct) | **depends** | "
+            "vit16x6x384: holds at batch 1") in _section(seed, "vit-small-ro-36pct")
+    claim = _section(pages[f"analysis/claims/{there}"], "vit-small-ro-36pct")
+    assert "**depends** over 2 comparisons;" in claim
+    assert "(../seed-001.md#vit-small-ro-36pct)" in claim
+    assert ("| [vit16x6x384](../../../workloads/vit16x6x384.md#latency) | 1 | 2.00× (2×2 proc.)"
+            " | holds | yes |") in claim
+    assert "| vit16x6x384 | 8 | 1.10× (2×2 proc.) | **fails** | yes |" in claim
+
+
+def test_every_environment_link_of_a_seed_page_lands_on_its_claim(tmp_path):
+    """Linked: the environments with comparisons, each to a page that has the claim's
+    anchor; not linked: those where the claim is not measured or not testable."""
+    records = (speedups(CUDA, "vit16x6x384", "reduce-overhead", "default", {1: 2.0})
+               + speedups(CPU, "matmul-128", "reduce-overhead", "eager", {None: 0.4}))
+    pages = _pages(tmp_path, records)
+    linked = unlinked = 0
+    for claim in ledger.load_ledger().claims:
+        seed = page.seed_page(claim.seed)
+        for line in _section(pages[seed], claim.id).splitlines():
+            found = re.match(r"\| \[[^]]+\]\(([^)#]+)#([^)]+)\) \| \*\*([^*]+)\*\* \|", line)
+            if found:
+                target, anchor, verdict = found.groups()
+                assert anchor == claim.id
+                assert verdict not in (ledger.NOT_MEASURED, ledger.NOT_TESTABLE)
+                there = (Path(seed).parent / target).as_posix()
+                assert f"{{ #{claim.id} }}" in pages[there], (claim.id, there)
+                linked += 1
+            elif line.startswith("| ") and " | **" in line:
+                assert line.split(" | **")[1].split("**")[0] in (
+                    ledger.NOT_MEASURED, ledger.NOT_TESTABLE), line
+                unlinked += 1
+    assert linked and unlinked
 
 
 def test_a_contradiction_says_what_the_data_says_and_who_is_right(tmp_path):

@@ -3,6 +3,9 @@ of each case, its margin, and ties inside the spread across processes."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 from fixtures import make_results as fx
 from test_report_pages import env_block, read, row
@@ -91,15 +94,28 @@ def test_home_page_shows_each_claims_verdict_linked_to_its_evidence(docs):
 
 
 @pytest.mark.slow
-def test_claims_pages_are_in_the_nav_folded_and_light(fixture_site):
-    """The built site: the nav lists every claims page under "Claims, measured", the
-    per-environment comparisons are <details> blocks, and no claims page passes 300 KB."""
+def test_claims_pages_are_in_the_nav_split_and_light(fixture_site):
+    """The built site: the nav lists every claims page under "Claims, measured", a seed's
+    page links each environment to its comparisons on a page of their own, where the
+    claim's anchor is, and no claims page passes 300 KB."""
     site = fixture_site
     home = (site / "index.html").read_text(encoding="utf-8")
     seeds = sorted({c.seed for c in load_ledger().claims})
     for target in ["analysis/claims/", "analysis/claims/rules/",
                    "analysis/claims/contradictions/", *(f"analysis/claims/seed-{s}/" for s in seeds)]:
         assert f'href="{target}"' in home, target
-    assert "<details" in (site / "analysis/claims/seed-001/index.html").read_text("utf-8")
+    seed = site / "analysis/claims/seed-001"
+    text = (seed / "index.html").read_text("utf-8")
+    assert "<details" not in text and "batch / n" not in text
+    links = set(re.findall(r'href="([0-9a-f]{12})/#([a-z0-9-]+)"', text))
+    assert links
+    for env_id, claim in links:
+        there = (seed / env_id / "index.html").read_text("utf-8")
+        assert f'id="{claim}"' in there and "batch / n" in there, (env_id, claim)
+    # A search for a claim lands on its seed's page, not on one page per environment.
+    found = {d["location"].split("#")[0] for d in json.loads(
+        (site / "search/search_index.json").read_text("utf-8"))["docs"]}
+    assert "analysis/claims/seed-001/" in found
+    assert not any(re.fullmatch(r"analysis/claims/seed-\d+/[0-9a-f]{12}/", f) for f in found)
     for html in (site / "analysis" / "claims").rglob("*.html"):
         assert html.stat().st_size <= 300_000, html

@@ -3,8 +3,11 @@ report/ledger.py, over several pages so that none is too heavy to load:
 
 - analysis/claims.md: one screen: verdicts per environment, the seeds with their counts,
   and an index of every claim;
-- analysis/claims/seed-NNN.md: one page per seed, a section per claim, the comparisons
-  behind each environment's verdict folded into a collapsible block;
+- analysis/claims/seed-NNN.md: one page per seed, a section per claim with its verdict in
+  every environment, each environment linked to the comparisons behind its verdict;
+- analysis/claims/seed-NNN/<env_id>.md: one page per seed and environment, the comparisons
+  of the seed's claims there, each claim's under its id (on the seed's page, folded, they
+  took it near 300 KB of HTML and grew with every case measured);
 - analysis/claims/contradictions.md: where the seeds disagree, with what the data says;
 - analysis/claims/rules.md: how a claim is judged.
 
@@ -32,6 +35,10 @@ figure_text = ledger.figure_text
 
 
 seed_page = ledger.seed_page
+
+
+def comparisons_page(seed: str, env_id: str) -> str:
+    return f"{seed_page(seed).removesuffix('.md')}/{env_id}.md"
 
 
 def link(target: str, anchor: str = "", *, page: str = PAGE) -> str:
@@ -72,10 +79,15 @@ def fewer_text(lo: float, hi: float) -> str | None:
     return f"{a}× fewer" if a == b else f"{a}–{b}× fewer"
 
 
-def judgement_view(j: Judgement, page: str = PAGE, counts: bool = False) -> dict[str, Any]:
+def judgement_view(j: Judgement, claim: Claim) -> dict[str, Any]:
     """A judgement as the pages show it: verdict, key figure, where it holds (region),
-    direction and size, and the comparisons behind it. With `counts` (a ratio of two
-    modes' counters), the brief form says "N× fewer" for a ratio below 1."""
+    direction and size, and the comparisons behind it with the link from the seed's page
+    to them. For a ratio of two modes' counters the brief form says "N× fewer" for a
+    ratio below 1."""
+    page, counts = seed_page(claim.seed), claim.test.kind == "ratio-metric"
+    # Not measured and not testable rest on no figure: their reason says it all.
+    listed = (comparisons_page(claim.seed, j.env_id) if j.env_id and j.comparisons
+              and j.verdict not in (ledger.NOT_TESTABLE, ledger.NOT_MEASURED) else "")
     brief = ""
     if j.figure is not None:
         spread = spread_text(j.lo, j.hi, _processes(j), j.unit, j.n)
@@ -109,7 +121,9 @@ def judgement_view(j: Judgement, page: str = PAGE, counts: bool = False) -> dict
             "settled_condition": j.condition.split("; unsettled:")[0].replace("; ", ", "),
             "direction": j.direction, "size": j.size,
             "reason": j.reason,
-            "comparisons": [comparison_view(c, j.unit, page) for c in j.comparisons],
+            "comparisons": [comparison_view(c, j.unit, listed) for c in j.comparisons]
+            if listed else [],
+            "comparisons_link": link(listed, claim.id, page=page) if listed else "",
             "evidence": [{"text": w, "link": link(p, a, page=page)} for w, p, a in j.evidence]}
 
 
@@ -154,8 +168,7 @@ def tally(judgements: list[dict[str, Any]]) -> str:
 def claim_view(result: ClaimResult, workloads: list[str]) -> dict[str, Any]:
     claim = result.claim
     page = seed_page(claim.seed)
-    judgements = [judgement_view(j, page, claim.test.kind == "ratio-metric")
-                  for j in result.judgements]
+    judgements = [judgement_view(j, claim) for j in result.judgements]
     evidence = []
     for j in judgements:
         evidence += [e for e in j["evidence"] if e not in evidence]
@@ -178,6 +191,21 @@ def seed_views(book: ledger.Ledger, views: list[dict[str, Any]]) -> list[dict[st
              "counts": {v: sum(1 for view in found for j in view["judgements"]
                                if j["verdict"] == v) for v in ledger.VERDICTS}}
             for seed, found in sorted(seeds.items())]
+
+
+def comparison_pages(group: dict[str, Any]) -> list[dict[str, Any]]:
+    """A seed's comparisons per environment, in the order of the verdict tables: the
+    page, and per claim with comparisons there, the claim's view and its judgement."""
+    envs: dict[str, dict[str, Any]] = {}
+    for view in group["claims"]:
+        for j in view["judgements"]:
+            if j["comparisons"]:
+                page = comparisons_page(group["seed"], j["env_id"])
+                env = envs.setdefault(j["env_id"], {
+                    "page": page, "seed_link": link(group["page"], page=page),
+                    "env_id": j["env_id"], "label": j["label"], "claims": []})
+                env["claims"].append({"view": view, "judgement": j})
+    return list(envs.values())
 
 
 def contradiction_views(book: ledger.Ledger, views: list[dict[str, Any]]
@@ -232,6 +260,8 @@ def render(site: Site) -> None:
     site.page(CONTRADICTIONS_PAGE, "ledger-contradictions.md.j2", **found)
     for group in found["seeds"]:
         site.page(group["page"], "ledger-seed.md.j2", group=group, **found)
+        for env in comparison_pages(group):
+            site.page(env["page"], "ledger-seed-env.md.j2", group=group, env=env, **found)
     pages = [["Summary", PAGE], ["How a claim is judged", RULES_PAGE],
              *[[f"Seed {g['seed']}", g["page"]] for g in found["seeds"]],
              ["Contradictions", CONTRADICTIONS_PAGE]]
