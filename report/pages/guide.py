@@ -96,7 +96,7 @@ def evidence(data: analysis.Data) -> dict:
     return {"table": table, "best": best, "spread": analysis.spreads(data.cases)}
 
 
-def chooser_data(data: analysis.Data, best: pd.DataFrame) -> dict:
+def chooser_data(data: analysis.Data) -> dict:
     """What the chooser needs beside the exported speedups: which workloads are training
     steps or cycle their shapes, and per case the calls after which its cold and warm
     first call are paid back (keyed like the speedups rows: env_id, workload, size, mode)."""
@@ -202,4 +202,4 @@ def render(site: Site) -> None:
               gain=analysis.MEANINGFUL_GAIN, never=analysis.NEVER,
               outlier_spread=answers.OUTLIER_SPREAD)
     site.write("analysis/guide-data.json",
-               json.dumps(chooser_data(data, best), sort_keys=True, separators=(",", ":")) + "\n")
+               json.dumps(chooser_data(data), sort_keys=True, separators=(",", ":")) + "\n")
