@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import json
 import re
+from statistics import median
 
 import pytest
 from fixtures import make_results as fx
-from test_report_pages import env_block, read, row
+from test_report_pages import env_block, link_target, read, row, table, under_heading
 
 from report.build import build
 from report.ledger import load_ledger
 
 ENV_A = fx.ENV_A.env_id()
-VIT = "[vit16x6x384](../workloads/vit16x6x384.md)"
-TRIVIAL = "[trivial-call](../workloads/trivial-call.md)"
+GUIDE_ENV = f"analysis/guide/{ENV_A}.md"
+VIT = "[vit16x6x384](../../workloads/vit16x6x384.md)"
+TRIVIAL_HERE = "[trivial-call](../../workloads/trivial-call.md)"
 
 
 @pytest.fixture(scope="module")
@@ -38,15 +40,20 @@ def section(page: str, slug: str) -> str:
     return page[start:end if end != -1 else None]
 
 
+def fastest_of_each_case(docs) -> str:
+    return under_heading(read(docs, GUIDE_ENV), "The fastest mode of each case")
+
+
 def test_guide_names_the_fastest_mode_and_its_margin(docs):
-    block = env_block(read(docs, "analysis/guide.md").split("## The fastest mode")[1], ENV_A)
+    block = fastest_of_each_case(docs)
     assert row(block, VIT, "1").startswith(
         f"| {VIT} | 1 | launch-bound | reduce-overhead | 2.86× | eager (1.00×) | 185.7% |")
     # One process a side: a lead of 5% is not called a tie, the environment is marked
-    # as single runs instead.
-    assert row(block, VIT, "4").startswith(
-        f"| {VIT} | 4 | launch-bound | eager | 1.00× | reduce-overhead (0.95×) | 5.0% |")
-    assert row(block, VIT, "4").endswith("| none | none |")
+    # as single runs instead. The workload links on its first row only.
+    assert row(block, "vit16x6x384", "4").startswith(
+        "| vit16x6x384 | 4 | launch-bound | eager | 1.00× | reduce-overhead (0.95×) | 5.0% |")
+    assert row(block, "vit16x6x384", "4").endswith("| none | none |")
+    assert "single runs: every figure rests on one process" in read(docs, GUIDE_ENV)
     assert "single runs: every figure rests on one process" in read(docs, "analysis/guide.md")
 
 
@@ -57,10 +64,69 @@ def test_guide_marks_a_lead_inside_the_spread_across_processes_as_a_tie(tmp_path
     records = runs("eager", (1.0, 1.0, 1.0)) + runs("default", (0.99 / 0.8, 1.1 / 0.8, 1.2 / 0.8))
     fx.write(tmp_path / "results" / "r.jsonl", records)
     build(tmp_path / "results", tmp_path / "docs")
-    block = env_block(read(tmp_path / "docs", "analysis/guide.md").split("## The fastest mode")[1],
-                      ENV_A)
+    block = fastest_of_each_case(tmp_path / "docs")
     assert "| eager | 1.00× | default (0.91× (0.83–1.01)) | 10.0% (tie) |" in row(
-        block, TRIVIAL, "—")
+        block, TRIVIAL_HERE, "—")
+    summary = under_heading(read(tmp_path / "docs", "analysis/guide.md"), "The fastest mode of each case")
+    assert row(env_block(summary, ENV_A), "eager").startswith("| eager | 1 | 1 | 1.00× | 10.0% |")
+
+
+def test_guide_sums_up_the_fastest_mode_of_the_cases_on_the_environment_page(docs):
+    every = table(fastest_of_each_case(docs), "| workload | batch | eager is | fastest |")
+    won: dict[str, list[list[str]]] = {}
+    for cells in every:
+        won.setdefault(cells[3], []).append(cells)
+    guide = read(docs, "analysis/guide.md")
+    block = env_block(under_heading(guide, "The fastest mode of each case"), ENV_A)
+    summary = table(block, "| fastest | cases | ties |")
+    assert len(summary) == len(won) == 3  # reduce-overhead twice, eager and default once
+    for mode, cases, ties, speedup, lead, _ in summary:
+        mine = won.pop(mode)
+        assert cases == str(len(mine))
+        assert ties == str(sum(c[6].endswith("(tie)") for c in mine))
+        # The summary takes medians of the exact figures, the rows show them rounded.
+        assert float(speedup.rstrip("×")) == pytest.approx(
+            median(float(c[4].split("×")[0]) for c in mine), abs=0.01)
+        assert float(lead.rstrip("%")) == pytest.approx(
+            median(float(c[6].split("%")[0]) for c in mine), abs=0.1)
+    assert every == table(link_target(docs, "analysis/guide.md", block,
+                                      f"All {len(every)} cases of this environment"),
+                          "| workload | batch | eager is | fastest |")
+    assert "| workload | batch | eager is |" not in guide
+
+
+def test_guide_sums_up_each_path_of_the_rules_from_the_points_on_the_environment_page(docs):
+    points = table(under_heading(read(docs, GUIDE_ENV), "What the rules recommend at each point"),
+                   "| workload | batch | path |")
+    guide = read(docs, "analysis/guide.md")
+    block = env_block(under_heading(guide, "What the rules recommend at each point"), ENV_A)
+    summary = table(block, "| path | points |")
+    assert sorted(cells[0] for cells in summary) == sorted({p[2] for p in points})
+    for path, count, leaf_mode, picked, agree in summary:
+        mine = [p for p in points if p[2] == path]
+        assert count == str(len(mine)) and {p[3] for p in mine} == {leaf_mode}
+        modes = sorted({p[4] for p in mine}, key=lambda m: (-[p[4] for p in mine].count(m), m))
+        assert picked == ", ".join(f"{m} ({[p[4] for p in mine].count(m)})" for m in modes)
+        assert agree == f"{sum(p[6] == 'yes' for p in mine)} of {len(mine)}"
+    # ViT at batch 1 and 2 pick reduce-overhead against the leaf's eager: two disagree.
+    assert summary[0][4] == "2 of 4"
+    assert link_target(docs, "analysis/guide.md", block, "Each point's path and pick")
+    assert "| workload | batch | path |" not in guide
+
+
+def test_guide_counts_the_points_of_each_leaf_that_its_environment_page_names(docs):
+    guide = read(docs, "analysis/guide.md")
+    block = env_block(under_heading(guide, "The branches, as measured"), ENV_A)
+    named = table(under_heading(link_target(docs, "analysis/guide.md", block,
+                                      "The points behind each count"),
+                          "The branches, as measured"), "| path | recommended |")
+    counted = table(block, "| path | recommended |")
+    assert [c[:3] for c in counted] == [c[:3] for c in named]
+    for summed, listed in zip(counted, named, strict=True):
+        assert int(summed[3]) == listed[3].count("](../../workloads/")
+        assert listed[3].startswith(f"{summed[3]}: " if summed[3] != "0" else "0")
+    assert int(counted[-1][3]) == 4
+    assert "](../workloads/" not in block  # the points are named on the environment's page
 
 
 def test_guide_summary_counts_wins_per_class(docs):

@@ -14,7 +14,7 @@ from fixtures import make_results as fx
 
 from report.analysis import Data, load
 from report.build import build
-from report.pages import stability
+from report.pages import launch_overhead, stability
 from report.site import GENERATED_DIRS, GENERATED_FILES, Site
 
 ENV_A, ENV_B, ENV_CPU = fx.ENV_A.env_id(), fx.ENV_B.env_id(), fx.ENV_CPU.env_id()
@@ -54,6 +54,32 @@ def stability_env(docs, env_id: str, section: str) -> str:
     start = page.index(f"{{ #{section} }}")
     end = page.find("\n## ", start)
     return page[start:end if end != -1 else None]
+def table(text: str, header: str) -> list[list[str]]:
+    """The rows of the one table in `text` whose header starts with `header`, as cells."""
+    assert text.count(header) == 1, header
+    lines = text[text.index(header):].splitlines()[2:]
+    found = [line.strip() for line in lines[:next((i for i, line in enumerate(lines)
+                                                   if not line.strip().startswith("|")),
+                                                  len(lines))]]
+    return [[cell.strip() for cell in line.strip("|").split(" | ")] for line in found]
+
+
+def under_heading(text: str, heading: str) -> str:
+    """A `## ` section of a page, from its heading to the next."""
+    start = text.index(f"\n## {heading}")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end != -1 else None]
+
+
+def link_target(docs, page: str, text: str, label: str) -> str:
+    """The page a link labelled `label` in `text` (on `page`) leads to, read after checking
+    that the heading its anchor names is on it."""
+    target, anchor = re.search(re.escape(f"[{label}](") + r"([^)#]+)#([^)]+)\)", text).groups()
+    linked = (docs / page).parent / target
+    headings = re.findall(r"^#+ (.+)$", linked.read_text("utf-8"), re.MULTILINE)
+    slugs = {re.sub(r"[\s]+", "-", re.sub(r"[^\w\s-]", "", h).strip().lower()) for h in headings}
+    assert anchor in slugs, (target, anchor, slugs)
+    return linked.read_text("utf-8")
 
 
 def test_backend_without_environment_reads_not_measured(docs):
@@ -369,11 +395,53 @@ def test_crossover_that_never_stopped_names_the_only_batches_measured(tmp_path):
     records.append(fx.ok_record(fx.ENV_A, "vit16x6x384", "reduce-overhead", 1))
     fx.write(tmp_path / "results" / "r.jsonl", records)
     build(tmp_path / "results", tmp_path / "docs")
-    page = read(tmp_path / "docs", "analysis/launch-overhead.md")
+    page = read(tmp_path / "docs", f"analysis/launch-overhead/{ENV_A}.md")
     assert ("`reduce-overhead` is at least 5% faster than `eager` at every measured batch size "
             "(measured at 1 only)") in page
+    summary = read(tmp_path / "docs", "analysis/launch-overhead.md")
+    block = env_block(under_heading(summary, "Where CUDA graphs stop helping"), ENV_A)
+    assert row(block, "[vit16x6x384](../workloads/vit16x6x384.md)") == (
+        "| [vit16x6x384](../workloads/vit16x6x384.md) | not by batch 1 (measured at 1 only) |")
     # The pairs come from the modes' traits in the records: default was never measured.
-    assert "`reduce-overhead` over `default`" not in page
+    assert "`reduce-overhead` over `default`" not in summary
+
+
+@pytest.mark.parametrize("env_id", [ENV_A, ENV_CPU])
+def test_launch_overhead_sums_up_where_graphs_stop_helping_from_the_environment_page(
+        docs, env_id):
+    page = read(docs, "analysis/launch-overhead.md")
+    block = env_block(under_heading(page, "Where CUDA graphs stop helping"), env_id)
+    summary = table(block, "| workload |")
+    pairs = block[block.index("| workload |"):].splitlines()[0].strip("| ").split(" | ")[1:]
+    every = under_heading(link_target(docs, "analysis/launch-overhead.md", block,
+                                      "Every batch, charted"), "Where CUDA graphs stop helping")
+    batches = table(every, "| batch |")
+    assert len(summary) == 1 and len(pairs) == 3 and len(batches) == 3
+    for pair, cell in zip(pairs, summary[0][1:], strict=True):
+        ratios = [(int(cells[0]), cells[1 + pairs.index(pair)]) for cells in batches]
+        measured = [(b, float(r.split("×")[0])) for b, r in ratios if r != "not measured"]
+        stop = next((b for b, speedup in measured if speedup < 1.05), None)
+        assert cell == (f"batch {stop}" if stop else f"not by batch {measured[-1][0]}"
+                        + ("" if len(measured) == len(ratios) else
+                           f" (measured at {', '.join(str(b) for b, _ in measured)} only)"))
+    # ViT, reduce-overhead over eager: 2.86×, 1.43×, then less on the GPU; less at 2 on CPU.
+    assert summary[0][1] == {ENV_A: "batch 4", ENV_CPU: "batch 2"}[env_id]
+    assert "| batch |" not in page
+
+
+def test_launch_overhead_counts_the_classes_whose_least_busy_cases_its_environment_page_lists(
+        docs):
+    page = read(docs, "analysis/launch-overhead.md")
+    block = env_block(under_heading(page, "Overhead anatomy"), ENV_A)
+    counts = re.search(r"Launch-bound: (\d+) cases; mixed: (\d+);\s+device-bound: (\d+)\.",
+                       block).groups()
+    listed = table(link_target(docs, "analysis/launch-overhead.md", block,
+                               "The least busy cases of each class"), "| workload | batch | mode |")
+    for name, count in zip(("launch-bound", "mixed", "device-bound"), counts, strict=True):
+        shown = sum(cells[6] == name for cells in listed)
+        assert shown == min(int(count), launch_overhead.ANATOMY_SHOWN_PER_CLASS), name
+    assert sum(map(int, counts)) > len(listed)  # the fixture has more than the page lists
+    assert "| workload | batch | mode |" not in page
 
 
 def test_a_sweep_over_n_an_external_model_and_a_new_mode_render(tmp_path):

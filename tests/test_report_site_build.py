@@ -9,14 +9,17 @@ import re
 
 import pytest
 from fixtures import RESULTS
+from fixtures import make_results as fx
 from fixtures.site import FIXTURE_HASH_SEED, build, build_site, generated, run_report
 
 pytestmark = pytest.mark.slow
 
 
 def test_fixture_site_builds_strictly_with_every_page(fixture_site):
+    env = fx.ENV_A.env_id()
     for page in ("index.html", "methodology/index.html", "workloads/matmul-128/index.html",
-                 "analysis/launch-overhead/index.html", "concepts/cuda-graphs/index.html"):
+                 "analysis/launch-overhead/index.html", "concepts/cuda-graphs/index.html",
+                 f"analysis/guide/{env}/index.html", f"analysis/launch-overhead/{env}/index.html"):
         assert (fixture_site / page).is_file(), page
     home = (fixture_site / "index.html").read_text(encoding="utf-8")
     assert 'class="tabbed-set tabbed-alternate"' in home

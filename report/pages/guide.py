@@ -1,12 +1,14 @@
 """Choosing a mode: a decision flow whose every threshold is found in the records
 (report/guide_rules.py), what its rules recommend at each measured point, and as the
 evidence the fastest mode of every case and which mode won most often for launch-bound,
-mixed and device-bound eager runs."""
+mixed and device-bound eager runs. The guide sums each environment up; every point and case
+is on the environment's own page (the guide with every case neared 300 KB of HTML)."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 
 import pandas as pd
 
@@ -16,9 +18,14 @@ from report.site import Site
 
 UNPROFILED = "not profiled"  # backends without a GPU busy fraction (CPU)
 CLASSES = ("launch-bound", "mixed", "device-bound", UNPROFILED)
+PAGE = "analysis/guide.md"
 # Leaves that ask no threshold of their own: where the branch's environment has no such
 # points, the chart shows another environment's of the same backend, and names it.
 BORROWED = ("training", "varying")
+
+
+def env_page(env_id: str) -> str:
+    return f"analysis/guide/{env_id}.md"
 
 
 def flows(data: analysis.Data) -> dict[str, guide_rules.Flow]:
@@ -89,7 +96,7 @@ def evidence(data: analysis.Data) -> dict:
     return {"table": table, "best": best, "spread": analysis.spreads(data.cases)}
 
 
-def chooser_data(data: analysis.Data, best: pd.DataFrame) -> dict:
+def chooser_data(data: analysis.Data) -> dict:
     """What the chooser needs beside the exported speedups: which workloads are training
     steps or cycle their shapes, and per case the calls after which its cold and warm
     first call are paid back (keyed like the speedups rows: env_id, workload, size, mode)."""
@@ -114,12 +121,49 @@ def chooser_data(data: analysis.Data, best: pd.DataFrame) -> dict:
             "outlier_spread": answers.OUTLIER_SPREAD}
 
 
+def fastest_by_mode(best: pd.DataFrame) -> list[dict]:
+    """Per mode that was fastest somewhere (`evidence`'s best rows of one environment), most
+    wins first: at how many cases, how many of those leads are ties, and over them the
+    median speedup over eager, lead over the runner-up and cold calls to break even."""
+    if best.empty:
+        return []
+    found = best.assign(speedup=best["speedup"].astype(float), margin=best["margin"].astype(float),
+                        tie=best["tie"].eq(True))
+    summary = found.groupby("mode", sort=False).agg(
+        cases=("mode", "size"), ties=("tie", "sum"), speedup=("speedup", "median"),
+        margin=("margin", "median"), break_even=("break_even", "median")).reset_index()
+    summary["compiles"] = summary["mode"] != BASELINE
+    summary = summary.assign(rank=summary["mode"].map(analysis.mode_rank))
+    return rows(summary.sort_values(["cases", "rank"], ascending=[False, True], kind="stable")
+                .drop(columns="rank"))
+
+
+def recommended_by_path(points: list[dict]) -> list[dict]:
+    """Per leaf of the flow the points' paths end in (in the flow's order, points with no
+    leaf last): how many points, what the leaf recommends, the modes the points picked on
+    their own (most picked first) and how many of those agree with the leaf."""
+    paths: dict[str | None, dict] = {}
+    for p in points:
+        rec = p["rec"]
+        path = paths.setdefault(rec.leaf, {"leaf": rec.leaf, "leaf_mode": rec.leaf_mode,
+                                           "points": 0, "agree": 0, "modes": Counter()})
+        path["points"] += 1
+        path["agree"] += bool(rec.agrees)
+        path["modes"][rec.mode] += 1
+    order = list(guide_rules.LEAVES)
+    return [{**path, "modes": sorted(path["modes"].items(),
+                                     key=lambda kv: (-kv[1], analysis.mode_rank(kv[0] or "")))}
+            for path in sorted(paths.values(), key=lambda p: order.index(p["leaf"])
+                               if p["leaf"] in order else len(order))]
+
+
 def render(site: Site) -> None:
     data = site.data
     found = flows(data)
     recs = guide_rules.recommendations(data.cases, found)
     ev = evidence(data)
     table, best, spread = ev["table"], ev["best"], ev["spread"]
+    best = best.assign(compiles=best["mode"] != BASELINE)
 
     def build(env: Environment):
         fl = found.get(env.env_id)
@@ -144,13 +188,18 @@ def render(site: Site) -> None:
         mine = of_env(recs, env.env_id)
         points = [{"workload": r["workload"], "batch_size": r["batch_size"],
                    "rec": r["recommendation"]} for r in rows(mine)]
-        return {"rows": rows(here), "classes": classes, "flow": fl, "points": points,
-                "sources": sources(data, env.env_id),
-                "move": moves["median_spread"] if moves else None}
+        shared = {"flow": fl, "sources": sources(data, env.env_id),
+                  "move": moves["median_spread"] if moves else None}
+        site.page(env_page(env.env_id), "guide-env.md.j2", env=env,
+                  rows=rows(analysis.ordered(here, batch_first=True)),
+                  points=points, leaves=guide_rules.LEAVES, **shared)
+        return {"classes": classes, "paths": recommended_by_path(points),
+                "fastest": fastest_by_mode(here), "cases": len(here),
+                "page": env_page(env.env_id).removeprefix("analysis/"), **shared}
 
-    site.page("analysis/guide.md", "guide.md.j2", backends=site.by_backend(build),
+    site.page(PAGE, "guide.md.j2", backends=site.by_backend(build),
               modes=data.modes, chart=chart(data, found), leaves=guide_rules.LEAVES,
               gain=analysis.MEANINGFUL_GAIN, never=analysis.NEVER,
               outlier_spread=answers.OUTLIER_SPREAD)
     site.write("analysis/guide-data.json",
-               json.dumps(chooser_data(data, best), sort_keys=True, separators=(",", ":")) + "\n")
+               json.dumps(chooser_data(data), sort_keys=True, separators=(",", ":")) + "\n")

@@ -1,5 +1,7 @@
 """Launch overhead and CUDA graphs: per-kernel cost, per-call floor, overhead anatomy,
-and the batch size where CUDA graphs stop helping."""
+and the batch size where CUDA graphs stop helping. The page sums up the anatomy and the
+crossovers per environment; their cases are on one page per environment (every case on
+one page neared 300 KB of HTML as the GPU profiles filled in)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,10 @@ from report.analysis import Environment, of_env, rows
 from report.site import Site
 
 PAGE = "analysis/launch-overhead.md"
+
+
+def env_page(env_id: str) -> str:
+    return f"analysis/launch-overhead/{env_id}.md"
 
 
 def per_kernel_view(site: Site, env: Environment) -> dict | None:
@@ -57,8 +63,9 @@ def floor_view(site: Site, env: Environment) -> dict | None:
     return {"rows": found, "chart": chart}
 
 
-# The chart shows every case; the table lists the least busy few of each class, which is
-# where the class boundaries are read. Every case made the page too heavy for a phone.
+# The chart shows every case; the environment's page lists the least busy few of each
+# class, which is where the class boundaries are read. Every case (hundreds per GPU, more
+# with each sweep) would take that page past 200 KB; each workload's page has the rest.
 ANATOMY_SHOWN_PER_CLASS = 15
 
 
@@ -82,6 +89,7 @@ def anatomy_view(site: Site, env: Environment) -> dict | None:
     counts = here["class"].value_counts()
     listed = here.groupby("class", sort=False).head(ANATOMY_SHOWN_PER_CLASS)
     return {"rows": rows(listed), "listed": len(listed), "cases": len(found),
+            "per_class": ANATOMY_SHOWN_PER_CLASS,
             "counts": {name: int(counts.get(name, 0))
                        for name in ("launch-bound", "mixed", "device-bound")},
             "chart": {"link": link, "alt": f"Scatter plot of GPU busy fraction against median "
@@ -116,7 +124,8 @@ def crossover_view(site: Site, env: Environment, workload: str, pairs: list[tupl
                      for b in batches if (r := ratio.get((name, b))) and r["speedup"] is not None]
               for name in names}
     series = {name: points for name, points in series.items() if points}
-    target, link = site.chart_path(PAGE, f"launch/crossover-{workload}-{env.env_id}")
+    target, link = site.chart_path(env_page(env.env_id),
+                                   f"launch/crossover-{workload}-{env.env_id}")
     title = f"What CUDA graphs add: {workload}\n{env.label}"
     palette = ("#4c72b0", "#c44e52", "#55a868")
     charts.line_chart(target, title=title, xlabel="batch size",
@@ -139,12 +148,27 @@ def render(site: Site) -> None:
         views = [v for w in batched if (v := crossover_view(site, env, w, pairs, table, cases))]
         return {"workloads": views} if views else None
 
+    views = {}
+    for env in data.environments.values():
+        anatomy, crossover = anatomy_view(site, env), crossovers(env)
+        if anatomy is None and crossover is None:
+            continue
+        page = env_page(env.env_id)
+        site.page(page, "launch-overhead-env.md.j2", env=env, anatomy=anatomy,
+                  crossover=crossover, pairs=pairs)
+        views[env.env_id] = {"anatomy": anatomy, "crossover": crossover,
+                             "page": page.removeprefix("analysis/")}
+
+    def summary(part: str) -> list[dict]:
+        """The environments with a `part` view, each with the link to its page."""
+        return site.by_backend(lambda env: {**view[part], "page": view["page"]}
+                               if (view := views.get(env.env_id)) and view[part] else None)
+
     site.page(
         PAGE, "launch-overhead.md.j2",
         per_kernel=site.by_backend(lambda env: per_kernel_view(site, env)),
         floor=site.by_backend(lambda env: floor_view(site, env)),
-        anatomy=site.by_backend(lambda env: anatomy_view(site, env)),
-        crossover=site.by_backend(crossovers),
+        anatomy=summary("anatomy"), crossover=summary("crossover"),
         chain_names=analysis.chains(data.workloads), trivial=analysis.TRIVIAL,
         pairs=pairs, graph_mode=analysis.mode_with(data.cases, cuda_graphs=True),
         batched=batched,
