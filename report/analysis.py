@@ -793,10 +793,29 @@ def paired_against_isolated(shown_all: pd.DataFrame, bounds: pd.DataFrame) -> pd
     return ordered(out).reset_index(drop=True)
 
 
-def spreads(cases: pd.DataFrame) -> pd.DataFrame:
+def spreads(cases: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataFrame:
     """Cases resting on two or more processes, with `spread` = (max - min) / min of their
-    process medians and `moved` where it exceeds MOVED."""
-    out = cases[cases["n_processes"] >= 2].copy()
+    process medians and `moved` where it exceeds MOVED.
+
+    Paired timing leaves one isolated process per case: with `paired` (`paired_processes`),
+    a case timed in one isolated process but two or more paired ones spreads over each
+    paired process's own median of the mode instead (`timing` "paired"), and its in-run
+    IQR ratio is theirs."""
+    out = cases.assign(timing="isolated")
+    if paired is not None and not paired.empty:
+        figures = {c: _TIMING[c] for c in
+                   ("median_s", "lo_s", "hi_s", "n_processes", "medians_s", "iqr_ratio")}
+        by_paired = (paired.assign(iqr_ratio=paired["iqr_s"] / paired["median_s"])
+                     .groupby(CASE, dropna=False).agg(**figures).reset_index())
+        out = out.merge(by_paired, on=CASE, how="left", suffixes=("", "_paired"))
+        use = (out["n_processes"] < 2) & (out["n_processes_paired"] >= 2)
+        for column in figures:
+            out[column] = out[column].where(~use, out[f"{column}_paired"])
+        out["n_processes"] = out["n_processes"].astype(int)
+        out["spread"] = out["spread"].where(~use, (out["hi_s"] - out["lo_s"]) / out["lo_s"])
+        out["timing"] = out["timing"].where(~use, "paired")
+        out = out.drop(columns=[f"{column}_paired" for column in figures])
+    out = out[out["n_processes"] >= 2].copy()
     out["moved"] = out["spread"] > MOVED
     return out
 

@@ -126,7 +126,7 @@ def pays_within(data: Data, calls: int) -> list[dict[str, Any]]:
 def trust(data: Data, difference: float) -> dict[str, Any] | None:
     """How often a case's median moved by more than `difference` from one process to the
     next, over every case measured in two or more processes."""
-    spread = analysis.spreads(data.cases)
+    spread = analysis.spreads(data.cases, data.paired)
     if spread.empty:
         return None
     return {"cases": len(spread), "moved": int((spread["spread"] > difference).sum()),

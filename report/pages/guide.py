@@ -93,7 +93,7 @@ def evidence(data: analysis.Data) -> dict:
         best[side] = [r["speedup"] if r else None for r in best[side + "_row"]]
     best["break_even"] = analysis.break_even(best["cold_first_call_s"],
                                              best["median_s_eager"] - best["median_s"])
-    return {"table": table, "best": best, "spread": analysis.spreads(data.cases)}
+    return {"table": table, "best": best, "spread": analysis.spreads(data.cases, data.paired)}
 
 
 def chooser_data(data: analysis.Data) -> dict:

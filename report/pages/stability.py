@@ -66,7 +66,7 @@ def _agreement_summary(table: pd.DataFrame) -> list[dict]:
 
 def render(site: Site) -> None:
     data = site.data
-    repeated = analysis.spreads(data.cases)
+    repeated = analysis.spreads(data.cases, data.paired)
     procs = processes(data.shown)
     procs = procs[procs["ok"]].assign(ratio=lambda d: d["iqr_s"] / d["median_s"])
     across = analysis.across_leases(data.records, data.speedups)
