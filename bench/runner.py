@@ -549,8 +549,9 @@ class _Run:
     def expected_s(self, job: Job) -> float:
         """How long `job` will most likely take: as long as the same kind of job took
         before (in the records, or earlier in this run), compiling cold or warm as it would
-        now, or, never seen, as long as the longest job of this run so far. A paired process finds no caches on a fresh machine
-        (a lent one starts bare), and then pays every cold compile again, autotuning too."""
+        now, or, never seen, as long as the longest job of this run so far. A paired process
+        finds no caches on a fresh machine (a lent one starts bare), and then pays every
+        cold compile again, autotuning too."""
         return self.durations.get(signature(job, self.would_compile_cold(job)), self.longest_s)
 
     def would_compile_cold(self, job: Job) -> bool:

@@ -112,3 +112,34 @@ def test_quick_answers_fit_a_phone_and_are_readable(context, base_url):
     assert not past, f"text reaching past the answers' right edge: {past}"
     small = [t for t in layout["texts"] if t["px"] < 12]
     assert not small, f"answer text under 12 px on a phone: {small}"
+
+
+# Each table cell holding one token (no space, no hyphen, after which a line may break):
+# on how many lines its text is laid out.
+_ONE_TOKEN_CELLS_JS = """
+() => [...document.querySelectorAll("article table:not([class]) td")]
+  .filter((td) => td.textContent.trim() && !/[\\s-]/.test(td.textContent.trim()))
+  .map((td) => {
+    const range = document.createRange();
+    range.selectNodeContents(td);
+    const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+    return {text: td.textContent.trim(), lines: tops.size};
+  })
+"""
+
+
+def test_a_phone_keeps_numbers_and_words_in_table_cells_whole(context, base_url):
+    """A phone scrolls a wide table sideways (its first column stays put), so no cell needs
+    to split a figure such as 2.81× or a verdict such as "depends" across two lines."""
+    page = context.new_page()
+    cells = []
+    try:
+        page.set_viewport_size({"width": 390, "height": 844})
+        for path in ("analysis/models/", "analysis/claims/seed-002/"):
+            page.goto(base_url + path, wait_until="load")
+            cells += page.evaluate(_ONE_TOKEN_CELLS_JS)
+    finally:
+        page.close()
+    assert len(cells) > 50 and "depends" in {c["text"] for c in cells}, len(cells)
+    split = [c["text"] for c in cells if c["lines"] > 1]
+    assert not split, f"cells split over lines on a phone: {split[:10]}"
