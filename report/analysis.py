@@ -678,14 +678,29 @@ def fastest(cases: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataF
     if paired is not None and not paired.empty:
         lead = paired.rename(columns={"mode": "mode_lead", "baseline": "mode_runner_up_lead"})
         out = out.merge(lead[[*POINT, "mode_lead", "mode_runner_up_lead", "speedup", "speedup_lo",
-                              "processes"]].rename(columns={"speedup": "lead", "speedup_lo": "lead_lo"}),
+                              "speedup_hi", "processes"]].rename(
+                            columns={"speedup": "lead", "speedup_lo": "lead_lo",
+                                     "speedup_hi": "lead_hi"}),
                         left_on=[*POINT, "mode", "mode_runner_up"],
                         right_on=[*POINT, "mode_lead", "mode_runner_up_lead"], how="left")
         use = (out["paired_rank"].eq(True) & out["lead"].notna()).astype(bool)
+        # Ranked by speedup over eager, the two can come out the other way round head to
+        # head (inside a tie): the one that wins the direct pairing is the fastest, so that
+        # no lead is below 0.
+        flip = use & (out["lead"].astype(float) < 1.0)
+        for column in best.columns.difference(POINT):
+            if f"{column}_runner_up" in out:
+                first, second_ = out[column].copy(), out[f"{column}_runner_up"].copy()
+                out[column] = first.where(~flip, second_)
+                out[f"{column}_runner_up"] = second_.where(~flip, first)
+        inverse = 1.0 / out[["lead", "lead_lo", "lead_hi"]].astype(float)
+        out["lead"] = out["lead"].where(~flip, inverse["lead"])
+        out["lead_lo"] = out["lead_lo"].where(~flip, inverse["lead_hi"])
         out["margin"] = (out["lead"].astype(float) - 1.0).where(use, out["margin"])
         out["tie"] = (out["lead_lo"].astype(float) <= 1.0).where(use, out["tie"])
         out["pairings"] = out["processes"].astype(float).where(use, out["pairings"])
-        out = out.drop(columns=["mode_lead", "mode_runner_up_lead", "lead", "lead_lo", "processes"])
+        out = out.drop(columns=["mode_lead", "mode_runner_up_lead", "lead", "lead_lo", "lead_hi",
+                                "processes"])
     return ordered(out).reset_index(drop=True)
 
 
