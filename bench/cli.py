@@ -139,7 +139,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-minutes", type=_positive,
                    help="stop after this long, leaving an unfinished case unrecorded, and start no "
                         "case that would not fit in the time left (as long as the same case took in "
-                        "earlier records, else on another GPU, else as long as the longest case so far); "
+                        "earlier records or earlier in this run, else on another GPU, else as long as "
+                        "the longest case so far); "
                         "run again to resume")
     p.add_argument("--list", action="store_true", help="list workloads, modes and backends")
     return p
