@@ -403,16 +403,17 @@ def lease_of(df: pd.DataFrame) -> pd.Series:
     return host.astype(str) + "/" + df["boot_id"].fillna("?").astype(str)
 
 
-def paired_latencies(paired: pd.DataFrame) -> pd.DataFrame:
-    """One row per case (CASE) from its paired processes (`paired_processes`): each process's
-    own median of the mode, summarised as `cases` does the isolated ones (`median_s` over
-    processes, `lo_s`/`hi_s`, `n_processes`). A paired process times the mode in rounds
-    beside the others, so these figures stand for the same case under paired timing."""
-    figures = {c: _TIMING[c] for c in ("median_s", "lo_s", "hi_s", "n_processes")}
-    return paired.groupby(CASE, dropna=False).agg(**figures).reset_index()
-
-
 LATENCY = ["median_s", "lo_s", "hi_s", "n_processes"]
+
+
+def paired_latencies(paired: pd.DataFrame, columns: list[str] = LATENCY) -> pd.DataFrame:
+    """One row per case (CASE) from its paired processes (`paired_processes`): each process's
+    own median of the mode, summarised as `cases` does the isolated ones (`columns` of
+    `cases`' timing figures: `median_s` over processes, `lo_s`/`hi_s`, `n_processes`). A
+    paired process times the mode in rounds beside the others, so these figures stand for
+    the same case under paired timing."""
+    figures = {c: _TIMING[c] for c in columns}
+    return paired.groupby(CASE, dropna=False).agg(**figures).reset_index()
 
 
 def with_paired_latencies(table: pd.DataFrame, paired: pd.DataFrame) -> pd.DataFrame:
@@ -420,14 +421,15 @@ def with_paired_latencies(table: pd.DataFrame, paired: pd.DataFrame) -> pd.DataF
     return table.merge(paired, on=CASE, how="left", suffixes=("", "_paired"))
 
 
-def take_paired_latencies(merged: pd.DataFrame, use: pd.Series) -> pd.DataFrame:
-    """A `with_paired_latencies` table whose LATENCY comes from the paired processes where
+def take_paired_latencies(merged: pd.DataFrame, use: pd.Series,
+                          columns: list[str] = LATENCY) -> pd.DataFrame:
+    """A `with_paired_latencies` table whose `columns` come from the paired processes where
     `use`, with `timing` saying which processes each row rests on."""
     out = merged.copy()
-    for column in LATENCY:
+    for column in columns:
         out[column] = out[column].where(~use, out[f"{column}_paired"])
     out["timing"] = use.map({True: "paired", False: "isolated"})
-    return out.drop(columns=[f"{column}_paired" for column in LATENCY])
+    return out.drop(columns=[f"{column}_paired" for column in columns])
 
 
 def round_ratios(paired: pd.DataFrame) -> pd.DataFrame:
@@ -818,18 +820,13 @@ def spreads(cases: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataF
     IQR ratio is theirs."""
     out = cases.assign(timing="isolated")
     if paired is not None and not paired.empty:
-        figures = {c: _TIMING[c] for c in
-                   ("median_s", "lo_s", "hi_s", "n_processes", "medians_s", "iqr_ratio")}
-        by_paired = (paired.assign(iqr_ratio=paired["iqr_s"] / paired["median_s"])
-                     .groupby(CASE, dropna=False).agg(**figures).reset_index())
-        out = out.merge(by_paired, on=CASE, how="left", suffixes=("", "_paired"))
-        use = (out["n_processes"] < 2) & (out["n_processes_paired"] >= 2)
-        for column in figures:
-            out[column] = out[column].where(~use, out[f"{column}_paired"])
+        figures = [*LATENCY, "medians_s", "iqr_ratio"]
+        found = with_paired_latencies(out, paired_latencies(
+            paired.assign(iqr_ratio=paired["iqr_s"] / paired["median_s"]), figures))
+        use = (found["n_processes"] < 2) & (found["n_processes_paired"] >= 2)
+        out = take_paired_latencies(found, use, figures)
         out["n_processes"] = out["n_processes"].astype(int)
         out["spread"] = out["spread"].where(~use, (out["hi_s"] - out["lo_s"]) / out["lo_s"])
-        out["timing"] = out["timing"].where(~use, "paired")
-        out = out.drop(columns=[f"{column}_paired" for column in figures])
     out = out[out["n_processes"] >= 2].copy()
     out["moved"] = out["spread"] > MOVED
     return out
