@@ -693,7 +693,9 @@ def fastest(cases: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataF
         for column in best.columns.difference(POINT):
             if f"{column}_runner_up" in out:
                 first, second_ = out[column].copy(), out[f"{column}_runner_up"].copy()
-                out[column] = first.where(~flip, second_)
+                # A flipped row takes the runner-up's value, which exists; keep the
+                # fastest's dtype (a count read "3.0 processes" on the home page).
+                out[column] = first.where(~flip, second_).astype(first.dtype)
                 out[f"{column}_runner_up"] = second_.where(~flip, first)
         inverse = 1.0 / out[["lead", "lead_lo", "lead_hi"]].astype(float)
         out["lead"] = out["lead"].where(~flip, inverse["lead"])
