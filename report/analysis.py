@@ -424,10 +424,11 @@ def with_paired_latencies(table: pd.DataFrame, paired: pd.DataFrame) -> pd.DataF
 def take_paired_latencies(merged: pd.DataFrame, use: pd.Series,
                           columns: list[str] = LATENCY) -> pd.DataFrame:
     """A `with_paired_latencies` table whose `columns` come from the paired processes where
-    `use`, with `timing` saying which processes each row rests on."""
+    `use`, with `timing` saying which processes each row rests on. Where `use`, the paired
+    figures exist, so each column keeps its dtype (a count stays a whole number)."""
     out = merged.copy()
     for column in columns:
-        out[column] = out[column].where(~use, out[f"{column}_paired"])
+        out[column] = out[column].where(~use, out[f"{column}_paired"]).astype(out[column].dtype)
     out["timing"] = use.map({True: "paired", False: "isolated"})
     return out.drop(columns=[f"{column}_paired" for column in columns])
 
@@ -827,7 +828,6 @@ def spreads(cases: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataF
             paired.assign(iqr_ratio=paired["iqr_s"] / paired["median_s"]), figures))
         use = (found["n_processes"] < 2) & (found["n_processes_paired"] >= 2)
         out = take_paired_latencies(found, use, figures)
-        out["n_processes"] = out["n_processes"].astype(int)
         out["spread"] = out["spread"].where(~use, (out["hi_s"] - out["lo_s"]) / out["lo_s"])
     out = out[out["n_processes"] >= 2].copy()
     out["moved"] = out["spread"] > MOVED
