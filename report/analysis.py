@@ -59,7 +59,9 @@ from bench.stats import paired_speedup
 BASELINE = "eager"  # the mode every "speedup" is measured against
 EXTERNAL_FAMILY = "external"  # WorkloadInfo.family of a workload given as package.module:factory
 MODEL_FAMILY = "model"  # WorkloadInfo.family of the real models (timm, transformers)
-PAIRED_BASELINES = ("eager", "default")  # cases carry paired ratios against these two
+# Cases carry paired ratios against these two always, and against any other mode that a
+# paired process timed beside them (claims compare max-autotune with reduce-overhead, say).
+PAIRED_BASELINES = ("eager", "default")
 SHOWN_SHAPES = "seed"  # "tiny" records are test-sized runs, counted and left out
 BACKENDS = ("cuda", "cpu", "mps")  # every backend gets a tab, measured or not
 PROCESS_TAGS = re.compile(r"^(main|rerun-\d+)$")  # records under these tags are processes of one case
@@ -468,10 +470,11 @@ def paired_speedups(ratios: pd.DataFrame) -> pd.DataFrame:
 
 
 def with_paired(case_rows: pd.DataFrame, speedups_table: pd.DataFrame) -> pd.DataFrame:
-    """Cases with their paired speedup over each of PAIRED_BASELINES, as columns
-    `paired_<baseline>_<figure>`; NaN where no paired process measured the pair."""
+    """Cases with their paired speedup over each of PAIRED_BASELINES and every other baseline
+    in `speedups_table`, as columns `paired_<baseline>_<figure>`; NaN where no paired process
+    measured the pair."""
     out = case_rows
-    for baseline in PAIRED_BASELINES:
+    for baseline in dict.fromkeys([*PAIRED_BASELINES, *speedups_table["baseline"]]):
         part = speedups_table[speedups_table["baseline"] == baseline].drop(columns="baseline")
         figures = [c for c in part.columns if c not in (*POINT, "mode")]
         part = part.rename(columns={c: f"paired_{baseline}_{c}" for c in figures})

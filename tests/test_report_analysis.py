@@ -316,3 +316,17 @@ def test_the_fastest_table_counts_processes_in_whole_numbers():
     where some point has no runner-up: the home page read "1.0 process"."""
     best = Data(analysis.load(ROOT / "results")).fastest()
     assert best["n_processes"].dtype.kind == "i"
+
+
+def test_two_compiled_modes_compare_on_the_processes_that_timed_them_side_by_side():
+    """max-autotune against reduce-overhead (two claims ask it) fell back to one isolated
+    process a side, though three paired processes had timed both: the claims read unsettled."""
+    data = Data(analysis.load(ROOT / "results"))
+    found = analysis.compare(data.cases, "max-autotune", "reduce-overhead")
+    direct = data.paired_speedups[(data.paired_speedups["mode"] == "max-autotune")
+                                  & (data.paired_speedups["baseline"] == "reduce-overhead")]
+    assert len(direct) >= 5
+    paired = found[found["paired"]].merge(direct, on=analysis.POINT, suffixes=("", "_direct"))
+    assert len(paired) == len(direct)
+    assert (paired["speedup"] == paired["speedup_direct"]).all()
+    assert (paired["pairings"] == paired["processes"]).all() and (paired["pairings"] >= 2).any()
