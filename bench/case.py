@@ -157,6 +157,14 @@ def memory(backend: Backend, setup: tuple[int | None, int | None],
             "case_peak_reserved_bytes": _most(setup[1], timed[1], backend.peak_reserved())}
 
 
+def profile(call, backend: Backend, wall_per_call_s: float, inner_calls: int) -> dict:
+    """The activity section: a few profiled calls of `call` (each `inner_calls` workload
+    calls), their busy fraction taken against `wall_per_call_s` from the timing."""
+    cycle_s = wall_per_call_s * inner_calls
+    calls = max(1, min(PROFILED_CALLS, math.ceil(PROFILE_BUDGET_S / cycle_s)))
+    return activity(call, backend, calls, wall_per_call_s, inner_calls=inner_calls).__dict__
+
+
 class Stages:
     """Names the stage in progress (for error reasons) and keeps each stage's duration."""
 
@@ -238,10 +246,7 @@ def _measure(spec: dict, result: dict, workload: Workload, mode: Mode, backend: 
     result["memory"] = memory(backend, setup_peaks, timed_peaks)
 
     stages.enter("profiler")
-    cycle_s = timing.wall_per_call_s * len(sets)
-    calls = max(1, min(PROFILED_CALLS, math.ceil(PROFILE_BUDGET_S / cycle_s)))
-    result["activity"] = activity(call, backend, calls, timing.wall_per_call_s,
-                                  inner_calls=len(sets)).__dict__
+    result["activity"] = profile(call, backend, timing.wall_per_call_s, len(sets))
 
     if mode.compiled:
         result["dynamo"] = dynamo_counters(log).__dict__

@@ -11,8 +11,12 @@ the device synchronized at both ends, plus one block of the host-speed probe, al
 fresh random order. A mode that fails (OOM, a compile error) is recorded with its reason
 and leaves the rounds; the others go on.
 
-Compile times, memory and profiler counts are not taken here: a mode built after another
-inherits its imports and Triton state. The runner's isolated processes measure those.
+After its rounds, each mode is profiled for a few calls, as an isolated process profiles
+its case: kernels and launches per call and the busy fraction depend on the compiled code,
+not on what ran before it, so every paired process adds one more reading of them. Compile
+times, memory and Dynamo's counters are not taken here: a mode built after another
+inherits its imports, Triton state, allocator pools and counters. The runner's isolated
+processes measure those.
 
 The result holds, per mode, the sections of a record (`modes`), and `host`.
 """
@@ -39,6 +43,7 @@ from bench.case import (
     _refuse_zero_inputs,
     _unsupported,
     _workload_info,
+    profile,
     write_result,
 )
 from bench.host import Fingerprint, Probe
@@ -186,15 +191,21 @@ def _finish(member: Member, workload, backend: Backend, spec: dict, group: str,
         entry.update(status="error", reason="no round was timed")
         return
     samples = member.round_s
+    wall_per_call_s = member.wall_s / (member.calls * member.inner)
     entry["timing"] = summarize(samples) | {
         "samples": samples, "calls_per_sample": member.calls_per_block * member.inner,
         "warmup_calls": (member.calls_per_block + len(member.entry["compile"]["cold_first_calls_s"]))
         * member.inner,
-        "wall_per_call_s": member.wall_s / (member.calls * member.inner), "timer": "perf-counter"}
+        "wall_per_call_s": wall_per_call_s, "timer": "perf-counter"}
     entry["paired"] = {"group": group, "modes": modes, "build_position": member.position,
                        "rounds_planned": rounds,
                        "calls_per_block": member.calls_per_block * member.inner,
                        "round_s": samples, "round_position": member.round_position}
+    try:
+        entry["activity"] = profile(member.call, backend, wall_per_call_s, member.inner)
+    except Exception as error:  # noqa: BLE001 - as in an isolated process, the mode fails
+        _fail(member, "profiler", error)
+        return
     if member.built.steps is None:
         _check(member, workload, backend, spec)
 

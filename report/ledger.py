@@ -470,28 +470,28 @@ def warmup_calls(curve) -> float | None:
 
 
 PAIRED_CHECKS = ("rel_error", "passed")
+# What a paired process measures as an isolated one does (bench/paired.py): its float64
+# check, and the profiler's counts with the figures derived from them.
+PAIRED_FIGURES = (*PAIRED_CHECKS, "device_kernels_per_call", "launches_per_call", "busy_fraction",
+                  "mean_kernel_s", "idle_s_per_call")
 
 
 def process_values(shown: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per case (analysis.CASE), the values of every ok process, as tuples: what makes a
     comparison settled or not. Isolated processes (`shown`) give every figure; paired ones
-    (`paired`: analysis.paired_processes) give their float64 checks (PAIRED_CHECKS) too.
+    (`paired`: analysis.paired_processes) give the figures they measure too (PAIRED_FIGURES).
     Columns end in `_v`; `cold_first_call_s_v` holds only
     processes whose compile caches were cold, as in analysis.cases. Derived per process:
     warm-up calls, mean kernel time (busy time / kernels) and idle time per call
     (median − busy time). A column no record carries (LATER_MEMORY in older records)
     gives empty tuples."""
     procs = analysis.processes(shown)
-    procs = procs[procs["ok"]].copy()
+    procs = _with_kernel_figures(procs[procs["ok"]].copy())
     for column in LATER_MEMORY:
         if column not in procs.columns:
             procs[column] = None
     procs["warmup_calls_to_steady"] = procs["warmup_s"].map(
         lambda c: warmup_calls(c) if isinstance(c, (tuple, list)) else None)
-    busy = pd.to_numeric(procs["device_busy_s_per_call"], errors="coerce")
-    kernels = pd.to_numeric(procs["device_kernels_per_call"], errors="coerce")
-    procs["mean_kernel_s"] = (busy / kernels.where(kernels > 0)).astype(float)
-    procs["idle_s_per_call"] = (procs["median_s"] - busy).astype(float)
     procs["cold_first_call_s"] = procs["cold_first_call_s"].where(procs["cache"] == "cold")
     columns = list(dict.fromkeys([
         "median_s", "warm_first_call_s", "rel_error", "passed", "recompiles",
@@ -503,17 +503,26 @@ def process_values(shown: pd.DataFrame, paired: pd.DataFrame | None = None) -> p
     def values(s: pd.Series) -> tuple:
         return tuple(v.item() if hasattr(v, "item") else v for v in s if not _missing(v))
 
-    # A paired process checks its outputs against float64 as an isolated one does, so its
-    # check counts; its other figures are not taken alone (see bench/paired.py).
-    checks = [*analysis.CASE, *PAIRED_CHECKS]
-    checked = procs[checks] if paired is None else pd.concat([procs[checks], paired[checks]])
+    shared = [*analysis.CASE, *PAIRED_FIGURES]
+    both = procs[shared] if paired is None or paired.empty else pd.concat(
+        [procs[shared], _with_kernel_figures(paired.copy())[shared]])
     out = procs.groupby(analysis.CASE, dropna=False)[
-        [c for c in columns if c not in PAIRED_CHECKS]].agg(values).join(
-        checked.groupby(analysis.CASE, dropna=False)[list(PAIRED_CHECKS)].agg(values),
+        [c for c in columns if c not in PAIRED_FIGURES]].agg(values).join(
+        both.groupby(analysis.CASE, dropna=False)[list(PAIRED_FIGURES)].agg(values),
         how="outer")[columns]
     # a case with paired processes alone has no other figure
     out = out.map(lambda v: v if isinstance(v, tuple) else ())
     return out.rename(columns=lambda c: f"{c}_v").reset_index()
+
+
+def _with_kernel_figures(procs: pd.DataFrame) -> pd.DataFrame:
+    """Per process: mean kernel time (busy time / kernels) and idle time per call (median
+    − busy time), where the profiler measured the device."""
+    busy = pd.to_numeric(procs["device_busy_s_per_call"], errors="coerce")
+    kernels = pd.to_numeric(procs["device_kernels_per_call"], errors="coerce")
+    procs["mean_kernel_s"] = (busy / kernels.where(kernels > 0)).astype(float)
+    procs["idle_s_per_call"] = (procs["median_s"] - busy).astype(float)
+    return procs
 
 
 def _missing(value: Any) -> bool:

@@ -117,6 +117,37 @@ def test_the_record_sections_name_the_group_and_build_order(two_eagers):
         assert share["correctness"]["passed"]
 
 
+def test_every_mode_is_profiled_after_its_rounds_as_an_isolated_process_is(two_eagers):
+    for share in two_eagers["modes"].values():
+        activity = share["activity"]
+        assert activity["profiled_calls"] >= 1 and activity["cpu_ops_per_call"] >= 1
+        assert activity["device_kernels_per_call"] is None  # a CPU has no device timeline
+
+
+def test_a_mode_whose_profiler_fails_is_recorded_so_and_the_others_profiled(monkeypatch):
+    original = paired.profile
+
+    def profile(call, backend, wall_per_call_s, inner_calls):
+        if call is broken_call["call"]:
+            raise RuntimeError("profiler broke")
+        return original(call, backend, wall_per_call_s, inner_calls)
+
+    broken_call = {}
+    original_set_up = paired._set_up
+
+    def set_up(member, *args):
+        original_set_up(member, *args)
+        if member.mode.name == "eager-again":
+            broken_call["call"] = member.call
+
+    monkeypatch.setattr(paired, "profile", profile)
+    monkeypatch.setattr(paired, "_set_up", set_up)
+    result = measure(monkeypatch, {"eager": MODES["eager"],
+                                   "eager-again": eager_like("eager-again", MODES["eager"].prepare)})
+    assert result["modes"]["eager-again"]["reason"] == "during profiler: RuntimeError: profiler broke"
+    assert result["modes"]["eager"]["status"] == "ok" and result["modes"]["eager"]["activity"]
+
+
 def test_a_mode_failing_at_setup_is_recorded_and_the_others_measured(monkeypatch):
     def broken(fn, inputs):
         raise RuntimeError("cannot compile this")
@@ -352,6 +383,12 @@ def test_every_process_records_its_host_and_probe(smoke):
     for record in smoke["records"]:
         assert record.host is not None and record.host.op_s and record.host.cpus_available >= 1
         assert all(x > 0 for x in record.host.op_s)
+
+
+@pytest.mark.slow
+def test_every_paired_process_records_its_profiled_activity(smoke):
+    profiled = [r.activity for r in smoke["records"] if r.paired]
+    assert len(profiled) == 4 and all(a and a.cpu_ops_per_call >= 1 for a in profiled)
 
 
 @pytest.mark.slow

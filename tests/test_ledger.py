@@ -779,3 +779,30 @@ def test_a_paired_process_float64_check_counts_beside_the_isolated_ones(tmp_path
     values = ledger.process_values(data.shown, data.paired)
     row = values[values["mode"] == "reduce-overhead"].iloc[0]
     assert row["passed_v"] == (True,) * 4 and len(row["median_s_v"]) == 1
+
+
+def test_paired_processes_kernel_counts_settle_a_kernel_claim_one_isolated_process_cannot(tmp_path):
+    """Paired timing leaves one isolated process per case; the profiler's counts of each
+    paired process count beside its counts, so a kernel claim can settle."""
+    import dataclasses
+
+    from fixtures import model_records as mx
+
+    from bench.records import Activity
+
+    kernels = {"eager": 300.0, "default": 120.0, "reduce-overhead": 120.0}
+
+    def profiled(r):
+        return dataclasses.replace(r, activity=Activity(5, kernels[r.key.mode], 2.0, 1.0, 1.0,
+                                                        1e-3, 0.9))
+
+    alone = [profiled(r) for r in mx.records() if r.key.workload == "resnet50"
+             and r.process.timing == "isolated" and r.process.repeat == 0]
+    paired = [r for r in mx.records() if r.key.workload == "resnet50" and r.paired]
+    fewer = claim({"kind": "ratio-metric", "metric": "device_kernels_per_call",
+                   "mode": "default", "baseline": "eager", "below": 0.5, "tolerance": 0},
+                  workloads=("resnet50",))
+    before = only(data_of(tmp_path / "a", alone + paired), fewer)
+    assert before.verdict == "unsettled" and before.comparisons[0].processes == (1, 1)
+    after = only(data_of(tmp_path / "b", alone + [profiled(r) for r in paired]), fewer)
+    assert after.verdict == "holds" and after.comparisons[0].processes == (4, 4)
