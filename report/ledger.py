@@ -564,6 +564,7 @@ class Comparison:
     agrees: bool | None = None  # None: not measured
     settled: bool | None = None
     single: bool = False  # a side rests on one process: never settled
+    paired: bool = False  # both modes timed in each of the processes (`processes` twice the same)
     side: int = 0  # 0 agrees; -1 below the rule's lower bound; 1 above its upper bound
     outcome: str = ""  # holds, fails or exceeds (a range passed above)
     busy: float | None = None  # the baseline's busy fraction (one-sided: the mode's)
@@ -802,6 +803,7 @@ class Judge:
                 comparison.n = int(row["pairings"]) if not _missing(row.get("pairings")) else 0
                 if row.get("paired") is True:  # both modes timed in each of n processes
                     comparison.processes = (comparison.n, comparison.n)
+                    comparison.paired = True
             else:
                 m, b = _median(mine), _median(base)
                 if not b:

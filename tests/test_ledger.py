@@ -581,6 +581,7 @@ def test_the_home_page_table_shows_a_dash_where_a_claim_is_about_another_backend
 def test_figures_carry_their_spread_across_processes():
     assert page.spread_text(1.38, 1.47, (3, 3), "ratio", 9) == "(1.38–1.47×, 3×3 proc.)"
     assert page.spread_text(1.4, 1.4, (1, 1), "ratio", 1) == "(single run)"
+    assert page.spread_text(1.38, 1.47, (3, 3), "ratio", 3, paired=True) == "(1.38–1.47×, 3 paired proc.)"
     assert page.figure_text(math.inf, "calls") == "never"
 
 

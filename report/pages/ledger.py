@@ -48,12 +48,13 @@ def link(target: str, anchor: str = "", *, page: str = PAGE) -> str:
 
 
 def spread_text(lo: float | None, hi: float | None, processes: tuple[int, ...], unit: str,
-                n: int) -> str:
+                n: int, paired: bool = False) -> str:
     """"(1.38–1.47, 3×3 proc.)": the range over every combination of processes and the
-    processes behind each side; "(single run)" where there is only one combination."""
+    processes behind each side, or "3 paired proc." where each process timed both sides;
+    "(single run)" where there is only one combination."""
     if not processes or n <= 1 or lo is None:
         return "(single run)" if processes else ""
-    count = "×".join(str(p) for p in processes)
+    count = f"{processes[0]} paired" if paired else "×".join(str(p) for p in processes)
     if unit == "pass" or figure_text(lo, unit) == figure_text(hi, unit):
         return f"({count} proc.)"
     return f"({ledger.span_text(lo, hi, unit)}, {count} proc.)"
@@ -64,7 +65,7 @@ def comparison_view(c: ledger.Comparison, unit: str, page: str) -> dict[str, Any
     return {
         "workload": c.workload, "batch": c.batch, "axis": c.axis,
         "figure": figure_text(c.figure, unit) if measured else formatting.NOT_MEASURED,
-        "spread": spread_text(c.lo, c.hi, c.processes, unit, c.n) if measured else "",
+        "spread": spread_text(c.lo, c.hi, c.processes, unit, c.n, c.paired) if measured else "",
         "outcome": c.outcome, "agrees": c.agrees, "settled": c.settled, "single": c.single,
         "note": c.note, "floor": None if c.floor is None else figure_text(c.floor, unit),
         "link": link(*c.evidence, page=page) if c.evidence[0] else "",
@@ -90,10 +91,11 @@ def judgement_view(j: Judgement, claim: Claim) -> dict[str, Any]:
               and j.verdict not in (ledger.NOT_TESTABLE, ledger.NOT_MEASURED) else "")
     brief = ""
     if j.figure is not None:
-        spread = spread_text(j.lo, j.hi, _processes(j), j.unit, j.n)
+        single = [c for c in j.measured if c.figure is not None]
+        spread = spread_text(j.lo, j.hi, _processes(j), j.unit, j.n,
+                             len(single) == 1 and single[0].paired)
         key = f"{figure_text(j.figure, j.unit)} {spread}".strip()
         brief = f"{figure_text(j.figure, j.unit)}, {spread[1:-1]}" if spread else key
-        single = [c for c in j.measured if c.figure is not None]
         if len(single) == 1 and single[0].note:  # an aggregate: say which case it is
             where = single[0].workload + (f" at {single[0].axis} {single[0].batch}"
                                           if single[0].batch is not None else "")
