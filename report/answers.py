@@ -51,39 +51,48 @@ def _newest(envs: list[analysis.Environment]) -> list[analysis.Environment]:
 
 def fastest_at(data: Data, workload: str, batch: int | None, backend: str
                ) -> list[dict[str, Any]]:
-    """Per device of `backend`, the fastest mode at (workload, batch) in the newest
-    environment that timed it: mode, speedup over eager with its range over process
-    pairings, processes, runner-up, whether the lead is inside the spread (`unsettled`)
-    and eager's busy fraction (GPU only)."""
+    """Per device of `backend`, the fastest mode at (workload, batch) in the newest torch
+    release that timed it, from the environment of that release whose figure rests on
+    paired processes, then on the most processes: mode, speedup over eager with its range
+    over processes, processes, runner-up, whether the lead is inside the spread
+    (`unsettled`) and eager's busy fraction (GPU only)."""
     best = data.fastest()
     out = []
     for device, envs in _envs_by_device(data, backend).items():
-        for env in _newest(envs):
-            at = _at(best, env.env_id, workload, batch)
-            if at.empty:
-                continue
-            row = analysis.rows(at)[0]
-            here = _at(data.speedups, env.env_id, workload, batch)
-            mine = here[here["mode"] == row["mode"]]
-            eager = here[here["mode"] == BASELINE]
-            s = analysis.rows(mine)[0] if len(mine) else {}
-            busy = analysis.rows(eager)[0].get("busy_fraction") if len(eager) else None
-            out.append({
-                "device": device, "env": env, "mode": row["mode"],
-                "speedup": s.get("speedup"), "lo": s.get("speedup_lo"), "hi": s.get("speedup_hi"),
-                # A paired speedup rests on its paired processes, not the isolated ones.
-                "processes": int(s["pairings"]) if s.get("paired") else row["n_processes"],
-                "paired": bool(s.get("paired")), "runner_up": row.get("mode_runner_up"),
-                "host_us": s.get("host_probe_us") if s.get("ratio_bound") == "host-dependent"
-                else None,
-                "unsettled": bool(row.get("tie")) and row.get("mode_runner_up") is not None,
-                "outlier": outlier(s.get("speedup_lo"), s.get("speedup_hi")),
-                "busy": busy,
-                "bound": analysis.boundedness(pd.Series([busy])).iloc[0] if busy is not None else None,
-                "cold_s": row.get("cold_first_call_s") if row["mode"] != BASELINE else None,
-                "break_even": _break_even(row, s) if row["mode"] != BASELINE else None})
-            break
+        found = [part for env in _newest(envs)
+                 if (part := _fastest_in(data, best, env, device, workload, batch))]
+        if found:
+            release = dict(found[0]["env"].fields)["torch"][0]
+            out.append(max((p for p in found if dict(p["env"].fields)["torch"][0] == release),
+                           key=lambda p: (p["paired"], p["processes"])))
     return out
+
+
+def _fastest_in(data: Data, best: pd.DataFrame, env: analysis.Environment, device: str,
+                workload: str, batch: int | None) -> dict[str, Any] | None:
+    at = _at(best, env.env_id, workload, batch)
+    if at.empty:
+        return None
+    row = analysis.rows(at)[0]
+    here = _at(data.speedups, env.env_id, workload, batch)
+    mine = here[here["mode"] == row["mode"]]
+    eager = here[here["mode"] == BASELINE]
+    s = analysis.rows(mine)[0] if len(mine) else {}
+    busy = analysis.rows(eager)[0].get("busy_fraction") if len(eager) else None
+    return {
+        "device": device, "env": env, "mode": row["mode"],
+        "speedup": s.get("speedup"), "lo": s.get("speedup_lo"), "hi": s.get("speedup_hi"),
+        # A paired speedup rests on its paired processes, not the isolated ones.
+        "processes": int(s["pairings"]) if s.get("paired") else row["n_processes"],
+        "paired": bool(s.get("paired")), "runner_up": row.get("mode_runner_up"),
+        "host_us": s.get("host_probe_us") if s.get("ratio_bound") == "host-dependent"
+        else None,
+        "unsettled": bool(row.get("tie")) and row.get("mode_runner_up") is not None,
+        "outlier": outlier(s.get("speedup_lo"), s.get("speedup_hi")),
+        "busy": busy,
+        "bound": analysis.boundedness(pd.Series([busy])).iloc[0] if busy is not None else None,
+        "cold_s": row.get("cold_first_call_s") if row["mode"] != BASELINE else None,
+        "break_even": _break_even(row, s) if row["mode"] != BASELINE else None}
 
 
 def _at(table: pd.DataFrame, env_id: str, workload: str, batch: int | None) -> pd.DataFrame:
