@@ -45,8 +45,12 @@ def _newest(envs: list[analysis.Environment]) -> list[analysis.Environment]:
     """Environments in the order an answer prefers them: the newest torch release first,
     then the one with the most records."""
     def key(env):
-        return (history.release_key(dict(env.fields)["torch"][0]), env.record_count)
+        return (history.release_key(_release(env)), env.record_count)
     return sorted(envs, key=key, reverse=True)
+
+
+def _release(env: analysis.Environment) -> str:
+    return dict(env.fields)["torch"][0]
 
 
 def fastest_at(data: Data, workload: str, batch: int | None, backend: str
@@ -62,9 +66,8 @@ def fastest_at(data: Data, workload: str, batch: int | None, backend: str
         found = [part for env in _newest(envs)
                  if (part := _fastest_in(data, best, env, device, workload, batch))]
         if found:
-            release = dict(found[0]["env"].fields)["torch"][0]
-            out.append(max((p for p in found if dict(p["env"].fields)["torch"][0] == release),
-                           key=lambda p: (p["paired"], p["processes"])))
+            newest = [p for p in found if _release(p["env"]) == _release(found[0]["env"])]
+            out.append(max(newest, key=lambda p: (p["paired"], p["processes"])))
     return out
 
 

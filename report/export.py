@@ -18,7 +18,7 @@ import pandas as pd
 from report import analysis
 from report.analysis import Data, ResultsError, load
 
-BASELINES = ("eager", "default")
+BASELINES = analysis.PAIRED_BASELINES
 COLUMNS = ("backend", "device", "torch", "workload", "size", "mode", "baseline", "speedup",
            "speedup_min", "speedup_max", "processes", "leases", "rounds", "bound",
            "host_probe_us", "machine", "env_id", "paired")

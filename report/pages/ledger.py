@@ -92,8 +92,9 @@ def judgement_view(j: Judgement, claim: Claim) -> dict[str, Any]:
     brief = ""
     if j.figure is not None:
         single = [c for c in j.measured if c.figure is not None]
-        spread = spread_text(j.lo, j.hi, _processes(j), j.unit, j.n,
-                             len(single) == 1 and single[0].paired)
+        one = single[0] if len(single) == 1 else None
+        spread = spread_text(j.lo, j.hi, one.processes if one else (), j.unit, j.n,
+                             bool(one and one.paired))
         key = f"{figure_text(j.figure, j.unit)} {spread}".strip()
         brief = f"{figure_text(j.figure, j.unit)}, {spread[1:-1]}" if spread else key
         if len(single) == 1 and single[0].note:  # an aggregate: say which case it is
@@ -127,11 +128,6 @@ def judgement_view(j: Judgement, claim: Claim) -> dict[str, Any]:
             if listed else [],
             "comparisons_link": link(listed, claim.id, page=page) if listed else "",
             "evidence": [{"text": w, "link": link(p, a, page=page)} for w, p, a in j.evidence]}
-
-
-def _processes(j: Judgement) -> tuple[int, ...]:
-    measured = [c for c in j.measured if c.figure is not None]
-    return measured[0].processes if len(measured) == 1 else ()
 
 
 def test_view(claim: Claim) -> dict[str, Any]:
