@@ -743,27 +743,29 @@ def leases(records: pd.DataFrame) -> pd.DataFrame:
 
 
 def run_costs(records: pd.DataFrame) -> pd.DataFrame:
-    """What measuring cost, per environment, profile and timing: `runs` invocations of
+    """What measuring cost, per environment and profile: `runs` invocations of
     `python -m bench` (a run cut by --max-minutes and resumed counts each slice), the
-    `processes` they recorded, and `minutes`, the sum over runs of first start to last
-    finish. Machine start-up and copying files are not in the records, so not counted."""
+    `isolated` and `paired` processes they recorded, and `minutes`, the sum over runs of
+    first start to last finish. Machine start-up and copying files are not in the records,
+    so not counted. Processes are counted by kind, not runs labelled by one: a paired-timing
+    run cut off before its paired processes recorded isolated ones only."""
     kept = records[records["run_id"].notna() & (records["shapes"] == SHOWN_SHAPES)]
     if kept.empty:  # typed like a full table, so callers may use .dt on first_at
-        return pd.DataFrame({"env_id": [], "profile": [], "timing": [], "runs": [],
-                             "processes": [], "minutes": [],
+        return pd.DataFrame({"env_id": [], "profile": [], "runs": [], "isolated": [],
+                             "paired": [], "minutes": [],
                              "first_at": pd.Series(dtype="datetime64[ns, UTC]")})
+    is_paired = kept["process_timing"] == "paired"
     kept = kept.assign(
         finished_at=kept["started_at"] + pd.to_timedelta(kept["duration_s"].fillna(0), unit="s"),
-        process=kept["group"].fillna(kept["started_at"].astype(str) + kept["mode"]),
-        timing=kept["process_timing"].fillna("isolated"))
+        isolated=kept.groupby([*PROCESS, "started_at"], dropna=False).ngroup().where(~is_paired),
+        paired=kept["group"].where(is_paired))
     spans = kept.groupby(["env_id", "run_id"]).agg(
         start=("started_at", "min"), end=("finished_at", "max"), profile=("profile", "first"),
-        timing=("timing", lambda t: "paired" if (t == "paired").any() else "isolated"),
-        processes=("process", "nunique")).reset_index()
+        isolated=("isolated", "nunique"), paired=("paired", "nunique")).reset_index()
     spans["minutes"] = (spans["end"] - spans["start"]).dt.total_seconds() / 60
-    out = spans.groupby(["env_id", "profile", "timing"]).agg(
-        runs=("run_id", "nunique"), processes=("processes", "sum"), minutes=("minutes", "sum"),
-        first_at=("start", "min")).reset_index()
+    out = spans.groupby(["env_id", "profile"]).agg(
+        runs=("run_id", "nunique"), isolated=("isolated", "sum"), paired=("paired", "sum"),
+        minutes=("minutes", "sum"), first_at=("start", "min")).reset_index()
     return out.sort_values(["env_id", "first_at"], kind="stable").reset_index(drop=True)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from fixtures import RESULTS
+from fixtures import RESULTS, model_records
 from fixtures import make_results as fx
 
 from bench.records import CaseKey
@@ -243,8 +243,16 @@ def test_run_costs_add_each_runs_first_start_to_last_finish(tmp_path):
                 at(30, "two", "reduce-overhead"), at(31, "two", "max-autotune"))
     cost = analysis.rows(analysis.run_costs(data.records))
     assert len(cost) == 1
-    assert (cost[0]["runs"], cost[0]["processes"]) == (2, 4)
+    assert (cost[0]["runs"], cost[0]["isolated"], cost[0]["paired"]) == (2, 4, 0)
     assert cost[0]["minutes"] == pytest.approx(6 + 2)
+
+
+def test_run_costs_count_a_paired_process_once_beside_the_isolated_ones(tmp_path):
+    # One run: 16 isolated processes, and 3 paired ones that each timed resnet50's 3 modes.
+    # The old table gave the run one "timing" label and counted 19 "processes".
+    data = load(tmp_path, *model_records.records())
+    cost = analysis.rows(analysis.run_costs(data.records))
+    assert [(c["runs"], c["isolated"], c["paired"]) for c in cost] == [(1, 16, 3)]
 
 
 def test_rows_of_one_environment_match_a_mask_and_stay_the_callers_own(data):
