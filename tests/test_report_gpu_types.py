@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from fixtures import RESULTS
+from fixtures import RESULTS, model_records
 from fixtures import make_results as fx
 
 from report import analysis, build, formatting
@@ -90,9 +90,9 @@ def test_environments_that_differ_only_in_the_gpu_are_paired_and_their_differenc
     assert row(page, "driver") == ["driver", "570.86", "580.10"]
     assert "| torch |" not in page  # the same on both sides: no difference to list
     alpha = row(page, f"GPU Alpha · torch 2.11.0 <small>`{ALPHA.env_id()}`</small>")
-    # GPU, machine, CPU, CPU count, workers, profile, processes per case.
+    # GPU, machine, CPU, CPU count, workers, profile, isolated and paired processes.
     assert alpha[1:] == ["GPU Alpha", "gpu-a", "Intel Xeon Platinum 8480+", "16", "1",
-                         "full (4 cases)", "1–3"]
+                         "full (4 cases)", "1–3", "none"]
 
 
 def test_overlapping_ranges_of_process_medians_agree(page):
@@ -251,3 +251,12 @@ def test_cases_timed_in_paired_processes_on_both_gpus_compare_those_processes():
     assert (default["a"]["median_s"], default["a"]["timing"]) == (5e-6, "isolated")
     assert default["b"]["median_s"] == 5.1e-6 and default["single"]
     assert formatting.latency(eager["a"]) == "21.0 µs (20.0–22.0, 3 paired proc.)"
+
+
+def test_the_environment_table_counts_paired_processes_and_the_cases_still_without(tmp_path):
+    # resnet50's three modes have 3 paired processes; bert-base and gpt2-small eager have
+    # isolated ones only. The table said "1" for an environment timed paired throughout.
+    fx.write(tmp_path / "r.jsonl", model_records.records())
+    data = Data(load(tmp_path))
+    view = gpu_types.environment_view(data, data.environments[model_records.ENV.env_id()])
+    assert (view["processes"], view["paired"], view["unpaired"]) == ([3], [3], 2)
