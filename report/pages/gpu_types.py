@@ -184,15 +184,15 @@ def environment_view(data: Data, env: Environment) -> dict:
     cases = data.cases[(data.cases["env_id"] == env.env_id) & data.cases["ok"]]
     procs = processes(data.shown)
     procs = procs[(procs["env_id"] == env.env_id) & procs["ok"]]
-    paired = analysis.with_paired_latencies(cases[[*analysis.CASE, "n_processes"]], analysis.paired_latencies(
-        data.paired[data.paired["env_id"] == env.env_id], ["n_processes"]))
+    per_case = analysis.paired_latencies(of_env(data.paired, env.env_id), ["n_processes"])
+    paired = cases[analysis.CASE].merge(per_case, on=analysis.CASE, how="left")["n_processes"]
     return {"env": env, "device": ", ".join(field(env, "device_name")),
             "fields": dict(env.fields),
             "workers": sorted({int(w) for w in procs["workers"].dropna()}),
             "profiles": {p: int(n) for p, n in cases["profile"].value_counts().items()},
             "processes": sorted({int(n) for n in cases["n_processes"]}),
-            "paired": sorted({int(n) for n in paired["n_processes_paired"].dropna()}),
-            "unpaired": int(paired["n_processes_paired"].isna().sum())}
+            "paired": sorted({int(n) for n in paired.dropna()}),
+            "unpaired": int(paired.isna().sum())}
 
 
 def pair_page(a: Environment, b: Environment) -> str:
