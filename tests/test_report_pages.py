@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from fixtures import RESULTS
+from fixtures import RESULTS, model_records
 from fixtures import make_results as fx
 
 from report.analysis import Data, load
@@ -570,3 +570,20 @@ def test_concurrency_without_alone_records_gives_the_commands_that_measure_it(do
             + subset) in section
     assert "CUDA_VISIBLE_DEVICES=1,2,3 python -m bench" in section
     assert "| busy / alone |" not in section
+
+
+def test_every_page_showing_paired_speedups_says_how_their_range_is_formed(tmp_path):
+    # Pages with "paired proc." cells said their range spans "every pairing of their
+    # processes", which is what an isolated comparison's range spans, not a paired one's.
+    # A page that shows a few speedups may link the methodology's explanation instead.
+    fx.write(tmp_path / "results" / "r.jsonl", model_records.records())
+    build(tmp_path / "results", tmp_path / "docs")
+    shown = [page for page in sorted((tmp_path / "docs").rglob("*.md"))
+             if re.search(r"\d× \([^)]*paired proc\.", page.read_text(encoding="utf-8"))]
+    assert shown
+    for page in shown:
+        text = " ".join(page.read_text(encoding="utf-8").split())
+        explained = "from the lowest process to the highest" in text
+        linked = ("methodology.md#paired-timing-how-every-speedup-is-measured)" in text
+                  or "](../rules.md) gives the rules" in text)  # claims pages: the rules say it
+        assert explained or linked, page.name
