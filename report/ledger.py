@@ -572,6 +572,7 @@ class Comparison:
     floor: float | None = None  # warm-up: eager's figure at the same point, the noise floor
     field_absent: bool = False  # both cases ran, but their records lack the quantity
     note: str = ""  # why not measured, or what it rests on
+    unsettled_because: str = ""  # an aggregate's: what else could still change its answer
     evidence: tuple[str, str] = ("", "")  # (page, anchor)
 
 
@@ -1024,9 +1025,17 @@ class Judge:
         # holds in every pairing, or none holds in any pairing and none rests on one.
         if any(c.lo is not None and agrees(c.lo) and not c.single for c in measured):
             top.settled = top.agrees is True
-        else:
-            top.settled = not any(c.hi is not None and agrees(c.hi) for c in measured) and \
-                not any(c.single for c in measured)
+            return [top]
+        reach = [c for c in measured if c.hi is not None and agrees(c.hi)]
+        single = [c for c in measured if c.single]
+        top.settled = not reach and not single
+        because = []
+        if reach:
+            because.append(f"the range of {_points(reach, 3)} reaches the claim")
+        if single:
+            because.append(f"{len(single)} of the {len(measured)} cases rest on one process "
+                           f"a side ({_points(single, 3)})")
+        top.unsettled_because = "; ".join(because)
         return [top]
 
     # -- one claim in one environment -----------------------------------------------------
@@ -1158,7 +1167,8 @@ def _verdict(out: Judgement, rule_: Rule) -> None:
         out.verdict = UNSETTLED
         single = [c for c in unsettled if c.single]
         split = [c for c in unsettled if not c.single]
-        parts = []
+        parts = [c.unsettled_because for c in split if c.unsettled_because]
+        split = [c for c in split if not c.unsettled_because]
         if split:
             parts.append(f"the processes disagree on {len(split)} of {len(measured)} "
                          f"comparisons: {_points(split)}")
@@ -1210,7 +1220,8 @@ def region_text(out: Judgement) -> str:
             else:
                 runs.append((label, [c]))
         parts.append(f"{workload}: {', '.join(_run_text(lb, cs, out.unit) for lb, cs in runs)}")
-    return "; ".join(parts)
+    because = [c.unsettled_because for c in out.measured if c.unsettled_because]
+    return "; ".join(parts) + "".join(f". Not settled: {b}" for b in because)
 
 
 def direction_and_size(test: Test, out: Judgement) -> tuple[str, str]:

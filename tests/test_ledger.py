@@ -317,6 +317,23 @@ def test_up_to_x_is_judged_on_the_largest_speedup(tmp_path):
     assert only(data, claim({**test, "at_least": 7.0})).verdict == "fails"
 
 
+def test_up_to_x_names_what_keeps_a_failing_largest_case_open(tmp_path):
+    """The largest case fails in every pairing, but a smaller case of one process could
+    still be the largest: the verdict stays open and says which case keeps it so."""
+    test = {"kind": "speedup", "mode": "reduce-overhead", "baseline": "eager", "at_least": 6.0,
+            "tolerance": 0, "aggregate": "max"}
+    records = speedups(CUDA, "vit16x6x384", "reduce-overhead", "eager", {1: 2.5, 8: 1.2},
+                       processes={8: ((1e-3,), (1e-3 / 1.2,))})
+    j = only(data_of(tmp_path, records), claim(test))
+    [top] = j.comparisons
+    assert j.verdict == "unsettled" and top.batch == 1 and not top.single
+    assert "1 of the 2 cases rest on one process a side (vit16x6x384 at batch 8)" in j.region
+    assert top.unsettled_because in j.condition
+    both = speedups(CUDA, "vit16x6x384", "reduce-overhead", "eager", {1: 2.5, 8: 1.2})
+    settled = only(data_of(tmp_path / "both", both), claim(test))
+    assert settled.verdict == "fails" and "Not settled" not in settled.region
+
+
 def _sweep(env, by_n: dict) -> list[Record]:
     return speedups(env, "matmul-sweep", "reduce-overhead", "eager", by_n)
 

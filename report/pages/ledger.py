@@ -67,7 +67,8 @@ def comparison_view(c: ledger.Comparison, unit: str, page: str) -> dict[str, Any
         "figure": figure_text(c.figure, unit) if measured else formatting.NOT_MEASURED,
         "spread": spread_text(c.lo, c.hi, c.processes, unit, c.n, c.paired) if measured else "",
         "outcome": c.outcome, "agrees": c.agrees, "settled": c.settled, "single": c.single,
-        "note": c.note, "floor": None if c.floor is None else figure_text(c.floor, unit),
+        "note": c.note, "unsettled_because": c.unsettled_because,
+        "floor": None if c.floor is None else figure_text(c.floor, unit),
         "link": link(*c.evidence, page=page) if c.evidence[0] else "",
     }
 
