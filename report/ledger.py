@@ -1031,7 +1031,9 @@ class Judge:
         top.settled = not reach and not single
         because = []
         if reach:
-            because.append(f"the range of {_points(reach, 3)} reaches the claim")
+            ranges = "the range of" if len(reach) == 1 else "the ranges of"
+            because.append(f"{ranges} {_points(reach, 3)} {'reaches' if len(reach) == 1 else 'reach'} "
+                           "the claim")
         if single:
             because.append(f"{len(single)} of the {len(measured)} cases rest on one process "
                            f"a side ({_points(single, 3)})")
@@ -1149,8 +1151,24 @@ def _point(c: Comparison) -> str:
 
 
 def _points(items: list[Comparison], limit: int = 8) -> str:
-    named = ", ".join(_point(c) for c in items[:limit])
-    return named + (f" and {len(items) - limit} more" if len(items) > limit else "")
+    """"mlp at batch 1, vit16x6x384 at batch 2, 4 and 8": a workload's points named once."""
+    groups: list[list[Comparison]] = []
+    for c in items[:limit]:
+        same = groups and (groups[-1][0].workload, groups[-1][0].axis) == (c.workload, c.axis)
+        if same and c.batch is not None and groups[-1][0].batch is not None:
+            groups[-1].append(c)
+        else:
+            groups.append([c])
+    named = []
+    for group in groups:
+        if len(group) == 1:
+            named.append(_point(group[0]))
+            continue
+        sizes = [_num(c.batch) for c in group]
+        named.append(f"{group[0].workload} at {group[0].axis} "
+                     f"{', '.join(sizes[:-1])} and {sizes[-1]}")
+    more = f", plus {len(items) - limit} more" if len(items) > limit else ""
+    return ", ".join(named) + more
 
 
 def _verdict(out: Judgement, rule_: Rule) -> None:

@@ -322,12 +322,12 @@ def test_up_to_x_names_what_keeps_a_failing_largest_case_open(tmp_path):
     still be the largest: the verdict stays open and says which case keeps it so."""
     test = {"kind": "speedup", "mode": "reduce-overhead", "baseline": "eager", "at_least": 6.0,
             "tolerance": 0, "aggregate": "max"}
-    records = speedups(CUDA, "vit16x6x384", "reduce-overhead", "eager", {1: 2.5, 8: 1.2},
-                       processes={8: ((1e-3,), (1e-3 / 1.2,))})
+    records = speedups(CUDA, "vit16x6x384", "reduce-overhead", "eager", {1: 2.5, 8: 1.2, 16: 1.1},
+                       processes={8: ((1e-3,), (1e-3 / 1.2,)), 16: ((1e-3,), (1e-3 / 1.1,))})
     j = only(data_of(tmp_path, records), claim(test))
     [top] = j.comparisons
     assert j.verdict == "unsettled" and top.batch == 1 and not top.single
-    assert "1 of the 2 cases rest on one process a side (vit16x6x384 at batch 8)" in j.region
+    assert "2 of the 3 cases rest on one process a side (vit16x6x384 at batch 8 and 16)" in j.region
     assert top.unsettled_because in j.condition
     both = speedups(CUDA, "vit16x6x384", "reduce-overhead", "eager", {1: 2.5, 8: 1.2})
     settled = only(data_of(tmp_path / "both", both), claim(test))
