@@ -1029,14 +1029,18 @@ class Judge:
         reach = [c for c in measured if c.hi is not None and agrees(c.hi)]
         single = [c for c in measured if c.single]
         top.settled = not reach and not single
-        because = []
-        if reach:
-            ranges = "the range of" if len(reach) == 1 else "the ranges of"
-            because.append(f"{ranges} {_points(reach, 3)} {'reaches' if len(reach) == 1 else 'reach'} "
-                           "the claim")
-        if single:
-            because.append(f"{len(single)} of the {len(measured)} cases rest on one process "
-                           f"a side ({_points(single, 3)})")
+        if top.agrees:  # it holds on too few processes, and no case settles it
+            because = [f"no case of {MIN_PROCESSES} or more processes a side reaches the claim "
+                       "in every pairing of its processes"]
+        else:  # it fails, but another case could still turn out to reach the claim
+            because = []
+            if reach:
+                because.append(f"the range{'s' if len(reach) > 1 else ''} of "
+                               f"{_points(reach, 3)} reach{'es' if len(reach) == 1 else ''} "
+                               "the claim")
+            if single:
+                because.append(f"{len(single)} of the {len(measured)} cases rest on one "
+                               f"process a side ({_points(single, 3)})")
         top.unsettled_because = "; ".join(because)
         return [top]
 

@@ -332,6 +332,11 @@ def test_up_to_x_names_what_keeps_a_failing_largest_case_open(tmp_path):
     both = speedups(CUDA, "vit16x6x384", "reduce-overhead", "eager", {1: 2.5, 8: 1.2})
     settled = only(data_of(tmp_path / "both", both), claim(test))
     assert settled.verdict == "fails" and "Not settled" not in settled.region
+    lucky = speedups(CUDA, "vit16x6x384", "reduce-overhead", "eager", {1: 6.5, 8: 1.2},
+                     processes={1: ((1e-3,), (1e-3 / 6.5,))})
+    one = only(data_of(tmp_path / "lucky", lucky), claim(test))
+    assert one.verdict == "unsettled" and one.comparisons[0].single
+    assert "Not settled: no case of 2 or more processes a side reaches the claim" in one.region
 
 
 def _sweep(env, by_n: dict) -> list[Record]:
