@@ -1029,6 +1029,8 @@ class Judge:
         reach = [c for c in measured if c.hi is not None and agrees(c.hi)]
         single = [c for c in measured if c.single]
         top.settled = not reach and not single
+        if top.settled:
+            return [top]
         if top.agrees:  # it holds on too few processes, and no case settles it
             because = [f"no case of {MIN_PROCESSES} or more processes a side reaches the claim "
                        "in every pairing of its processes"]
@@ -1156,21 +1158,14 @@ def _point(c: Comparison) -> str:
 
 def _points(items: list[Comparison], limit: int = 8) -> str:
     """"mlp at batch 1, vit16x6x384 at batch 2, 4 and 8": a workload's points named once."""
-    groups: list[list[Comparison]] = []
-    for c in items[:limit]:
-        same = groups and (groups[-1][0].workload, groups[-1][0].axis) == (c.workload, c.axis)
-        if same and c.batch is not None and groups[-1][0].batch is not None:
-            groups[-1].append(c)
-        else:
-            groups.append([c])
     named = []
-    for group in groups:
-        if len(group) == 1:
-            named.append(_point(group[0]))
+    for (workload, axis), run in itertools.groupby(items[:limit], lambda c: (c.workload, c.axis)):
+        run = list(run)
+        if len(run) == 1 or any(c.batch is None for c in run):
+            named += [_point(c) for c in run]
             continue
-        sizes = [_num(c.batch) for c in group]
-        named.append(f"{group[0].workload} at {group[0].axis} "
-                     f"{', '.join(sizes[:-1])} and {sizes[-1]}")
+        *first, last = [_num(c.batch) for c in run]
+        named.append(f"{workload} at {axis} {', '.join(first)} and {last}")
     more = f", plus {len(items) - limit} more" if len(items) > limit else ""
     return ", ".join(named) + more
 
