@@ -648,7 +648,7 @@ def unit_of(test: Test) -> str:
         return "fraction"
     if test.kind == "compile-extra":
         return "seconds"
-    if test.kind == "break-even":
+    if test.kind == "break-even" or test.field == "warmup_calls_to_steady":
         return "calls"
     if test.kind == "correctness":
         return "pass"
@@ -673,7 +673,8 @@ def figure_text(value: float | None, unit: str) -> str:
     if unit == "bytes":
         return formatting.binary_bytes(value)
     if unit == "calls":
-        return formatting.calls(value)
+        count = formatting.calls(value)
+        return count if math.isinf(value) else f"{count} {'call' if value == 1 else 'calls'}"
     if unit == "pass":
         return "pass" if value else "fail"
     return formatting.number(value)
@@ -688,6 +689,8 @@ def span_text(lo: float, hi: float, unit: str) -> str:
         return f"{a} to {b}"
     if unit == "ratio":
         return f"{formatting.sig(lo)}–{b}"
+    if unit == "calls":
+        return f"{a} to never" if math.isinf(hi) else f"{formatting.calls(lo)}–{b}"
     return f"{a}–{b}"
 
 

@@ -607,6 +607,13 @@ def test_figures_carry_their_spread_across_processes():
     assert page.figure_text(math.inf, "calls") == "never"
 
 
+def test_a_count_of_calls_names_its_unit():
+    assert page.figure_text(5695, "calls") == "5,695 calls"
+    assert page.figure_text(1, "calls") == "1 call"
+    assert ledger.span_text(5141, 5695, "calls") == "5,141–5,695 calls"
+    assert ledger.span_text(3739, math.inf, "calls") == "3,739 calls to never"
+
+
 def test_a_quantity_the_backend_never_records_is_not_testable_there(tmp_path):
     records = [record(CPU, "entropy", mode, None, 1e-3) for mode in ("eager", "default")]
     test = {"kind": "ratio-metric", "metric": "device_kernels_per_call", "mode": "default",
