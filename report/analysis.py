@@ -458,6 +458,20 @@ def round_ratios(paired: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(found, columns=columns)
 
 
+def shown_round_ratios(shown_paired: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
+    """`round_ratios` of the shown paired processes (`paired_processes` of `latest`), each
+    shown mode against the other modes of its own process. A newer paired run that timed
+    fewer of a point's modes (a sentinel run after a full one) supersedes only those; a mode
+    it left out keeps its older process, and is compared with the baseline timed in that
+    process, not with the newer run's."""
+    groups = records["group"].isin(set(shown_paired["group"]))
+    ratios = round_ratios(paired_processes(records[groups & (records["shapes"] == SHOWN_SHAPES)]))
+    shown = set(zip(shown_paired["group"], shown_paired["mode"], strict=True))
+    keep = [(group, mode) in shown or (group, baseline) in shown for group, mode, baseline
+            in zip(ratios["group"], ratios["mode"], ratios["baseline"], strict=True)]
+    return ratios[keep].reset_index(drop=True)
+
+
 def paired_speedups(ratios: pd.DataFrame) -> pd.DataFrame:
     """Per point, mode and baseline: `speedup`, the median over processes of their round
     ratios; `speedup_lo`/`speedup_hi`, the smallest and largest process; `processes`,
@@ -1133,7 +1147,7 @@ class Data:
         # array per type, and pages select rows from them hundreds of times.
         self.shown = every[every["process_timing"] == "isolated"].copy()
         self.paired = paired_processes(every)
-        self.ratios = round_ratios(self.paired)
+        self.ratios = shown_round_ratios(self.paired, records)
         self.paired_speedups = paired_speedups(self.ratios)
         self.cases = with_paired(cases(self.shown), self.paired_speedups).copy()
         self.environments = environments(self.shown, self.cases)

@@ -338,3 +338,24 @@ def test_two_compiled_modes_compare_on_the_processes_that_timed_them_side_by_sid
     assert len(paired) == len(direct)
     assert (paired["speedup"] == paired["speedup_direct"]).all()
     assert (paired["pairings"] == paired["processes"]).all() and (paired["pairings"] >= 2).any()
+
+
+def test_a_newer_paired_run_of_fewer_modes_leaves_the_others_paired_with_their_own_eager(tmp_path):
+    """A sentinel run times eager and default again after a full run timed all three: the
+    newer processes stand for those two, and reduce-overhead, which it left out, keeps its
+    older processes and their ratio against the eager timed beside it there."""
+    newer = []
+    for repeat in range(3):
+        for rec in model_records.paired("resnet50", ("eager", "default"), 1, repeat):
+            slower = 2.0 if rec.key.mode == "eager" else 1.0  # another host's eager
+            rounds = dataclasses.replace(rec.paired, group=f"sentinel-{repeat}",
+                                         round_s=tuple(s * slower for s in rec.paired.round_s))
+            newer.append(dataclasses.replace(rec, paired=rounds,
+                                             started_at=f"2026-11-22T10:00:0{repeat}+00:00"))
+    data = load(tmp_path, *model_records.records(), *newer)
+    s = data.speedups[data.speedups["workload"] == "resnet50"].set_index("mode")
+    # Round by round the older processes timed reduce-overhead at 0.5 x (1, 1.05, 0.95) of eager.
+    assert s.loc["reduce-overhead", "paired"] and s.loc["reduce-overhead", "pairings"] == 3
+    assert s.loc["reduce-overhead", "speedup"] == pytest.approx(2.0)
+    assert s.loc["reduce-overhead", "speedup_hi"] == pytest.approx(2.0 / 0.95)
+    assert s.loc["default", "speedup"] == pytest.approx(2.0 / 0.8)  # the newer processes
