@@ -467,8 +467,9 @@ def shown_round_ratios(shown_paired: pd.DataFrame, records: pd.DataFrame) -> pd.
     groups = records["group"].isin(set(shown_paired["group"]))
     ratios = round_ratios(paired_processes(records[groups & (records["shapes"] == SHOWN_SHAPES)]))
     shown = set(zip(shown_paired["group"], shown_paired["mode"], strict=True))
-    keep = [(group, mode) in shown or (group, baseline) in shown for group, mode, baseline
-            in zip(ratios["group"], ratios["mode"], ratios["baseline"], strict=True)]
+    keep = pd.Series([(group, mode) in shown or (group, baseline) in shown for group, mode, baseline
+                      in zip(ratios["group"], ratios["mode"], ratios["baseline"], strict=True)],
+                     index=ratios.index, dtype=bool)
     return ratios[keep].reset_index(drop=True)
 
 
