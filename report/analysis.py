@@ -464,8 +464,7 @@ def shown_round_ratios(shown_paired: pd.DataFrame, records: pd.DataFrame) -> pd.
     fewer of a point's modes (a sentinel run after a full one) supersedes only those; a mode
     it left out keeps its older process, and is compared with the baseline timed in that
     process, not with the newer run's."""
-    groups = records["group"].isin(set(shown_paired["group"]))
-    ratios = round_ratios(paired_processes(records[groups & (records["shapes"] == SHOWN_SHAPES)]))
+    ratios = round_ratios(paired_processes(records[records["group"].isin(set(shown_paired["group"]))]))
     shown = set(zip(shown_paired["group"], shown_paired["mode"], strict=True))
     keep = pd.Series([(group, mode) in shown or (group, baseline) in shown for group, mode, baseline
                       in zip(ratios["group"], ratios["mode"], ratios["baseline"], strict=True)],
