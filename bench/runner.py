@@ -203,7 +203,8 @@ def recorded(results_dir: Path, env: Environment) -> set[tuple]:
     """(key, repeat) of every isolated process recorded for this environment; (key, -1) for
     an unsupported case, which is done for every repeat; (key, repeat, "paired") for a
     mode's share of a paired process; (key, "timeout") for an isolated repeat 0 that timed
-    out, which its paired processes leave out."""
+    out, which its paired processes leave out, until a later repeat 0 (a --force re-measure
+    under a longer --timeout) ends some other way."""
     done: set[tuple] = set()
     for record in _own_records(results_dir, env):
         if record.process.timing == "paired":
@@ -211,8 +212,9 @@ def recorded(results_dir: Path, env: Environment) -> set[tuple]:
         else:
             done.add((record.key, -1 if record.status == "unsupported"
                       else record.process.repeat))
-            if record.process.repeat == 0 and record.status == "timeout":
-                done.add((record.key, "timeout"))
+            if record.process.repeat == 0:
+                timed_out = done.add if record.status == "timeout" else done.discard
+                timed_out((record.key, "timeout"))
     return done
 
 

@@ -273,6 +273,16 @@ def test_recorded_notes_a_first_isolated_process_that_timed_out(tmp_path):
     assert (eager, 0) in done  # still recorded, so it is not run again
 
 
+def test_a_first_process_measured_again_after_its_timeout_rejoins_its_groups(tmp_path):
+    eager, default, overhead = THREE
+    append_records(runner.results_path(tmp_path, ENV), [
+        fake_record(ENV, eager), fake_record(ENV, default, "timeout"),
+        fake_record(ENV, overhead), fake_record(ENV, default)])  # --force, a longer timeout
+    todo = jobs(THREE, 1, runner.recorded(tmp_path, ENV), "paired")
+    assert [tuple(k.mode for k in j.group) for j in todo] == [
+        ("eager", "default", "reduce-overhead")]
+
+
 def test_a_timed_out_mode_is_left_out_of_its_groups():
     done = {(key, 0) for key in THREE} | {(THREE[1], "timeout")}
     todo = jobs(THREE, 2, done, "paired")
