@@ -4,15 +4,17 @@ the home page."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
 from fixtures import RESULTS
+from fixtures import make_results as fx
 from fixtures import model_records as mx
 
-from bench.records import append_record
+from bench.records import CaseKey, append_record
 from report.analysis import MODEL_WORKLOADS, Data, load
-from report.pages import guide, models, overview
+from report.pages import guide, models, overview, workloads
 from report.site import Site
 
 PAGE = "analysis/models.md"
@@ -123,3 +125,24 @@ def test_eager_reads_its_paired_processes_where_the_speedups_come_from_them(page
     assert row(page, "[resnet50](../workloads/resnet50.md)", "1")[2].startswith("4.00 ms (")
     # bert-base at batch 8 has isolated processes only.
     assert row(page, "[bert-base](../workloads/bert-base.md)", "8")[2].endswith(", 3 proc.)")
+
+
+def test_the_workload_page_names_each_library_version_with_the_environments_it_built(tmp_path):
+    results = tmp_path / "results"
+    other = fx.environment("cpu-box", "cpu", "Intel Xeon Platinum 8480+", None)
+    for record in mx.records():
+        append_record(results / "models.jsonl", record)
+    newer = dataclasses.replace(mx.isolated("resnet50", "eager", 1, 0), env=other,
+                                env_id=other.env_id(), key=CaseKey("cpu", "resnet50", "eager", 1))
+    newer = dataclasses.replace(newer, workload_info=dataclasses.replace(
+        newer.workload_info, libraries={"transformers": "9.0.0"}))
+    append_record(results / "cpu.jsonl", newer)
+    site = Site(Data(load(results)), tmp_path / "docs")
+    workloads.render(site)
+    pinned = next(line for line in (tmp_path / "docs" / "workloads" / "resnet50.md").read_text(
+        encoding="utf-8").splitlines() if line.startswith("Pinned"))
+    labels = {e.backend: e.label for e in site.data.environments.values()}
+    assert f"transformers 5.23.0 (on {labels['cuda']})" in pinned
+    assert f"transformers 9.0.0 (on {labels['cpu']})" in pinned
+    bert = (tmp_path / "docs" / "workloads" / "bert-base.md").read_text(encoding="utf-8")
+    assert "built by transformers 5.23.0. " in bert

@@ -43,6 +43,22 @@ def latency_chart(site: Site, page: str, env: Environment, workload: str, axis: 
     return {"link": link, "alt": alt}
 
 
+def library_builds(site: Site, workload: str) -> list[dict]:
+    """Each version of each library that built `workload`'s records, with the environments
+    it built them in: each machine installs its own, and a model's code can change between
+    releases of its library."""
+    data = site.data
+    here = data.shown[(data.shown["workload"] == workload) & data.shown["libraries"].notna()]
+    found: dict[tuple[str, str], list[str]] = {}
+    for env_id, libraries in zip(here["env_id"], here["libraries"], strict=True):
+        for library, version in libraries.items():
+            labels = found.setdefault((library, version), [])
+            if data.environments[env_id].label not in labels:
+                labels.append(data.environments[env_id].label)
+    return [{"library": library, "version": version, "environments": sorted(labels)}
+            for (library, version), labels in sorted(found.items())]
+
+
 def render_workload(site: Site, workload: str, table: list[dict], failures: list[dict],
                     recs: list[dict] | None = None) -> None:
     """`recs`: the guide's recommendation at each point (`guide_rules.for_workloads` rows),
@@ -81,6 +97,7 @@ def render_workload(site: Site, workload: str, table: list[dict], failures: list
         }
 
     site.page(page, "workload.md.j2", workload=workload, info=info, axis=axis,
+              builds=library_builds(site, workload),
               family=data.family(workload), batches=data.batches(workload),
               backends=site.by_backend(build), external=recs is not None)
 
