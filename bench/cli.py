@@ -101,8 +101,9 @@ def parser() -> argparse.ArgumentParser:
                    help="repeatable filter on the size axis (a batch, or n for a sweep)")
     p.add_argument("--profile", choices=PROFILES, default="quick",
                    help="quick: a representative subset, without the real models; full: every "
-                        "case, except that the autotuning modes run at ViT batches 1, 8 and 32 "
-                        "and at the real models' batch 1 only; sentinel: about a dozen cases to "
+                        "case, except that the autotuning modes run at ViT batches 1, 8 and 32, "
+                        "at batches 1 and 32 of the ViT training step and at the real models' "
+                        "batch 1 only; sentinel: about a dozen cases to "
                         "run first on every new machine, to compare leases")
     p.add_argument("--timing", choices=TIMINGS, default="paired",
                    help="paired (default): one isolated process per case, then per workload and "
