@@ -212,9 +212,10 @@ def recorded(results_dir: Path, env: Environment) -> set[tuple]:
         else:
             done.add((record.key, -1 if record.status == "unsupported"
                       else record.process.repeat))
-            if record.process.repeat == 0:
-                timed_out = done.add if record.status == "timeout" else done.discard
-                timed_out((record.key, "timeout"))
+            if record.process.repeat == 0 and record.status == "timeout":
+                done.add((record.key, "timeout"))
+            elif record.process.repeat == 0:
+                done.discard((record.key, "timeout"))
     return done
 
 

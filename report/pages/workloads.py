@@ -49,12 +49,10 @@ def library_builds(site: Site, workload: str) -> list[dict]:
     releases of its library."""
     data = site.data
     here = data.shown[(data.shown["workload"] == workload) & data.shown["libraries"].notna()]
-    found: dict[tuple[str, str], list[str]] = {}
+    found: dict[tuple[str, str], set[str]] = {}
     for env_id, libraries in zip(here["env_id"], here["libraries"], strict=True):
         for library, version in libraries.items():
-            labels = found.setdefault((library, version), [])
-            if data.environments[env_id].label not in labels:
-                labels.append(data.environments[env_id].label)
+            found.setdefault((library, version), set()).add(data.environments[env_id].label)
     return [{"library": library, "version": version, "environments": sorted(labels)}
             for (library, version), labels in sorted(found.items())]
 
