@@ -345,6 +345,18 @@ def test_a_job_finished_in_this_run_sets_what_the_next_of_its_kind_is_expected_t
     assert 30.0 <= run.expected_s(second) < 40.0  # not the longest job so far
 
 
+def test_a_cold_paired_process_in_this_run_sets_what_its_warm_repeats_are_expected_to_take(
+        tmp_path):
+    run = scheduler(tmp_path, jobs(THREE, 3, set(), "paired"), max_minutes=30)
+    first, second = [j for j in run.queue if j.group][:2]
+    time_out(run, first, tmp_path, ran_s=30.0)
+    run.longest_s = 500.0
+    cache = runner.group_cache_dir(run.config.cache_dir, ENV.env_id(), second.group)
+    (cache / "inductor").mkdir(parents=True)  # what the first process left on disk
+    assert not run.would_compile_cold(second)
+    assert 30.0 <= run.expected_s(second) < 40.0  # not the longest job so far
+
+
 def test_an_isolated_run_says_nothing_of_groups_when_a_case_times_out(tmp_path):
     run = scheduler(tmp_path, jobs(THREE, 2, set(), "isolated"))
     time_out(run, run.queue[0], tmp_path)
