@@ -263,8 +263,8 @@ def _longest(records: Iterable[Record]) -> dict[tuple, float]:
     for shares in processes.values():
         keys = tuple(r.key for r in shares)
         job, cold = Job(keys[0], shares[0].process.repeat, keys), shares[0].process.cache == "cold"
-        took_s = max(r.duration_s for r in shares)
-        longest[signature(job, cold)] = max(longest.get(signature(job, cold), 0.0), took_s)
+        sig, took_s = signature(job, cold), max(r.duration_s for r in shares)
+        longest[sig] = max(longest.get(sig, 0.0), took_s)
         if cold:
             warm = signature(job, cold=False)
             warm_estimates[warm] = max(warm_estimates.get(warm, 0.0),
@@ -683,8 +683,7 @@ class _Run:
         if job.group and running.cache == "cold" and self.config.max_minutes:
             # The warm processes of its group would otherwise be expected to take as long
             # as this one, and never fit the time a lease has left.
-            own = _own_records(self.config.results_dir, self.env, warn=lambda message: None)
-            for sig, took_s in _longest(own).items():
+            for sig, took_s in durations(self.config.results_dir, self.env).items():
                 self.durations.setdefault(sig, took_s)
         if job.repeat == 0 and not job.group and result["status"] == "timeout":
             self.leave_out_of_groups(job.key)
