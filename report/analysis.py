@@ -413,8 +413,9 @@ def paired_latencies(paired: pd.DataFrame, columns: list[str] = LATENCY) -> pd.D
     own median of the mode, summarised as `cases` does the isolated ones (`columns` of
     `cases`' timing figures: `median_s` over processes, `lo_s`/`hi_s`, `n_processes`). A
     paired process times the mode in rounds beside the others, so these figures stand for
-    the same case under paired timing."""
-    figures = {c: _TIMING[c] for c in columns}
+    the same case under paired timing. A column `_TIMING` does not name is the median over
+    processes."""
+    figures = {c: _TIMING.get(c, (c, "median")) for c in columns}
     return paired.groupby(CASE, dropna=False).agg(**figures).reset_index()
 
 
@@ -433,6 +434,17 @@ def take_paired_latencies(merged: pd.DataFrame, use: pd.Series,
         out[column] = out[column].where(~use, out[f"{column}_paired"]).astype(out[column].dtype)
     out["timing"] = use.map({True: "paired", False: "isolated"})
     return out.drop(columns=[f"{column}_paired" for column in columns])
+
+
+def preferring_paired(cases: pd.DataFrame, paired: pd.DataFrame,
+                      columns: list[str] = LATENCY) -> pd.DataFrame:
+    """`cases` whose `columns` come from their paired processes (`paired_processes`) where a
+    case rests on one isolated process but two or more paired ones, as paired timing leaves
+    it; `timing` says which processes each row rests on."""
+    figures = paired.assign(iqr_ratio=paired["iqr_s"] / paired["median_s"])
+    found = with_paired_latencies(cases, paired_latencies(figures, columns))
+    use = (found["n_processes"] < 2) & (found["n_processes_paired"] >= 2)
+    return take_paired_latencies(found, use, columns)
 
 
 def round_ratios(paired: pd.DataFrame) -> pd.DataFrame:
@@ -842,11 +854,8 @@ def spreads(cases: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataF
     IQR ratio is theirs."""
     out = cases.assign(timing="isolated")
     if paired is not None and not paired.empty:
-        figures = [*LATENCY, "medians_s", "iqr_ratio"]
-        found = with_paired_latencies(out, paired_latencies(
-            paired.assign(iqr_ratio=paired["iqr_s"] / paired["median_s"]), figures))
-        use = (found["n_processes"] < 2) & (found["n_processes_paired"] >= 2)
-        out = take_paired_latencies(found, use, figures)
+        out = preferring_paired(out, paired, [*LATENCY, "medians_s", "iqr_ratio"])
+        use = out["timing"] == "paired"
         out["spread"] = out["spread"].where(~use, (out["hi_s"] - out["lo_s"]) / out["lo_s"])
     out = out[out["n_processes"] >= 2].copy()
     out["moved"] = out["spread"] > MOVED

@@ -146,3 +146,23 @@ def test_the_workload_page_names_each_library_version_with_the_environments_it_b
     assert f"transformers 9.0.0 (on {labels['cpu']})" in pinned
     bert = (tmp_path / "docs" / "workloads" / "bert-base.md").read_text(encoding="utf-8")
     assert "built by transformers 5.23.0. " in bert
+
+
+def test_the_workload_page_shows_the_paired_processes_behind_a_case_timed_once_alone(tmp_path):
+    # Paired timing runs each case once alone (here at 1.04x its paired median) and three
+    # times beside the other modes: latency, its range and the speedup must rest on the same
+    # three processes, or a slower-looking median sits beside a speedup above 1.
+    modes = ("eager", "default", "reduce-overhead")
+    results = tmp_path / "results"
+    for record in [*(mx.isolated("resnet50", m, 1, 1) for m in modes),
+                   *(p for r in range(3) for p in mx.paired("resnet50", modes, 1, r)),
+                   *(mx.isolated("bert-base", "eager", 8, r) for r in range(3))]:
+        append_record(results / "models.jsonl", record)
+    site = Site(Data(load(results)), tmp_path / "docs")
+    workloads.render(site)
+    resnet = (tmp_path / "docs" / "workloads" / "resnet50.md").read_text(encoding="utf-8")
+    default = row(resnet.replace("    |", "|"), "default", "1", "ok")
+    assert default[3] == "3.20 ms (3.04–3.36, 3 paired proc.)"
+    assert row(resnet.replace("    |", "|"), "eager", "1", "ok")[3] == "4.00 ms (4.00–4.00, 3 paired proc.)"
+    bert = (tmp_path / "docs" / "workloads" / "bert-base.md").read_text(encoding="utf-8")
+    assert row(bert.replace("    |", "|"), "eager", "8", "ok")[3].endswith(", 3 proc.)")
