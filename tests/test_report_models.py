@@ -160,9 +160,9 @@ def test_the_workload_page_shows_the_paired_processes_behind_a_case_timed_once_a
         append_record(results / "models.jsonl", record)
     site = Site(Data(load(results)), tmp_path / "docs")
     workloads.render(site)
-    resnet = (tmp_path / "docs" / "workloads" / "resnet50.md").read_text(encoding="utf-8")
-    default = row(resnet.replace("    |", "|"), "default", "1", "ok")
-    assert default[3] == "3.20 ms (3.04–3.36, 3 paired proc.)"
-    assert row(resnet.replace("    |", "|"), "eager", "1", "ok")[3] == "4.00 ms (4.00–4.00, 3 paired proc.)"
-    bert = (tmp_path / "docs" / "workloads" / "bert-base.md").read_text(encoding="utf-8")
-    assert row(bert.replace("    |", "|"), "eager", "8", "ok")[3].endswith(", 3 proc.)")
+    # The tables sit in backend tabs, indented by four spaces.
+    resnet, bert = ((tmp_path / "docs" / "workloads" / f"{name}.md").read_text(
+        encoding="utf-8").replace("    |", "|") for name in ("resnet50", "bert-base"))
+    assert row(resnet, "default", "1", "ok")[3] == "3.20 ms (3.04–3.36, 3 paired proc.)"
+    assert row(resnet, "eager", "1", "ok")[3] == "4.00 ms (4.00–4.00, 3 paired proc.)"
+    assert row(bert, "eager", "8", "ok")[3].endswith(", 3 proc.)")
