@@ -406,6 +406,8 @@ def lease_of(df: pd.DataFrame) -> pd.Series:
 
 
 LATENCY = ["median_s", "lo_s", "hi_s", "n_processes"]
+# What a mode saves per call, and the two medians behind it (`compare`).
+SAVING = ("saving_s", "saving_lo_s", "saving_hi_s", "latency_base_s", "latency_s")
 
 
 def paired_latencies(paired: pd.DataFrame, columns: list[str] = LATENCY) -> pd.DataFrame:
@@ -450,8 +452,10 @@ def preferring_paired(cases: pd.DataFrame, paired: pd.DataFrame,
 def round_ratios(paired: pd.DataFrame) -> pd.DataFrame:
     """One row per paired process, mode and baseline (every pair of its modes): `ratio`,
     the median over its rounds of baseline time / mode time (above 1 the mode is
-    faster), `rounds` it rests on, its `lease`, and `probe_us`, the process's median eager
-    per-op cost (bench/host.py)."""
+    faster), `rounds` it rests on, its `lease`, `probe_us`, the process's median eager
+    per-op cost (bench/host.py), the process's own medians of the two (`base_s`, `mode_s`)
+    and `saving_s`, the time per call the mode saves there: the baseline's median less
+    that median over `ratio`, so that it is positive exactly where the ratio is above 1."""
     found = []
     paired = paired.assign(lease=lease_of(paired))
     for _, group in paired.groupby("group", sort=False):
@@ -459,14 +463,19 @@ def round_ratios(paired: pd.DataFrame) -> pd.DataFrame:
         probe = first["op_s"]
         probe_us = float(pd.Series(probe).median() * 1e6) if probe else None
         times = dict(zip(group["mode"], group["round_s"], strict=True))
+        medians = dict(zip(group["mode"], group["median_s"], strict=True))
         for baseline, base_s in times.items():
             for mode, mode_s in times.items():
+                ratio = paired_speedup(base_s, mode_s)
                 found.append({**{c: first[c] for c in POINT}, "backend": first["backend"],
-                              "mode": mode, "baseline": baseline,
-                              "ratio": paired_speedup(base_s, mode_s),
+                              "mode": mode, "baseline": baseline, "ratio": ratio,
                               "rounds": min(len(base_s), len(mode_s)), "lease": first["lease"],
-                              "probe_us": probe_us, "group": first["group"]})
-    columns = [*POINT, "backend", "mode", "baseline", "ratio", "rounds", "lease", "probe_us", "group"]
+                              "probe_us": probe_us, "group": first["group"],
+                              "base_s": medians[baseline], "mode_s": medians[mode],
+                              "saving_s": medians[baseline] * (1.0 - 1.0 / ratio)
+                              if ratio else None})
+    columns = [*POINT, "backend", "mode", "baseline", "ratio", "rounds", "lease", "probe_us", "group",
+               "base_s", "mode_s", "saving_s"]
     return pd.DataFrame(found, columns=columns)
 
 
@@ -487,12 +496,17 @@ def shown_round_ratios(shown_paired: pd.DataFrame, records: pd.DataFrame) -> pd.
 def paired_speedups(ratios: pd.DataFrame) -> pd.DataFrame:
     """Per point, mode and baseline: `speedup`, the median over processes of their round
     ratios; `speedup_lo`/`speedup_hi`, the smallest and largest process; `processes`,
-    `leases`, `rounds` (the fewest any process had) and `host_probe_us` (median)."""
+    `leases`, `rounds` (the fewest any process had), `host_probe_us` (median), and the
+    time saved per call as `saving_s` (median), `saving_lo_s`/`saving_hi_s` (smallest and
+    largest process), with the medians over processes of their own medians behind it
+    (`latency_base_s`, `latency_s`)."""
     key = [*POINT, "mode", "baseline"]
     return ratios.groupby(key, dropna=False).agg(
         speedup=("ratio", "median"), speedup_lo=("ratio", "min"), speedup_hi=("ratio", "max"),
         processes=("ratio", "size"), leases=("lease", "nunique"), rounds=("rounds", "min"),
-        host_probe_us=("probe_us", "median")).reset_index()
+        host_probe_us=("probe_us", "median"), saving_s=("saving_s", "median"),
+        saving_lo_s=("saving_s", "min"), saving_hi_s=("saving_s", "max"),
+        latency_base_s=("base_s", "median"), latency_s=("mode_s", "median")).reset_index()
 
 
 def with_paired(case_rows: pd.DataFrame, speedups_table: pd.DataFrame) -> pd.DataFrame:
@@ -637,6 +651,12 @@ def compare(cases: pd.DataFrame, mode: str, baseline: str = BASELINE, *,
     and there are two or more. `paired` says which; `leases`, `rounds` and
     `host_probe_us` come with them. `bound` says whether the ratio carries to another
     host (`ratio_bound`).
+
+    `saving_s` is the time the mode saves per call (baseline median - mode median;
+    `saving_lo_s`/`saving_hi_s` over every pairing), with the two medians behind it as
+    `latency_base_s` and `latency_s`. Where paired, all five come from the paired
+    processes (`paired_speedups`), as the speedup does, so a mode faster than the
+    baseline always saves time.
     """
     if at_least is None and below is None:
         at_least = 1.0
@@ -649,18 +669,24 @@ def compare(cases: pd.DataFrame, mode: str, baseline: str = BASELINE, *,
     out["speedup_lo"] = (out["lo_s_base"] / out["hi_s"]).where(timed)
     out["speedup_hi"] = (out["hi_s_base"] / out["lo_s"]).where(timed)
     out["pairings"] = (out["n_processes"] * out["n_processes_base"]).where(timed)
+    out["latency_base_s"], out["latency_s"] = out["median_s_base"], out["median_s"]
+    out["saving_s"] = (out["median_s_base"] - out["median_s"]).where(timed)
+    out["saving_lo_s"] = (out["lo_s_base"] - out["hi_s"]).where(timed)
+    out["saving_hi_s"] = (out["hi_s_base"] - out["lo_s"]).where(timed)
     prefix = f"paired_{baseline}_"
     paired = pd.Series(False, index=out.index)
     if f"{prefix}speedup" in out:
         paired = (timed & out[f"{prefix}speedup"].notna()).astype(bool)
-        for name in ("speedup", "speedup_lo", "speedup_hi"):
-            out[name] = out[prefix + name].astype(float).where(paired, out[name])
+        for name in ("speedup", "speedup_lo", "speedup_hi", *SAVING):
+            if prefix + name in out:
+                out[name] = out[prefix + name].astype(float).where(paired, out[name])
         out["pairings"] = out[f"{prefix}processes"].astype(float).where(paired, out["pairings"])
         for name in ("leases", "rounds", "host_probe_us"):
             out[name] = out[prefix + name].where(paired)
     out["paired"] = paired
     if mode == baseline:  # the baseline against itself: exactly 1, no pairings to judge
         out.loc[timed, ["speedup", "speedup_lo", "speedup_hi", "pairings"]] = (1.0, 1.0, 1.0, 0)
+        out.loc[timed, ["saving_s", "saving_lo_s", "saving_hi_s"]] = 0.0
         out["paired"] = False
     out["holds"] = _judge(out["speedup"], at_least, below)
     lo, hi = _judge(out["speedup_lo"], at_least, below), _judge(out["speedup_hi"], at_least, below)
@@ -954,11 +980,10 @@ def break_even(compile_s: pd.Series, saving_s: pd.Series) -> pd.Series:
 
 
 def with_break_even(table: pd.DataFrame) -> pd.DataFrame:
-    """`speedups` rows with `saving` (eager median - mode median, per call) and the calls
-    to break even with a cold and with a warm compile (`cold_calls`, `warm_calls`)."""
-    saving = table["median_s_base"] - table["median_s"]
-    return table.assign(saving=saving, cold_calls=break_even(table["cold_first_call_s"], saving),
-                        warm_calls=break_even(table["warm_first_call_s"], saving))
+    """`speedups` rows with the calls to break even with a cold and with a warm compile
+    (`cold_calls`, `warm_calls`), over the time saved per call (`saving_s`)."""
+    return table.assign(cold_calls=break_even(table["cold_first_call_s"], table["saving_s"]),
+                        warm_calls=break_even(table["warm_first_call_s"], table["saving_s"]))
 
 
 def graph_pairs(cases: pd.DataFrame) -> list[tuple[str, str]]:

@@ -105,10 +105,10 @@ def _at(table: pd.DataFrame, env_id: str, workload: str, batch: int | None) -> p
 
 
 def _break_even(row: dict, s: dict) -> float | None:
-    if not s or s.get("median_s_base") is None or row.get("cold_first_call_s") is None:
+    if not s or s.get("saving_s") is None or row.get("cold_first_call_s") is None:
         return None
     calls = analysis.break_even(pd.Series([row["cold_first_call_s"]]),
-                                pd.Series([s["median_s_base"] - s["median_s"]])).iloc[0]
+                                pd.Series([s["saving_s"]])).iloc[0]
     return None if pd.isna(calls) else float(calls)
 
 
@@ -123,13 +123,12 @@ def pays_within(data: Data, calls: int) -> list[dict[str, Any]]:
             env = _newest(envs)[0]
             here = best[(best["env_id"] == env.env_id) & (best["mode"] != BASELINE)
                         & best["cold_first_call_s"].notna()]
-            eager = data.speedups[(data.speedups["env_id"] == env.env_id)
-                                  & (data.speedups["mode"] == BASELINE)][[*analysis.POINT, "median_s"]]
-            here = here.merge(eager, on=analysis.POINT, suffixes=("", "_eager"))
+            saving = data.speedups[data.speedups["env_id"] == env.env_id][
+                [*analysis.POINT, "mode", "saving_s"]]
+            here = here.merge(saving, on=[*analysis.POINT, "mode"])
             if here.empty:
                 continue
-            even = analysis.break_even(here["cold_first_call_s"],
-                                       here["median_s_eager"] - here["median_s"])
+            even = analysis.break_even(here["cold_first_call_s"], here["saving_s"])
             out.append({"device": device, "env": env, "points": len(here),
                         "pays": int((even <= calls).sum()), "median": float(even.median())})
     return out

@@ -863,12 +863,18 @@ class Judge:
                 out.append(comparison)
                 continue
 
-            def calls(c, e, m):
-                return float(analysis.break_even(pd.Series([c]), pd.Series([e - m])).iloc[0])
+            def calls(c, saving):
+                return float(analysis.break_even(pd.Series([c]), pd.Series([saving])).iloc[0])
 
             comparison.busy = _float(row.get("busy_fraction_base"))
-            comparison.figure = calls(_median(sides[0]), row["median_s_base"], row["median_s"])
-            values, comparison.n = _combine(sides, calls)
+            comparison.figure = calls(_median(sides[0]), row["saving_s"])
+            if row.get("paired") is True:  # saved per call as timed side by side, per process
+                n = int(row["pairings"])
+                comparison.processes, comparison.paired = (n, n), True
+                savings = (float(row["saving_lo_s"]), float(row["saving_hi_s"]))
+                values, comparison.n = _combine([sides[0], savings], calls)
+            else:
+                values, comparison.n = _combine(sides, lambda c, e, m: calls(c, e - m))
             _judged(comparison, values, agrees)
             out.append(comparison)
         return out

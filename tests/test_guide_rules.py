@@ -130,6 +130,16 @@ def test_break_even_is_the_compile_time_over_the_saving_per_call(tmp_path):
     assert found.warm_calls == math.ceil(0.5 / 1e-3)
 
 
+def test_break_even_saves_what_the_paired_processes_saved(tmp_path):
+    """The guide's break-even took its saving from the one isolated process per mode, where
+    eager ran as slow as reduce-overhead: "never", beside a 2x paired speedup."""
+    from fixtures import model_records as mx
+
+    found = pick(cases_of(tmp_path, mx.eager_alone_as_slow_as_reduce_overhead()))
+    assert found.mode == "reduce-overhead" and found.speedup == pytest.approx(2.0)
+    assert found.cold_calls == 15000  # 30 s over 4 ms x (1 - 1/2) saved per call
+
+
 def test_branches_without_records_are_not_measured(tmp_path):
     fl = flow(cases_of(tmp_path, vit_on_gpu()))
     assert not fl.leaves["training"].pick.measured

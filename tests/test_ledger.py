@@ -371,6 +371,22 @@ def test_break_even_counts_calls_from_cold_compile_and_saving(tmp_path):
     assert only(data, claim({**test, "below": 4000})).verdict == "fails"
 
 
+def test_break_even_rests_on_the_paired_processes_its_speedup_comes_from(tmp_path):
+    """Paired timing leaves one isolated process per case. Break-even took its saving from
+    those single runs while the speedup beside it came from the paired processes, so a
+    mode timed 2x faster than eager side by side could read "never pays off"."""
+    from fixtures import model_records as mx
+
+    records = mx.eager_alone_as_slow_as_reduce_overhead()
+    pays = claim({"kind": "break-even", "mode": "reduce-overhead", "below": 20000, "tolerance": 0},
+                 workloads=("resnet50",))
+    j = only(data_of(tmp_path, records), pays)
+    [c] = j.comparisons
+    # 30 s of cold compile over 4 ms x (1 - 1/ratio) saved per call, ratios 2, 2/1.05, 2/0.95
+    assert j.verdict == "holds" and c.paired and c.processes == (3, 3)
+    assert c.figure == 15000 and (c.lo, c.hi) == (14286, 15790)
+
+
 def test_correctness_fails_where_a_process_fails(tmp_path):
     records = [record(CUDA, "vit16x6x384", "default", 1, 1e-3, repeat=i, repeats=2, passed=p)
                for i, p in enumerate((True, False))]

@@ -75,6 +75,21 @@ def test_costs_show_compile_times_break_even_and_peak_memory_with_graph_pools(pa
     assert cells[5] == "3.00 GiB reserved, 2.00 GiB allocated"
 
 
+def test_break_even_pages_read_the_saving_of_the_processes_that_timed_the_speedup(tmp_path):
+    """Beside a paired 2x speedup, the model page and the environment's break-even page read
+    "never" from one isolated eager process that ran as slow as reduce-overhead."""
+    from report.pages import break_even
+
+    results = tmp_path / "results"
+    for record in mx.eager_alone_as_slow_as_reduce_overhead():
+        append_record(results / "models.jsonl", record)
+    model_page = render(results, tmp_path / "docs", models, break_even)
+    assert row(model_page, "resnet50", "1", "reduce-overhead")[4].startswith("15,000 / ")
+    every = (tmp_path / "docs" / break_even.env_page(mx.ENV.env_id())).read_text(encoding="utf-8")
+    cells = row(every, "resnet50", "1", "reduce-overhead")  # named once, linked on its first row
+    assert cells[3] == "15,000" and cells[7:] == ["2.00 ms (paired)", "4.00 ms", "2.00 ms"]
+
+
 def test_graph_breaks_and_cudagraph_skips_are_counted_and_their_reasons_listed(page):
     cells = row(page, "resnet50", "1", "reduce-overhead")
     assert (cells[6], cells[7]) == ("2 / 0", "1")

@@ -91,8 +91,9 @@ def evidence(data: analysis.Data) -> dict:
         best[side + "_row"] = [speedup.get(tuple(None if pd.isna(v) else v for v in k))
                                for k in keys]
         best[side] = [r["speedup"] if r else None for r in best[side + "_row"]]
-    best["break_even"] = analysis.break_even(best["cold_first_call_s"],
-                                             best["median_s_eager"] - best["median_s"])
+    best["break_even"] = analysis.break_even(
+        best["cold_first_call_s"], pd.Series([r["saving_s"] if r else None for r in best["speedup_row"]],
+                                             index=best.index, dtype=float))
     return {"table": table, "best": best, "spread": analysis.spreads(data.cases, data.paired)}
 
 
@@ -106,10 +107,8 @@ def chooser_data(data: analysis.Data) -> dict:
         workloads[workload] = {"training": bool(info.get("training")),
                                "varying": guide_rules._varying(info.get("batch_cycle")),
                                "family": data.family(workload), "axis": info.get("axis")}
-    table = data.speedups[data.speedups["mode"] != BASELINE]
-    saving = table["median_s_base"] - table["median_s"]
-    table = table.assign(cold=analysis.break_even(table["cold_first_call_s"], saving),
-                         warm=analysis.break_even(table["warm_first_call_s"], saving))
+    table = analysis.with_break_even(data.speedups[data.speedups["mode"] != BASELINE]).rename(
+        columns={"cold_calls": "cold", "warm_calls": "warm"})
 
     def calls(value):
         return None if pd.isna(value) else ("never" if value == analysis.NEVER else int(value))
