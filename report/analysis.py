@@ -678,8 +678,7 @@ def compare(cases: pd.DataFrame, mode: str, baseline: str = BASELINE, *,
     if f"{prefix}speedup" in out:
         paired = (timed & out[f"{prefix}speedup"].notna()).astype(bool)
         for name in ("speedup", "speedup_lo", "speedup_hi", *SAVING):
-            if prefix + name in out:
-                out[name] = out[prefix + name].astype(float).where(paired, out[name])
+            out[name] = out[prefix + name].astype(float).where(paired, out[name])
         out["pairings"] = out[f"{prefix}processes"].astype(float).where(paired, out["pairings"])
         for name in ("leases", "rounds", "host_probe_us"):
             out[name] = out[prefix + name].where(paired)

@@ -196,8 +196,9 @@ def _median_calls(calls: np.ndarray) -> float | None:
     return found if found is None or math.isinf(found) else float(math.ceil(found))
 
 
-PAIRED = tuple(f"paired_{BASELINE}_{figure}" for figure in ("speedup", "speedup_lo", "speedup_hi"))
-PAIRED_SAVING = f"paired_{BASELINE}_saving_s"  # what the paired processes saved per call
+# Paired processes' figures over eager: the speedup, its range and the time saved per call.
+PAIRED = tuple(f"paired_{BASELINE}_{figure}"
+               for figure in ("speedup", "speedup_lo", "speedup_hi", "saving_s"))
 
 
 def pick(cases: pd.DataFrame) -> Pick:
@@ -210,9 +211,8 @@ def pick(cases: pd.DataFrame) -> Pick:
     # In plain Python over the few columns used: `pick` runs once per measured point, and
     # pandas selections, merges and groupbys of small frames were most of the guide's time.
     paired = [c for c in PAIRED if c in cases.columns]  # paired ratios over eager, where measured
-    paired_saving = [PAIRED_SAVING] if PAIRED_SAVING in cases.columns else []
     wanted = [*POINT, "mode", "ok", "median_s", "lo_s", "hi_s", "cold_first_call_s",
-              "warm_first_call_s", *TRAITS, *paired, *paired_saving]
+              "warm_first_call_s", *TRAITS, *paired]
     rows = [dict(zip(wanted, values, strict=True))
             for values in cases[wanted].to_numpy(dtype=object)
             if not pd.isna(values[len(POINT) + 1]) and values[len(POINT) + 1]]
@@ -235,20 +235,19 @@ def pick(cases: pd.DataFrame) -> Pick:
                ("median_s", "lo_s", "hi_s", "cold_first_call_s", "warm_first_call_s")}
         col.update({f"{c}_base": _floats(base[c] for _, base in found)
                     for c in ("median_s", "lo_s", "hi_s")})
+        saving = col["median_s_base"] - col["median_s"]
         if mode == BASELINE:
             speedup = lo = hi = np.ones(len(found))
         else:
             speedup = col["median_s_base"] / col["median_s"]
             lo, hi = col["lo_s_base"] / col["hi_s"], col["hi_s_base"] / col["lo_s"]
             if len(paired) == len(PAIRED):  # paired processes' figures replace ratios of medians
-                ratio, ratio_lo, ratio_hi = (_floats(row[c] for row, _ in found) for c in PAIRED)
+                ratio, ratio_lo, ratio_hi, paired_saving = (_floats(row[c] for row, _ in found)
+                                                            for c in PAIRED)
                 measured = ~np.isnan(ratio)
                 speedup = np.where(measured, ratio, speedup)
                 lo, hi = np.where(measured, ratio_lo, lo), np.where(measured, ratio_hi, hi)
-        saving = col["median_s_base"] - col["median_s"]
-        if paired_saving:  # from the processes the paired speedup comes from
-            paired_s = _floats(row[PAIRED_SAVING] for row, _ in found)
-            saving = np.where(np.isnan(paired_s), saving, paired_s)
+                saving = np.where(measured, paired_saving, saving)
         table.append({
             "mode": mode, "traits": int(sum(bool(found[0][0][t]) for t in TRAITS)),
             "speedup": float(np.median(speedup)), "lo": float(lo.min()), "hi": float(hi.max()),
@@ -566,7 +565,7 @@ def recommendations(cases: pd.DataFrame, flows: dict[str, Flow]) -> pd.DataFrame
     # to select and merge than the full case table.
     narrow = cases[[*dict.fromkeys([*POINT, "mode", "ok", "median_s", "lo_s", "hi_s",
                                     "cold_first_call_s", "warm_first_call_s", *TRAITS,
-                                    *(c for c in (*PAIRED, PAIRED_SAVING) if c in cases.columns)])]]
+                                    *(c for c in PAIRED if c in cases.columns)])]]
     for key, group in narrow.groupby(POINT, dropna=False, sort=False):
         fl = flows.get(key[0])
         if fl is None:
