@@ -66,10 +66,10 @@ def latency(row: dict | None, side: str = "") -> str:
     return _spread(seconds(median), within, n, row.get("env_repeated"))
 
 
-def speedup(row: dict | None, column: str = "speedup") -> str:
+def speedup(row: dict | None, column: str = "speedup", host: bool = True) -> str:
     """A ratio of medians with its range over every pairing of the two sides' processes;
     a paired ratio (see analysis.compare) with the range of its processes, and, where it
-    depends on the host, the host-probe figure it was measured at."""
+    depends on the host and `host` asks for it, the host-probe figure it was measured at."""
     value = None if row is None else row.get(column)
     if _missing(value):
         return NOT_MEASURED
@@ -81,7 +81,8 @@ def speedup(row: dict | None, column: str = "speedup") -> str:
         within += ", an outlier process"
     if column == "speedup" and row.get("paired"):
         spread = f"{within}, {int(pairings)} paired proc." if pairings >= 2 else "single paired run"
-        if row.get("ratio_bound") == "host-dependent" and not _missing(row.get("host_probe_us")):
+        if (host and row.get("ratio_bound") == "host-dependent"
+                and not _missing(row.get("host_probe_us"))):
             spread += f"; host-dependent: {row['host_probe_us']:.1f} µs per eager op here"
         return f"{times(value)} ({spread})"
     return _spread(times(value), within, pairings, row.get("env_repeated"))

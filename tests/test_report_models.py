@@ -181,3 +181,21 @@ def test_the_workload_page_shows_the_paired_processes_behind_a_case_timed_once_a
     assert row(resnet, "default", "1", "ok")[3] == "3.20 ms (3.04–3.36, 3 paired proc.)"
     assert row(resnet, "eager", "1", "ok")[3] == "4.00 ms (4.00–4.00, 3 paired proc.)"
     assert row(bert, "eager", "8", "ok")[3].endswith(", 3 proc.)")
+
+
+def test_a_workload_page_opens_with_the_fastest_mode_its_spread_and_its_cost(tmp_path):
+    # Eager's one isolated process ran as slow as reduce-overhead; the answer must come from
+    # the three paired processes, as the speedup and break-even on the rest of the site do.
+    results = tmp_path / "results"
+    for record in [*mx.eager_alone_as_slow_as_reduce_overhead(),
+                   *(mx.isolated("bert-base", "eager", 8, r) for r in range(3))]:
+        append_record(results / "models.jsonl", record)
+    workloads.render(Site(Data(load(results)), tmp_path / "docs"))
+    resnet, bert = ((tmp_path / "docs" / "workloads" / f"{name}.md").read_text(
+        encoding="utf-8") for name in ("resnet50", "bert-base"))
+    glance = resnet[resnet.index("## At a glance"):resnet.index("## The workload")]
+    assert resnet.index("## At a glance") < resnet.index("## Latency")
+    assert row(glance.replace("    |", "|"), "1")[2:] == [
+        "reduce-overhead", "2.00× (1.90–2.11, 3 paired proc.)", "default (1.25×)", "60.0%",
+        "30.0 s", "15,000"]
+    assert "No point here has two modes timed." in bert

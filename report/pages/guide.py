@@ -76,7 +76,12 @@ def chart(data: analysis.Data, found: dict[str, guide_rules.Flow]) -> list[dict]
 
 
 def evidence(data: analysis.Data) -> dict:
-    """Today's tables: the fastest mode of each case and the summary by busy fraction."""
+    """Today's tables: the fastest mode of each case and the summary by busy fraction,
+    computed once (each workload's page opens with its rows of `best`)."""
+    return data.memo("guide-evidence", lambda: _evidence(data))
+
+
+def _evidence(data: analysis.Data) -> dict:
     table = data.speedups
     eager = table[table["mode"] == BASELINE][[*analysis.POINT, "busy_fraction", "median_s"]]
     best = data.fastest()
@@ -91,6 +96,7 @@ def evidence(data: analysis.Data) -> dict:
         best[side + "_row"] = [speedup.get(tuple(None if pd.isna(v) else v for v in k))
                                for k in keys]
         best[side] = [r["speedup"] if r else None for r in best[side + "_row"]]
+    best["compiles"] = best["mode"] != BASELINE
     best["break_even"] = analysis.break_even(
         best["cold_first_call_s"], pd.Series([r["saving_s"] if r else None for r in best["speedup_row"]],
                                              index=best.index, dtype=float))
@@ -162,7 +168,6 @@ def render(site: Site) -> None:
     recs = guide_rules.recommendations(data.cases, found)
     ev = evidence(data)
     table, best, spread = ev["table"], ev["best"], ev["spread"]
-    best = best.assign(compiles=best["mode"] != BASELINE)
 
     def build(env: Environment):
         fl = found.get(env.env_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from report import analysis, charts, formatting, guide_rules
 from report.analysis import BASELINE, Environment, ordered, rows
 from report.analysis import EXTERNAL_FAMILY as EXTERNAL
+from report.pages.guide import evidence
 from report.site import Site
 
 SPREAD_NOTE = "error bars span the medians of the case's processes (none for a single run)"
@@ -60,7 +61,9 @@ def library_builds(site: Site, workload: str) -> list[dict]:
 def render_workload(site: Site, workload: str, table: list[dict], failures: list[dict],
                     recs: list[dict] | None = None) -> None:
     """`recs`: the guide's recommendation at each point (`guide_rules.for_workloads` rows),
-    for a model of one's own; None for the built-in workloads."""
+    for a model of one's own; None for the built-in workloads. The page opens with the
+    fastest mode at each point, as the guide's evidence ranks them, so that a reader who
+    came to choose a mode finds the answer, its spread and its cost in the first screen."""
     data = site.data
     page = f"workloads/{workload}.md"
     info = data.workload_info(workload)
@@ -68,10 +71,14 @@ def render_workload(site: Site, workload: str, table: list[dict], failures: list
     axis = (("matrix size n" if info and info["axis"] == "n" else "batch size")
             if data.batched(workload) else None)
 
+    best = evidence(data)["best"]
+    best = best[best["workload"] == workload]
+
     def build(env: Environment):
         here = [r for r in table if r["env_id"] == env.env_id]
         if not here:
             return None
+        fastest = best[best["env_id"] == env.env_id]
         by_case = {(r["mode"], r["batch_size"]): r for r in here}
         ok = [r for r in here if r["ok"]]
         # Gaps among the modes and batches this environment ran read "not measured" in the
@@ -79,6 +86,7 @@ def render_workload(site: Site, workload: str, table: list[dict], failures: list
         modes = [m for m in data.modes if any(mode == m for mode, _ in by_case)]
         batches = [b for b in data.batches(workload) if any(batch == b for _, batch in by_case)]
         return {
+            "fastest": rows(ordered(fastest, batch_first=True)),
             "latency": [{"mode": mode, "batch": batch, "result": by_case.get((mode, batch))}
                         for mode in modes for batch in batches],
             "modes_not_run": [m for m in data.modes if m not in modes],
