@@ -967,7 +967,10 @@ def break_even_calls(compile_s: np.ndarray, saving_s: np.ndarray) -> np.ndarray:
     """Calls after which compiling pays off: compile time / per-call saving, rounded up;
     NEVER where there is no saving, NaN where anything is missing (float arrays)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        calls = np.ceil(compile_s / np.where(saving_s > 0, saving_s, np.nan))
+        calls = compile_s / np.where(saving_s > 0, saving_s, np.nan)
+        # A whole quotient that floating point leaves a hair above (3.0000000000000004)
+        # would otherwise cost one more call than it does.
+        calls = np.ceil(calls * (1.0 - 1e-12))
     return np.where((saving_s <= 0) & ~np.isnan(compile_s), NEVER, calls)
 
 

@@ -156,6 +156,9 @@ def test_break_even_rounds_up_and_is_never_without_a_saving():
     assert calls[0] == 4.0 and calls[1] == analysis.NEVER and math.isnan(calls[2])
     assert calls[3] == analysis.NEVER
     assert formatting.calls(analysis.NEVER) == "never"
+    # 0.1 * 3 / 0.1 is 3.0000000000000004 in floating point: exactly 3 calls, not 4.
+    assert analysis.break_even(pd.Series([0.1 * 3, 0.1 * 3 + 1e-9]),
+                               pd.Series([0.1, 0.1])).tolist() == [3.0, 4.0]
 
 
 def test_boundedness_bands():
