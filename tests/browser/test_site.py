@@ -144,3 +144,23 @@ def test_second_content_tab_shows_its_own_content(context, crawl):
     assert not blocks.nth(0).is_visible()
     assert blocks.nth(1).inner_text() != shown_before
     page.close()
+
+
+def test_every_workload_page_shows_its_fastest_mode_in_the_first_screen(context, crawl):
+    # A reader who came to choose a mode for a workload finds a measured answer, with its
+    # spread, without scrolling: the first row of the "At a glance" table is in the first
+    # 900 pixels at 1440 wide.
+    pages = sorted(url for url in crawl if "/workloads/" in url
+                   and not url.rstrip("/").endswith("/workloads"))
+    assert len(pages) >= 20, pages
+    page = context.new_page()
+    page.set_viewport_size({"width": 1440, "height": 900})
+    late = []
+    for url in pages:
+        page.goto(url)
+        first = page.locator("h2#at-a-glance ~ .tabbed-set .tabbed-block:visible tbody tr").first
+        box = first.bounding_box() if first.count() else None
+        if box is None or box["y"] + box["height"] > 900 or "×" not in first.inner_text():
+            late.append(f"{url}: {box}")
+    page.close()
+    assert not late, "workload pages whose first answer is not in the first screen:\n" + "\n".join(late)
