@@ -83,7 +83,7 @@ def evidence(data: analysis.Data) -> dict:
 
 def _evidence(data: analysis.Data) -> dict:
     table = data.speedups
-    eager = table[table["mode"] == BASELINE][[*analysis.POINT, "busy_fraction", "median_s"]]
+    eager = table[table["mode"] == BASELINE][[*analysis.POINT, "busy_fraction"]]
     best = data.fastest()
     best = best[best["mode_runner_up"].notna()].merge(
         eager, on=analysis.POINT, suffixes=("", "_eager"))
