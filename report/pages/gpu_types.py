@@ -147,7 +147,12 @@ def lease_speedups(across: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
             leases=("lease", "nunique"), ratio_bound=("ratio_bound", "first"))
         sides.append(here.add_suffix(suffix))
     out = sides[0].join(sides[1], how="outer").reset_index()
+    # `across` holds a case seen on two leases in any way (isolated on one, paired on the
+    # other): its speedup may still come from one lease on each side
+    out = out[out[["leases_a", "leases_b"]].max(axis=1) >= 2].copy()
     out["ratio_bound"] = out["ratio_bound_a"].fillna(out["ratio_bound_b"])
+    # the outer join turns a count that one side lacks into NaN, and the column into floats
+    out[["leases_a", "leases_b"]] = out[["leases_a", "leases_b"]].astype("Int64")
     return ordered(out, batch_first=True).reset_index(drop=True)
 
 
