@@ -68,10 +68,14 @@ PROCESS_TAGS = re.compile(r"^(main|rerun-\d+)$")  # records under these tags are
 ALONE_TAG = "alone"  # the concurrency check's subset, measured with one worker (`--gpus 1`)
 BUSY_TAG = "busy"  # the same subset on the same GPU while another runner keeps the rest busy
 CONCURRENT_SIDES = ("busy", "main")  # what `concurrency` sets against the alone side
-CASE = ["env_id", "workload", "mode", "batch_size", "shapes"]
-POINT = ["env_id", "workload", "batch_size", "shapes"]  # a case without its mode
+# CaseKey.dtype (the precision the case ran in) becomes the column DTYPE: the workload
+# section already has a `dtype`. Records from before it ran in DEFAULT_DTYPE.
+DTYPE, DEFAULT_DTYPE = "case_dtype", "float32"
+CASE = ["env_id", "workload", "mode", "batch_size", "shapes", DTYPE]
+POINT = ["env_id", "workload", "batch_size", "shapes", DTYPE]  # a case without its mode
 ENV_FIELDS = tuple(f.name for f in dataclasses.fields(RecordEnvironment))
-RENAMED = {("mode_traits", "description"): "mode_description", ("warmup", "latencies_s"): "warmup_s",
+RENAMED = {("key", "dtype"): DTYPE, ("mode_traits", "description"): "mode_description",
+           ("warmup", "latencies_s"): "warmup_s",
            ("process", "timing"): "process_timing", ("host", "cpu_model"): "host_cpu_model"}
 MEANINGFUL_GAIN = 0.05  # gains below this are not called wins
 MOVED = 0.10  # a case whose process medians differ by more than this moved
@@ -162,6 +166,7 @@ def frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
         df[column] = df[column].astype("Int64")
     df["started_at"] = pd.to_datetime(df["started_at"], utc=True, format="ISO8601")
     df["ok"] = df["status"] == "ok"
+    df[DTYPE] = df[DTYPE].fillna(DEFAULT_DTYPE) if DTYPE in df else DEFAULT_DTYPE
     # Text as plain objects, in one block: pandas 3 gives every text column an array of its
     # own, and selecting rows then costs a call per column, which made filtering the
     # wide tables most of a rebuild.
@@ -438,17 +443,6 @@ def take_paired_latencies(merged: pd.DataFrame, use: pd.Series,
     return out.drop(columns=[f"{column}_paired" for column in columns])
 
 
-def preferring_paired(cases: pd.DataFrame, paired: pd.DataFrame,
-                      columns: list[str] = LATENCY) -> pd.DataFrame:
-    """`cases` whose `columns` come from their paired processes (`paired_processes`) where a
-    case rests on one isolated process but two or more paired ones, as paired timing leaves
-    it; `timing` says which processes each row rests on."""
-    figures = paired.assign(iqr_ratio=paired["iqr_s"] / paired["median_s"])
-    found = with_paired_latencies(cases, paired_latencies(figures, columns))
-    use = (found["n_processes"] < 2) & (found["n_processes_paired"] >= 2)
-    return take_paired_latencies(found, use, columns)
-
-
 def round_ratios(paired: pd.DataFrame) -> pd.DataFrame:
     """One row per paired process, mode and baseline (every pair of its modes): `ratio`,
     the median over its rounds of baseline time / mode time (above 1 the mode is
@@ -526,27 +520,33 @@ def with_paired(case_rows: pd.DataFrame, speedups_table: pd.DataFrame) -> pd.Dat
                       | paired_repeats.groupby(out["env_id"]).transform("any"))
 
 
-def side_bound(case_rows: pd.DataFrame) -> pd.Series:
-    """What sets a case's time, from its measured GPU busy fraction: "host" below
-    LAUNCH_BOUND (the device waits on the CPU that issues its work: eager launches, or the
-    Python bookkeeping around a graph replay), "device" from DEVICE_BOUND, "mixed" in
-    between, "cpu" on a CPU backend (the host is the device), None without a profile."""
-    def one(row) -> str | None:
-        if row["backend"] == "cpu":
-            return "cpu"
-        busy = row.get("busy_fraction")
-        if busy is None or pd.isna(busy):
-            return None
-        return "host" if busy < LAUNCH_BOUND else "device" if busy >= DEVICE_BOUND else "mixed"
+def bound_of(busy: Any, backend: str) -> str | None:
+    """The one vocabulary for what sets a time, from the measured GPU busy fraction:
+    "launch-bound" below LAUNCH_BOUND (the device waits on the CPU that issues its work:
+    eager launches, or the Python bookkeeping around a graph replay), "device-bound" from
+    DEVICE_BOUND, "mixed" in between, "cpu" on a CPU backend (the host is the device),
+    None without a profile."""
+    if backend == "cpu":
+        return "cpu"
+    if busy is None or pd.isna(busy):
+        return None
+    return "launch-bound" if busy < LAUNCH_BOUND else "device-bound" if busy >= DEVICE_BOUND else "mixed"
 
-    return pd.Series([one(r) for r in case_rows.to_dict("records")], index=case_rows.index,
-                     dtype=object)
+
+def side_bound(case_rows: pd.DataFrame) -> pd.Series:
+    """`bound_of` each case row (its `busy_fraction` and `backend`)."""
+    busy = case_rows["busy_fraction"] if "busy_fraction" in case_rows else pd.Series(
+        None, index=case_rows.index, dtype=object)
+    return pd.Series([bound_of(b, backend) for b, backend in zip(busy, case_rows["backend"],
+                                                                   strict=True)],
+                     index=case_rows.index, dtype=object)
 
 
 # Whether a ratio carries to another host follows from what bounds its two sides.
-RATIO_BOUND = {("host", "host"): "launch-bound", ("cpu", "cpu"): "cpu",
-               ("device", "device"): "device-bound", ("host", "device"): "host-dependent",
-               ("device", "host"): "host-dependent"}
+RATIO_BOUND = {("launch-bound", "launch-bound"): "launch-bound", ("cpu", "cpu"): "cpu",
+               ("device-bound", "device-bound"): "device-bound",
+               ("launch-bound", "device-bound"): "host-dependent",
+               ("device-bound", "launch-bound"): "host-dependent"}
 
 
 def ratio_bound(mode_side: pd.Series, base_side: pd.Series) -> pd.Series:
@@ -737,7 +737,7 @@ def fastest(cases: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataF
         out = out.merge(lead[[*POINT, "mode_lead", "mode_runner_up_lead", "speedup", "speedup_lo",
                               "speedup_hi", "processes"]].rename(
                             columns={"speedup": "lead", "speedup_lo": "lead_lo",
-                                     "speedup_hi": "lead_hi"}),
+                                     "speedup_hi": "lead_hi", "processes": "lead_processes"}),
                         left_on=[*POINT, "mode", "mode_runner_up"],
                         right_on=[*POINT, "mode_lead", "mode_runner_up_lead"], how="left")
         use = (out["paired_rank"].eq(True) & out["lead"].notna()).astype(bool)
@@ -757,9 +757,9 @@ def fastest(cases: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataF
         out["lead_lo"] = out["lead_lo"].where(~flip, inverse["lead_hi"])
         out["margin"] = (out["lead"].astype(float) - 1.0).where(use, out["margin"])
         out["tie"] = (out["lead_lo"].astype(float) <= 1.0).where(use, out["tie"])
-        out["pairings"] = out["processes"].astype(float).where(use, out["pairings"])
+        out["pairings"] = out["lead_processes"].astype(float).where(use, out["pairings"])
         out = out.drop(columns=["mode_lead", "mode_runner_up_lead", "lead", "lead_lo", "lead_hi",
-                                "processes"])
+                                "lead_processes"])
     return ordered(out).reset_index(drop=True)
 
 
@@ -870,19 +870,11 @@ def paired_against_isolated(shown_all: pd.DataFrame, bounds: pd.DataFrame) -> pd
 
 
 def spreads(cases: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Cases resting on two or more processes, with `spread` = (max - min) / min of their
-    process medians and `moved` where it exceeds MOVED.
-
-    Paired timing leaves one isolated process per case: with `paired` (`paired_processes`),
-    a case timed in one isolated process but two or more paired ones spreads over each
-    paired process's own median of the mode instead (`timing` "paired"), and its in-run
-    IQR ratio is theirs."""
-    out = cases.assign(timing="isolated")
-    if paired is not None and not paired.empty:
-        out = preferring_paired(out, paired, [*LATENCY, "medians_s", "iqr_ratio"])
-        use = out["timing"] == "paired"
-        out["spread"] = out["spread"].where(~use, (out["hi_s"] - out["lo_s"]) / out["lo_s"])
-    out = out[out["n_processes"] >= 2].copy()
+    """Published cases (`published_cases`) resting on two or more processes, with `spread`
+    = (max - min) / min of their process medians and `moved` where it exceeds MOVED. The
+    processes are those the case publishes (`timing`); `paired` is not read (callers from
+    before the published table pass it)."""
+    out = cases[cases["n_processes"] >= 2].copy()
     out["moved"] = out["spread"] > MOVED
     return out
 
@@ -957,10 +949,8 @@ def by_mode(spread_rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def boundedness(busy: pd.Series) -> pd.Series:
-    """"launch-bound" below LAUNCH_BOUND, "device-bound" from DEVICE_BOUND, else "mixed"."""
-    return pd.Series(["launch-bound" if b < LAUNCH_BOUND else "device-bound"
-                      if b >= DEVICE_BOUND else "mixed" if pd.notna(b) else None
-                      for b in busy], index=busy.index, dtype=object)
+    """`bound_of` GPU busy fractions (a CUDA backend)."""
+    return pd.Series([bound_of(b, "cuda") for b in busy], index=busy.index, dtype=object)
 
 
 def break_even_calls(compile_s: np.ndarray, saving_s: np.ndarray) -> np.ndarray:
@@ -1099,6 +1089,108 @@ def probes(shown: pd.DataFrame) -> pd.DataFrame:
     return ordered(out.drop(columns="_index"), "tag", "repeat")
 
 
+# ---- the published figures --------------------------------------------------------------
+
+# The one rule that decides which processes a case publishes. Paired processes time every
+# mode in alternating rounds beside eager, so where they exist the speedup, the latency and
+# its spread all come from them, and a row's latency and speedup rest on the same processes.
+PUBLISHED_RULE = ("a case publishes the figures of its paired processes where one or more "
+                  "paired processes timed it beside eager, else those of its isolated processes")
+PUBLISHED_LATENCY = [*LATENCY, "medians_s", "iqr_ratio"]
+# The columns of the published table beyond the case's own: what every page, answer, the
+# chooser and the export may show.
+FIGURES = ("timing", "processes", "leases", "hosts", "isolated_processes", "paired_processes",
+           "latency_s", "latency_lo_s", "latency_hi_s", "latency_base_s", "speedup", "speedup_lo",
+           "speedup_hi", "saving_s", "bound", "ratio_bound", "cold_compile_s", "warm_compile_s",
+           "cold_calls", "warm_calls", "peak_device_bytes", "peak_rss_bytes", "compiling")
+
+
+def publishes_paired(case_rows: pd.DataFrame) -> pd.Series:
+    """PUBLISHED_RULE, per case row of `with_paired`: whether it publishes paired figures."""
+    column = f"paired_{BASELINE}_processes"
+    if column not in case_rows:
+        return pd.Series(False, index=case_rows.index, dtype=bool)
+    return (pd.to_numeric(case_rows[column], errors="coerce").fillna(0) >= 1).astype(bool)
+
+
+def _provenance(procs: pd.DataFrame, name: str) -> pd.DataFrame:
+    """Per case: how many ok processes of one kind, on how many leases and host names."""
+    ok = procs[procs["ok"]]
+    ok = ok.assign(_lease=lease_of(ok), _host=ok["hostname"].where(ok["hostname"].notna(),
+                                                                    ok["machine"]))
+    return ok.groupby(CASE, dropna=False).agg(
+        **{f"{name}_processes": ("_lease", "size"), f"{name}_leases": ("_lease", "nunique"),
+           f"{name}_hosts": ("_host", "nunique")}).reset_index()
+
+
+def published_cases(isolated_cases: pd.DataFrame, isolated: pd.DataFrame,
+                    paired: pd.DataFrame) -> pd.DataFrame:
+    """`isolated_cases` (`with_paired` of `cases`) with their latency figures (median_s,
+    lo_s, hi_s, n_processes, medians_s, iqr_ratio, spread) taken from the processes
+    PUBLISHED_RULE picks: `timing` says which ("paired" or "isolated"), `processes`,
+    `leases` and `hosts` what they rest on, `isolated_processes` and `paired_processes`
+    how many of each the case has. Compile times, memory and Dynamo counters stay those of
+    the isolated processes: paired processes do not measure them."""
+    figures = paired.assign(iqr_ratio=paired["iqr_s"] / paired["median_s"])
+    out = with_paired_latencies(isolated_cases, paired_latencies(figures, PUBLISHED_LATENCY))
+    use = publishes_paired(out) & out["n_processes_paired"].notna()
+    for column in PUBLISHED_LATENCY:
+        out[column] = out[column].where(~use, out[f"{column}_paired"])
+    out["n_processes"] = out["n_processes"].astype(int)
+    out = out.drop(columns=[f"{column}_paired" for column in PUBLISHED_LATENCY]).copy()
+    out["spread"] = ((out["hi_s"] - out["lo_s"]) / out["lo_s"]).where(out["n_processes"] >= 2)
+    out["timing"] = use.map({True: "paired", False: "isolated"}).where(out["ok"])
+    for part in (_provenance(processes(isolated), "isolated"), _provenance(paired, "paired")):
+        out = out.merge(part, on=CASE, how="left")
+    for name in ("isolated", "paired"):
+        out[f"{name}_processes"] = out[f"{name}_processes"].fillna(0).astype(int)
+    out["processes"] = out["n_processes"].where(out["ok"], 0)
+    out["leases"] = out["paired_leases"].where(use, out["isolated_leases"])
+    out["hosts"] = out["paired_hosts"].where(use, out["isolated_hosts"])
+    out = out.drop(columns=[f"{n}_{f}" for n in ("isolated", "paired") for f in ("leases", "hosts")])
+    return out.reset_index(drop=True)
+
+
+def published(case_rows: pd.DataFrame) -> pd.DataFrame:
+    """The published-figures table: one row per environment, case and mode (CASE, with
+    `backend`), every figure a page shows, each chosen once, here.
+
+    From `published_cases` rows: the case's columns, then FIGURES: its latency with spread
+    (`latency_s`, `latency_lo_s`, `latency_hi_s`) and eager's at the point
+    (`latency_base_s`); its speedup over eager with spread (`speedup`, `speedup_lo`,
+    `speedup_hi`, from the same processes as the latency: paired round ratios, or ratios of
+    isolated medians) and the time saved per call (`saving_s`); `bound` (`bound_of` the
+    case) and `ratio_bound` (whether the speedup carries to another host); cold and warm
+    compile times (`cold_compile_s`, `warm_compile_s`: the first call, for every mode that
+    is not eager); `cold_calls`/`warm_calls`, the calls after which each is paid back;
+    memory; `compiling`, whether the mode runs torch.compile (the hand-captured CUDA graph
+    does not); and provenance (`timing`, `processes`, `leases`, `hosts`). The `compare`
+    columns (`speedup_lo`, `pairings`, `settled`, `holds`, ...) come with it."""
+    table = speedups(case_rows)
+    out = table.assign(
+        latency_s=table["median_s"], latency_lo_s=table["lo_s"], latency_hi_s=table["hi_s"],
+        latency_base_s=table["median_s_base"],
+        cold_compile_s=table["cold_first_call_s"].where(table["mode"] != BASELINE),
+        warm_compile_s=table["warm_first_call_s"].where(table["mode"] != BASELINE),
+        compiling=table["compiled"].fillna(False).astype(bool))
+    # Paired, the speedup rests on the paired processes that timed the mode beside eager.
+    out["processes"] = out["pairings"].where(
+        out["paired"], out[["processes", "processes_base"]].min(axis=1)).fillna(0)
+    out["processes"] = out["processes"].astype(int)
+    out = with_break_even(out)
+    out.loc[out["mode"] == BASELINE, ["cold_calls", "warm_calls"]] = np.nan
+    return ordered(out).reset_index(drop=True)
+
+
+def row_of(table: pd.DataFrame, env_id: str, workload: str, batch: int | None, mode: str,
+           dtype: str = DEFAULT_DTYPE) -> dict[str, Any] | None:
+    """One row of a published table (None when that case was not measured)."""
+    here = table[(table["env_id"] == env_id) & (table["workload"] == workload)
+                 & (table["mode"] == mode) & (table[DTYPE] == dtype)]
+    here = here[here["batch_size"].isna()] if batch is None else here[here["batch_size"] == batch]
+    return rows(here)[0] if len(here) else None
+
+
 # ---- environments ------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -1185,7 +1277,8 @@ class Data:
         self.paired = paired_processes(every)
         self.ratios = shown_round_ratios(self.paired, records)
         self.paired_speedups = paired_speedups(self.ratios)
-        self.cases = with_paired(cases(self.shown), self.paired_speedups).copy()
+        self.isolated_cases = with_paired(cases(self.shown), self.paired_speedups)
+        self.cases = published_cases(self.isolated_cases, self.shown, self.paired).copy()
         self.environments = environments(self.shown, self.cases)
         self.traits = modes_traits(self.shown)
         self.modes = list(self.traits)
@@ -1197,7 +1290,8 @@ class Data:
         self._batches = {w: sorted({None if pd.isna(b) else int(b) for b in group},
                                    key=lambda b: (0, 0) if b is None else (1, b))
                          for w, group in self.shown.groupby("workload")["batch_size"]}
-        self.speedups = speedups(self.cases).copy()
+        self.published = published(self.cases).copy()
+        self.speedups = self.published  # every case against eager: the same table
         self._memo: dict[Any, Any] = {}
 
     def fastest(self) -> pd.DataFrame:
