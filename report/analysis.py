@@ -431,18 +431,6 @@ def with_paired_latencies(table: pd.DataFrame, paired: pd.DataFrame) -> pd.DataF
     return table.merge(paired, on=CASE, how="left", suffixes=("", "_paired"))
 
 
-def take_paired_latencies(merged: pd.DataFrame, use: pd.Series,
-                          columns: list[str] = LATENCY) -> pd.DataFrame:
-    """A `with_paired_latencies` table whose `columns` come from the paired processes where
-    `use`, with `timing` saying which processes each row rests on. Where `use`, the paired
-    figures exist, so each column keeps its dtype (a count stays a whole number)."""
-    out = merged.copy()
-    for column in columns:
-        out[column] = out[column].where(~use, out[f"{column}_paired"]).astype(out[column].dtype)
-    out["timing"] = use.map({True: "paired", False: "isolated"})
-    return out.drop(columns=[f"{column}_paired" for column in columns])
-
-
 def round_ratios(paired: pd.DataFrame) -> pd.DataFrame:
     """One row per paired process, mode and baseline (every pair of its modes): `ratio`,
     the median over its rounds of baseline time / mode time (above 1 the mode is
@@ -1096,7 +1084,7 @@ def probes(shown: pd.DataFrame) -> pd.DataFrame:
 # its spread all come from them, and a row's latency and speedup rest on the same processes.
 PUBLISHED_RULE = ("a case publishes the figures of its paired processes where one or more "
                   "paired processes timed it beside eager, else those of its isolated processes")
-PUBLISHED_LATENCY = [*LATENCY, "medians_s", "iqr_ratio"]
+PUBLISHED_LATENCY = [*LATENCY, "medians_s", "iqr_s", "iqr_ratio"]
 # The columns of the published table beyond the case's own: what every page, answer, the
 # chooser and the export may show.
 FIGURES = ("timing", "processes", "leases", "hosts", "isolated_processes", "paired_processes",
@@ -1352,6 +1340,13 @@ class Data:
         pages all read it."""
         return self.memo("fastest", lambda: fastest(self.cases, self.paired_speedups).copy())
 
+    def evidence(self) -> dict:
+        """The guide's evidence, computed once (each workload's page opens with its rows of
+        `best`): `table` (the published table), `best` (`fastest` per point with a runner-up,
+        eager's `class`, the speedups of the fastest and the runner-up and the fastest
+        mode's `break_even`) and `spread` (`spreads`)."""
+        return self.memo("evidence", lambda: _evidence(self))
+
     def memo(self, key: Any, compute):
         """`compute()` once per site build: what several pages derive from the same data
         (the judged claims, the guide's flows) is computed by the first that asks."""
@@ -1396,3 +1391,25 @@ class Data:
         wanted = table["workload"].map(self.representative_batch)
         same = (table["batch_size"] == wanted).fillna(False).astype(bool)
         return table[same | (table["batch_size"].isna() & wanted.isna())]
+
+
+UNPROFILED = "not profiled"  # backends without a GPU busy fraction (CPU)
+
+
+def _evidence(data: Data) -> dict:
+    table = data.published
+    eager = table[table["mode"] == BASELINE][[*POINT, "busy_fraction"]]
+    best = data.fastest()
+    best = best[best["mode_runner_up"].notna()].merge(eager, on=POINT, suffixes=("", "_eager"))
+    best = best.assign(**{"class": boundedness(best["busy_fraction_eager"]).fillna(UNPROFILED)})
+    # The fastest and the runner-up against eager, and the fastest mode's break-even.
+    speedup = {tuple(r[c] for c in (*POINT, "mode")): r for r in rows(table)}
+    for side, suffix in (("speedup", ""), ("runner_up_speedup", "_runner_up")):
+        keys = zip(*(best[c] for c in POINT), best["mode" + suffix], strict=True)
+        best[side + "_row"] = [speedup.get(tuple(None if pd.isna(v) else v for v in k))
+                               for k in keys]
+        best[side] = [r["speedup"] if r else None for r in best[side + "_row"]]
+    best["compiles"] = best["mode"] != BASELINE
+    best["break_even"] = [r["cold_calls"] if r else None for r in best["speedup_row"]]
+    best["break_even"] = best["break_even"].astype(float)
+    return {"table": table, "best": best, "spread": spreads(data.cases)}
