@@ -1184,6 +1184,7 @@ def row_of(table: pd.DataFrame, env_id: str, workload: str, batch: int | None, m
 # The calls per process the chooser, the guide and the pages answer for: a reader's number
 # of calls rounds down to one of these, so every answer on the site is one of a few.
 CALLS_STEPS = (100, 1_000, 10_000, 100_000, 1_000_000)
+CALLS_ANSWERED = 100_000  # where a reader names no number: the quick answers, the guide's points
 CHOICE = ("mode", "speedup", "speedup_lo", "speedup_hi", "cold_calls", "compiling",
           "cuda_graphs", "ratio_bound", "processes", "timing", "leases", "hosts")
 

@@ -161,7 +161,7 @@ def recommended_by_path(points: list[dict]) -> list[dict]:
 def render(site: Site) -> None:
     data = site.data
     found = flows(data)
-    recs = guide_rules.recommendations(data.cases, found)
+    recs = guide_rules.recommendations(data.cases, found, data.published)
     ev = evidence(data)
     table, best, spread = ev["table"], ev["best"], ev["spread"]
 

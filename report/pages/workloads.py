@@ -116,7 +116,8 @@ def render(site: Site) -> None:
     # A model of one's own gets the guide's recommendation on its page, by the same rules
     # (and the same environment thresholds) as the bring-your-own-model page.
     external = [w for w in data.workloads if data.family(w) == EXTERNAL]
-    recs = rows(guide_rules.for_workloads(data.cases, external)[0]) if external else []
+    recs = rows(guide_rules.for_workloads(data.cases, external,
+                                                 data.published)[0]) if external else []
     for workload in data.workloads:
         render_workload(site, workload, [r for r in table if r["workload"] == workload],
                         [r for r in failures if r["workload"] == workload],
