@@ -159,6 +159,14 @@ def _absent(names) -> dict[str, list[str]]:
             and (gone := optional.missing(lookup(name).requires))}
 
 
+def _in_dtype(dtype: str) -> list[str]:
+    return [name for name in ORDER if not lookup(name).dtype_refusal(dtype)]
+
+
+def _workloads_text(names: list[str]) -> str:
+    return "every workload" if len(names) == len(ORDER) else ", ".join(names)
+
+
 def _listing() -> str:
     lines = ["workloads:"]
     lines += [f"  {name:<22} {lookup(name).description}" for name in ORDER]
@@ -167,6 +175,7 @@ def _listing() -> str:
         packages = list(dict.fromkeys(p for gone in absent.values() for p in gone))
         lines.append(f"  note: {', '.join(absent)} need {optional.needs(packages)}")
     lines += ["modes:"] + [f"  {m.name:<28} {m.description}" for m in MODES.values()]
+    lines += ["dtypes:"] + [f"  {dtype:<28} {_workloads_text(_in_dtype(dtype))}" for dtype in DTYPES]
     here = set(available_backends())
     lines += ["backends:"] + [f"  {name:<6} {'available' if name in here else 'not available'}"
                               for name in BACKENDS]
@@ -231,7 +240,7 @@ def _plans(args, backends: list[str]) -> dict:
             refusals = [lookup(name).dtype_refusal(d) for d in args.dtype or ["float32"]]
             if all(refusals):
                 raise UsageError(f"{refusals[0]}; bfloat16 is measured for "
-                                 f"{', '.join(n for n in ORDER if not lookup(n).dtype_refusal('bfloat16'))}")
+                                 f"{', '.join(_in_dtype('bfloat16'))}")
             if not lookup(name).sizes(args.profile, backend):
                 other = "full" if args.profile == "quick" else "quick"
                 raise UsageError(f"workload {name!r} is not in the {args.profile} profile on "

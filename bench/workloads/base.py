@@ -30,8 +30,10 @@ BFLOAT16_FORMS = {
 # operation; what a whole workload gets in eager bfloat16 against float64 was measured on a
 # CPU (tiny and seed shapes) before these were set, at several times that, so that a
 # compiled mode that rounds in other places still passes, and a wrong result does not.
-BFLOAT16_TOLERANCE = 2e-2  # an MLP and the training steps (eager: 2e-4 to 4e-3)
-BFLOAT16_DEEP_TOLERANCE = 5e-2  # a ViT or a real model's inference (eager: 4e-3 to 1.1e-2)
+BFLOAT16_TOLERANCE = 2e-2  # the MLPs and the project's training steps (eager: 5e-7 to 4e-3)
+# The ViTs and the real models, inference and training (eager: 3e-3 to 1.4e-2 at batch 1;
+# train-resnet50's loss with batch norm over a batch of 1, tiny shapes: 1.1e-2).
+BFLOAT16_DEEP_TOLERANCE = 5e-2
 # Shapes are tiny in tests and smoke runs: a warm-up curve of this many calls is enough there.
 TINY_CURVE_CALLS = 50
 
