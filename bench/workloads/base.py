@@ -22,7 +22,7 @@ AXES = ("batch", "n")
 # optimizer and runs forward and loss under torch.autocast (the builder does that when
 # asked for bfloat16, see bench/workloads/train.py). Recorded in WorkloadInfo.settings.
 BFLOAT16_FORMS = {
-    False: "model.to(torch.bfloat16) with bfloat16 inputs",
+    False: "weights and inputs in bfloat16, as model.to(torch.bfloat16) gives",
     True: "torch.autocast(dtype=torch.bfloat16) around forward and loss; float32 weights, "
           "gradients and SGD",
 }
