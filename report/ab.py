@@ -190,27 +190,42 @@ def judge(row_lo: float, row_hi: float, pairs: int, floor: float | None) -> str:
 
 def steps(records: pd.DataFrame) -> pd.DataFrame:
     """Every case of every A/B comparison (kind "ab"), with its verdict; STEP_COLUMNS."""
-    side_rows = sides(records)
-    pairs = comparisons(side_rows)
+    pairs = comparisons(sides(records))
     slots = slot_medians(records)
     floor_rows = floors(records, pairs, slots)
-    found = []
-    for p in pairs[pairs["kind"] == "ab"].itertuples():
-        per_case = _per_case(pair_ratios(slots, p.group, p.old_label, p.new_label))
-        if per_case.empty:
-            continue
-        applied = floor_for(floor_rows, p.group, p.hosts)
-        per_case = (per_case.merge(applied, on=CASE, how="left") if not applied.empty
-                    else per_case.assign(floor=float("nan"), floor_group=None))
-        if p.hosts is None:  # the sides ran on different hosts: no floor can apply
-            per_case["floor"] = float("nan")
-        per_case["verdict"] = [judge(r.lo, r.hi, r.pairs, r.floor)
-                               for r in per_case.itertuples()]
-        for column in ("group", "kind", "old_label", "new_label", "old_release", "new_release",
-                       "old_env_id", "new_env_id"):
-            per_case[column] = getattr(p, column)
-        per_case["hosts"] = [p.hosts] * len(per_case)
-        found.append(per_case)
+    found = [_judged(p, slots, floor_rows) for p in pairs[pairs["kind"] == "ab"].itertuples()]
+    return _steps_table(found)
+
+
+def pair_steps(records: pd.DataFrame, group: str, old_label: str, new_label: str) -> pd.DataFrame:
+    """`steps` for any two labels of one group, consecutive releases or not."""
+    side_rows = sides(records)
+    pick = {row["label"]: row for _, row in side_rows[side_rows["group"] == group].iterrows()}
+    pair = pd.DataFrame([_comparison(group, "ab", pick[old_label], pick[new_label])])
+    slots = slot_medians(records)
+    floor_rows = floors(records, comparisons(side_rows), slots)
+    return _steps_table([_judged(next(pair.itertuples()), slots, floor_rows)])
+
+
+def _judged(p, slots: pd.DataFrame, floor_rows: pd.DataFrame) -> pd.DataFrame:
+    per_case = _per_case(pair_ratios(slots, p.group, p.old_label, p.new_label))
+    if per_case.empty:
+        return per_case
+    applied = floor_for(floor_rows, p.group, p.hosts)
+    per_case = (per_case.merge(applied, on=CASE, how="left") if not applied.empty
+                else per_case.assign(floor=float("nan"), floor_group=None))
+    if p.hosts is None:  # the sides ran on different hosts: no floor can apply
+        per_case["floor"] = float("nan")
+    per_case["verdict"] = [judge(r.lo, r.hi, r.pairs, r.floor) for r in per_case.itertuples()]
+    for column in ("group", "kind", "old_label", "new_label", "old_release", "new_release",
+                   "old_env_id", "new_env_id"):
+        per_case[column] = getattr(p, column)
+    per_case["hosts"] = [p.hosts] * len(per_case)
+    return per_case
+
+
+def _steps_table(found: list[pd.DataFrame]) -> pd.DataFrame:
+    found = [f for f in found if not f.empty]
     if not found:
         return pd.DataFrame(columns=STEP_COLUMNS)
     out = pd.concat(found, ignore_index=True)[STEP_COLUMNS]

@@ -19,7 +19,7 @@ EFFECTS = {("2.15.0", "mlp", "default"): 1.30,  # slower by far more than the fl
 NOISE = {("2.15.0-aa", 0): 1.02, ("2.15.0-aa", 1): 0.995, ("2.15.0", 2): 1.01}
 
 
-def load(tmp_path: Path, records) -> "analysis.pd.DataFrame":
+def load(tmp_path: Path, records) -> analysis.pd.DataFrame:
     return analysis.load(write(tmp_path / "results", records))
 
 
