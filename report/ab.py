@@ -31,8 +31,8 @@ import pandas as pd
 
 from bench.ab import parse_tag
 from report import analysis
-from report.compare import LINEAGE_FIELDS, MIN_EFFECT, public_release
-from report.history import release_key
+from report.compare import MIN_EFFECT, public_release
+from report.history import lineage_id, release_key
 
 CASE = ["backend", "workload", "mode", "batch_size", "shapes", "profile"]
 VERDICTS = ("slower", "faster", "same", "single pair", "no A/A run yet")
@@ -72,7 +72,7 @@ def hosts_of(records: pd.DataFrame) -> tuple[str, ...] | None:
 def sides(records: pd.DataFrame) -> pd.DataFrame:
     """One row per group and label, in the order the run measured the labels."""
     found = ab_records(records)
-    columns = ["group", "label", "env_id", "release", "machine", "backend", "lineage_key",
+    columns = ["group", "label", "env_id", "release", "machine", "backend", "lineage",
                "hosts", "probe_us", "started", "ended", "processes"]
     out = []
     for (group, label), part in found.groupby(["ab_group", "ab_label"], sort=False):
@@ -81,7 +81,7 @@ def sides(records: pd.DataFrame) -> pd.DataFrame:
         out.append({"group": group, "label": label, "env_id": first["env_id"],
                     "release": first["torch"], "machine": first["machine"],
                     "backend": first["backend"],
-                    "lineage_key": tuple(str(first[f]) for f in LINEAGE_FIELDS),
+                    "lineage": lineage_id(first),
                     "hosts": hosts_of(part), "probe_us": float(pd.Series(probes).median())
                     if probes else None, "started": part["started_at"].min(),
                     "ended": part["started_at"].max(), "processes": len(part)})
@@ -252,6 +252,31 @@ def summary(step_rows: pd.DataFrame) -> pd.DataFrame:
                     "floor_group": part["floor_group"].dropna().iloc[0]
                     if part["floor_group"].notna().any() else None})
     return pd.DataFrame(out)
+
+
+def points(records: pd.DataFrame) -> pd.DataFrame:
+    """Per group, release (its first label; an A/A label is left out) and case: the median
+    of its paired processes' medians, their smallest and largest (`median_s`, `lo_s`,
+    `hi_s`, `n_processes`), with the release and lineage: a group's series on a chart."""
+    side_rows = sides(records)
+    second = comparisons(side_rows)
+    second = second[second["kind"] == "aa"][["group", "new_label"]]
+    kept = side_rows.merge(second, left_on=["group", "label"], right_on=["group", "new_label"],
+                           how="left", indicator=True)
+    kept = kept[kept["_merge"] == "left_only"][["group", "label", "release", "lineage", "hosts"]]
+    slots = slot_medians(records)
+    if slots.empty or kept.empty:
+        return pd.DataFrame(columns=["group", "label", "release", "lineage", "hosts", *CASE,
+                                     "median_s", "lo_s", "hi_s", "n_processes"])
+    figures = slots.groupby(["ab_group", "ab_label", *CASE], dropna=False).agg(
+        median_s=("median_s", "median"), lo_s=("median_s", "min"), hi_s=("median_s", "max"),
+        n_processes=("median_s", "size")).reset_index()
+    figures = figures.rename(columns={"ab_group": "group", "ab_label": "label"})
+    return kept.merge(figures, on=["group", "label"])
+
+
+def site_points(data: analysis.Data) -> pd.DataFrame:
+    return data.memo("ab_points", lambda: points(site_records(data)))
 
 
 def site_records(data: analysis.Data) -> pd.DataFrame:

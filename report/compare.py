@@ -6,6 +6,7 @@
 OLD and NEW are each a results folder or file, or a selector of one environment within
 `--results` (default `results`): comma-separated `field=value` terms over the
 environment's fields (`machine`, `torch`, `python`, `backend`, ...), `env_id=PREFIX`,
+`group=G` and `label=L` (the records of one side of an A/B group),
 `profile=quick|full`, or a bare env_id prefix. `torch=2.15.0` also matches a local build
 such as `2.15.0+cpu`. A side must come down to exactly one environment.
 
@@ -151,7 +152,8 @@ class Side:
     records: pd.DataFrame
 
 
-SELECTOR_FIELDS = ("env_id", "profile", *analysis.ENV_FIELDS)
+# group and label pick the records of an A/B group (tag ab-<group>-<label>, bench/ab.py).
+SELECTOR_FIELDS = ("env_id", "profile", "group", "label", *analysis.ENV_FIELDS)
 
 
 def public_release(torch: str) -> str:
@@ -170,6 +172,13 @@ def select(records: pd.DataFrame, selector: str) -> pd.DataFrame:
         if name not in SELECTOR_FIELDS:
             raise SelectionError(f"unknown field {name!r} in {selector!r}; use one of "
                                  f"{', '.join(SELECTOR_FIELDS)}")
+        if name in ("group", "label"):
+            from bench.ab import parse_tag
+
+            part = 0 if name == "group" else 1
+            found = [(parse_tag(t) or (None, None))[part] for t in records["tag"]]
+            mask &= pd.Series(found, index=records.index, dtype=object) == value
+            continue
         column = records[name].astype(str)
         if name == "env_id":
             mask &= column.str.startswith(value)
