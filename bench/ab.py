@@ -177,8 +177,8 @@ class _Parser(argparse.ArgumentParser):
 
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m bench.ab", description=__doc__.splitlines()[0],
-                epilog="Options after -- go to every `python -m bench` turn (--profile, "
-                       "--mode, --machine, --shapes, --rounds, --timeout, ...).")
+                epilog="Every other option, and all after --, goes to each `python -m bench` "
+                       "turn (--profile, --mode, --machine, --shapes, --rounds, --timeout, ...).")
     p.add_argument("--env", dest="sides", action="append", type=_side, required=True,
                    metavar="LABEL=PYTHON", help="repeatable, 2 or more: an interpreter with "
                    "the release to measure, under a label (one interpreter under two labels "
@@ -192,8 +192,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", action="append", default=[], help="repeatable filter")
     p.add_argument("--results-dir", type=Path, default=Path("results"))
     p.add_argument("--dry-run", action="store_true", help="print every turn's command and stop")
-    p.add_argument("bench_args", nargs="*", metavar="-- OPTIONS")
     return p
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """This command's options; every other one, and all after `--`, go to the engine."""
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args, unknown = parser().parse_known_args(argv[:cut])
+    args.bench_args = [*unknown, *argv[cut + 1:]]
+    return args
 
 
 def _check(args) -> None:
@@ -217,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["plan"]:
         return _print_plan(argv[1:])
     try:
-        args = parser().parse_args(argv)
+        args = parse(argv)
         _check(args)
         args.results_dir = args.results_dir.absolute()
         group = args.group or datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
