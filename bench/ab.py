@@ -32,6 +32,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -47,7 +48,7 @@ TAG = re.compile(rf"^{TAG_PREFIX}-(?P<group>[A-Za-z0-9.]+)-(?P<label>{LABEL.patt
 DEFAULT_REPEATS = 3
 # Options of `python -m bench` that this orchestrator sets itself for every turn.
 OWN_OPTIONS = ("--tag", "--repeats", "--timing", "--order", "--force", "--shard", "--list",
-               "--results-dir", "--workload", "--batch-size", "--backend")
+               "--results-dir", "--workload", "--batch-size", "--backend", "--max-minutes")
 
 
 class UsageError(Exception):
@@ -191,6 +192,8 @@ def parser() -> argparse.ArgumentParser:
                    help="repeatable filter, passed to the engine's planning")
     p.add_argument("--backend", action="append", default=[], help="repeatable filter")
     p.add_argument("--results-dir", type=Path, default=Path("results"))
+    p.add_argument("--max-minutes", type=float, help="start no turn after this long, and give "
+                   "each turn what is left as its --max-minutes; run again to resume")
     p.add_argument("--dry-run", action="store_true", help="print every turn's command and stop")
     return p
 
@@ -243,8 +246,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"A/B group {group}: {', '.join(s.label for s in args.sides)}; {len(sizes)} workload "
           f"size(s) x {args.repeats} repeat(s) = {len(turns)} turns, {len(turns) - len(todo)} "
           f"already on record in {args.results_dir}; resume with --group {group}", flush=True)
+    deadline = time.monotonic() + 60 * args.max_minutes if args.max_minutes else None
     for number, turn in enumerate(todo, start=1):
         run = command(turn, group, args.results_dir, args.bench_args)
+        if deadline is not None:
+            left_min = (deadline - time.monotonic()) / 60
+            if left_min <= 0:
+                print(f"stopping at --max-minutes with {len(todo) - number + 1} turn(s) left; run "
+                      f"the same command with --group {group} to resume", flush=True)
+                return 0
+            run += ["--max-minutes", f"{left_min:.2f}"]
         size = turn.size
         batch = "-" if size.batch_size is None else size.batch_size
         print(f"== turn {number}/{len(todo)}: {turn.side.label} {size.workload} bs={batch} "
