@@ -402,7 +402,9 @@ def hosts_differ_line(old: Side, new: Side) -> str | None:
         return None
     probes = [probe_us(side.records) for side in (old, new)]
     hint = " vs ".join("not recorded" if p is None else f"{p:.2f} µs" for p in probes)
-    return (f"the hosts differ: {old.spec} ran on {ab.host_text(a)}, {new.spec} on "
+    differ = "the hosts differ" if a is not None and b is not None else (
+        "the hosts are not known to be the same")
+    return (f"{differ}: {old.spec} ran on {ab.host_text(a)}, {new.spec} on "
             f"{ab.host_text(b)}; no faster/slower verdict across hosts (--across-hosts "
             f"compares anyway); host probe, a hint and not a correction: eager trivial op {hint}")
 

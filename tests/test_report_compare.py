@@ -366,6 +366,7 @@ def test_records_without_a_host_are_not_known_to_share_one(tmp_path, capsys):
     assert run(folder, "torch=2.9.0", "torch=2.10.0") == 0
     out = capsys.readouterr().out
     assert out.count("\n") == 1 and "ran on host not recorded" in out
+    assert out.startswith("the hosts are not known to be the same:")
 
 
 def test_compare_reads_the_ab_group_that_holds_both_releases_and_only_it(tmp_path, capsys):

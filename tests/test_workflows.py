@@ -328,8 +328,9 @@ if name == "ab":
     sys.exit(subprocess.call([sys.executable, "-m", "bench.ab", *sides, *session.posargs]))
 if name == "docs":  # the site build is tested elsewhere; its environment's python is used
     os.makedirs(".nox/docs/bin", exist_ok=True)
-    if not os.path.exists(".nox/docs/bin/python"):
-        os.symlink(sys.executable, ".nox/docs/bin/python")
+    with open(".nox/docs/bin/python", "w") as wrapper:  # a link would lose the venv
+        wrapper.write(f"#!/bin/sh\\nexec {{sys.executable}} \\"$@\\"\\n")
+    os.chmod(".nox/docs/bin/python", 0o755)
     sys.exit(0)
 sys.exit(f"fake nox: no session {{name}}")
 """

@@ -48,7 +48,10 @@ def older_sections(site: Site) -> tuple[list[dict], list[dict]]:
     sections, apart = [], []
     for p in history.older_pairs(records).itertuples():
         if not p.same_host:
+            known = p.old_hosts is not None and p.new_hosts is not None
             apart.append({"pair": p._asdict(), "old_host": ab.host_text(p.old_hosts),
+                          "differ": "the hosts differ" if known
+                          else "the hosts are not known to be the same",
                           "new_host": ab.host_text(p.new_hosts),
                           "old_probe": microseconds(p.old_probe_us),
                           "new_probe": microseconds(p.new_probe_us)})
