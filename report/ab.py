@@ -62,11 +62,13 @@ def _probe_us(op_s) -> float | None:
 
 
 def hosts_of(records: pd.DataFrame) -> tuple[str, ...] | None:
-    """The hosts (`hostname/boot id`) that ran `records`, or None when any record ran
+    """The hosts (`hostname/boot id`) that timed `records` (their ok records: an
+    unsupported mode or a crashed process records no host), or None when one of those ran
     before hosts were recorded: then the host is not known to be the same."""
-    if records.empty or records["hostname"].isna().any():
+    timed = records[records["ok"].astype(bool)]
+    if timed.empty or timed["hostname"].isna().any():
         return None
-    return tuple(sorted(set(analysis.lease_of(records))))
+    return tuple(sorted(set(analysis.lease_of(timed))))
 
 
 def sides(records: pd.DataFrame) -> pd.DataFrame:

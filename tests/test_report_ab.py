@@ -99,3 +99,19 @@ def test_the_release_answer_is_none_without_an_ab_group(tmp_path):
     from test_report_compare import release_records
 
     assert ab.release_answer(Data(load(tmp_path, release_records()))) is None
+
+
+def test_a_record_that_timed_nothing_does_not_hide_the_host(tmp_path):
+    import dataclasses
+
+    from ab_fixtures import environment
+    from test_report_compare import failed_record
+
+    records = group_records("g1", LABELS, EFFECTS, NOISE)
+    unsupported = [dataclasses.replace(
+        failed_record(environment(release), "mlp", "eager", "unsupported", repeats=1),
+        key=dataclasses.replace(records[0].key, workload="mlp", tag=f"ab-g1-{label}"), host=None)
+        for label, release in LABELS.items()]
+    found = ab.steps(load(tmp_path, records + unsupported))
+    assert set(found["hosts"]) == {("quiet/boot-1",)}
+    assert verdicts(found)[("mlp", "default")] == "slower"
