@@ -138,6 +138,8 @@ def site_changes(data: analysis.Data) -> pd.DataFrame:
     one host only: across hosts no verdict is given (`older_pairs`)."""
     def same_host() -> pd.DataFrame:
         found = changes(site_older(data), site_case_table(data))
+        if found.empty:
+            return found
         pairs = older_pairs(site_older(data))
         kept = pairs[pairs["same_host"]]
         return found.merge(kept[["old_env_id", "new_env_id"]], on=["old_env_id", "new_env_id"])
