@@ -150,19 +150,22 @@ def save_precompile(spec: dict, fn, inputs, backend: Backend, result: dict) -> N
                           "default only")
     precompile = _precompile()
     start = backend.clock()
-    with precompile.capture(_through, artifact_path=spec["artifact"] + ".py",
+    target, leading = (_through, (fn,)) if _external(fn) else (fn, ())
+    with precompile.capture(target, artifact_path=spec["artifact"] + ".py",
                             cache_path=spec["artifact"] + ".cache") as capture:
-        capture(fn, *inputs)
+        capture(*leading, *inputs)
     result["prepare_s"] = backend.clock() - start
 
 
 def _through(model, *inputs):
+    """precompile takes the model as an argument, so its weights are not baked in."""
     return model(*inputs)
 
 
 def load_precompile(spec: dict, fn):
     runnable = _precompile().load(spec["artifact"] + ".py", spec["artifact"] + ".cache")
-    return lambda *inputs: runnable(fn, *inputs)
+    leading = (fn,) if _external(fn) else ()
+    return lambda *inputs: runnable(*leading, *inputs)
 
 
 def bundle_info(data: bytes, info) -> dict:
