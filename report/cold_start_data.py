@@ -61,6 +61,7 @@ class Rung:
     prepare: Spread | None = None
     bundle_bytes: int | None = None
     source: str | None = None  # a foreign bundle: the device and torch it was saved with
+    blocks: int | None = None  # regional rungs: the repeated blocks compiled
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,8 @@ def summarize(records: list[ColdRecord], eager: list[ColdRecord]) -> Rung:
         prepare=spread([r.prepare_s for r in ok if r.prepare_s is not None]),
         bundle_bytes=saved.size_bytes if saved else (loaded[0].size_bytes if loaded else None),
         source=f"{loaded[0].source_device} · torch {loaded[0].source_torch}"
-        if loaded and records[0].key.rung == FOREIGN else None)
+        if loaded and records[0].key.rung == FOREIGN else None,
+        blocks=_most([r.blocks for r in ok if r.blocks is not None]))
 
 
 @dataclass(frozen=True)

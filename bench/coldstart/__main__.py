@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from bench import REPO
-from bench.coldstart.runner import Config, RunError, Runner, plan, read_foreign
+from bench.coldstart.runner import Config, RunError, Runner, bundle_files, plan, read_foreign
 from bench.coldstart_records import FOREIGN, LADDER, MODES, RUNGS
 from bench.records import Environment, MalformedRecord
 from bench.workloads import UnknownWorkload, check_name
@@ -124,8 +124,9 @@ def main(argv: list[str] | None = None) -> int:
             results_dir=args.results_dir, cache_dir=args.cache_dir, machine=args.machine,
             max_minutes=args.max_minutes, timeout_s=args.timeout * 60,
             bundles_from=tuple(args.bundle_from))
+        files = bundle_files(config.bundles_from) if config.bundles_from else []
         env = environment(config.backend, config.machine)
-        foreign = read_foreign(config.bundles_from, env) if config.bundles_from else []
+        foreign = read_foreign(files, env)
         runner = Runner(config, env)
         jobs = plan(config, foreign) if not foreign else [
             job for job in plan(config, foreign) if job.key.rung == FOREIGN]

@@ -27,6 +27,7 @@ from pathlib import Path
 from bench import REPO
 from bench.coldstart_records import (
     FOREIGN,
+    RUNGS,
     BundleInfo,
     ColdKey,
     ColdRecord,
@@ -98,7 +99,7 @@ def plan(config: Config, foreign: list[Foreign]) -> list[Job]:
                 for mode in config.modes:
                     jobs.extend(Job(ColdKey(config.backend, workload, mode, batch, rung,
                                             config.shapes), repeat)
-                                for rung in config.rungs if rung != "eager")
+                                for rung in RUNGS if rung in config.rungs and rung != "eager")
         for found in foreign:
             key = dataclasses.replace(found.key, backend=config.backend, rung=FOREIGN,
                                       tag=f"from-{found.bundle.source_env_id}")
@@ -106,7 +107,7 @@ def plan(config: Config, foreign: list[Foreign]) -> list[Job]:
     return jobs
 
 
-def read_foreign(paths: tuple[Path, ...], env: Environment) -> list[Foreign]:
+def bundle_files(paths: tuple[Path, ...]) -> list[Path]:
     """The bundles named by --bundle-from: files, or folders of them (every *.bin)."""
     files = []
     for path in paths:
@@ -118,6 +119,11 @@ def read_foreign(paths: tuple[Path, ...], env: Environment) -> list[Foreign]:
             raise RunError(f"--bundle-from {path}: no such file or folder")
     if not files:
         raise RunError(f"--bundle-from {', '.join(map(str, paths))}: no *.bin bundle found")
+    return files
+
+
+def read_foreign(files: list[Path], env: Environment) -> list[Foreign]:
+    """Each bundle with the description saved beside it (FILE.json)."""
     found = []
     for path in files:
         described = path.with_suffix(".json")
