@@ -20,28 +20,29 @@ CODE = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
 
 @chart
 def ladder_chart(path: Path, key: str, *, code: str, title: str, rungs: list[str], modes: list[str],
-                 bars: dict[str, list[tuple[float, float, float] | None]],
+                 bars: dict[str, list[tuple[float, float, float] | str]],
                  eager_s: float | None) -> None:
-    """`bars[mode][i]`: (median, low, high) first-call seconds at `rungs[i]`, or None where
-    that rung was not measured (drawn as a grey stub labelled "not measured")."""
+    """`bars[mode][i]`: (median, low, high) first-call seconds at `rungs[i]`, or the words
+    saying why there is none ("not measured", "unsupported"), drawn as a grey stub."""
     with matplotlib.rc_context(STYLE):
         fig = _figure(6.4, 3.6)
         ax = fig.add_subplot()
         width = 0.8 / max(len(modes), 1)
-        measured = [b[0] for values in bars.values() for b in values if b] + (
+        measured = [b[0] for values in bars.values() for b in values if not isinstance(b, str)] + (
             [eager_s] if eager_s else [])
         floor = min(measured) / 2 if measured else 1e-3
         for m, mode in enumerate(modes):
             for i, bar in enumerate(bars[mode]):
                 x = i - 0.4 + width * (m + 0.5)
-                if bar is None:
-                    ax.bar(x, floor * 1.4, width, bottom=floor, color=NOT_MEASURED_COLOR)
-                    ax.text(x, floor * 1.5, "not measured", rotation=90, fontsize=6,
-                            ha="center", va="bottom", color="#777777")
+                if isinstance(bar, str):
+                    ax.bar(x, floor * 0.4, width, bottom=floor, color=NOT_MEASURED_COLOR)
+                    ax.text(x, floor * 1.5, bar, rotation=90, fontsize=7,
+                            ha="center", va="bottom", color="#555555")
                     continue
                 median, low, high = bar
                 ax.bar(x, median - floor, width, bottom=floor, color=mode_color(mode),
-                       label=mode if i == next(j for j, b in enumerate(bars[mode]) if b) else None,
+                       label=mode if i == next(j for j, b in enumerate(bars[mode])
+                                             if not isinstance(b, str)) else None,
                        yerr=[[median - low], [high - median]], capsize=2)
         if eager_s:
             ax.axhline(eager_s, color="#555555", linewidth=0.9, linestyle="--",

@@ -184,41 +184,41 @@ def views(records: list[ColdRecord]) -> list[EnvView]:
     by_env: dict[str, list[ColdRecord]] = defaultdict(list)
     for r in records:
         by_env[r.env_id].append(r)
-    out = []
-    for env_records in by_env.values():
-        groups = _group(env_records)
-        eager = {(w, b, s): groups.get((w, b, "eager", s, "eager", "main"), [])
-                 for (w, b, _, s, _, _) in groups}
+    out = [_env_view(env_records) for env_records in by_env.values()]
+    return sorted(out, key=lambda v: (v.env.backend != "cuda", v.env.device, v.env.torch, v.env.env_id))
 
-        def rung(w, b, m, s, name, tag="main"):
-            found = groups.get((w, b, m, s, name, tag))
-            return summarize(found, eager[(w, b, s)]) if found else None
 
-        cases = []
-        for w, b, m, s in sorted({(w, b, m, s) for (w, b, m, s, r, t) in groups if m != "eager"},
-                                 key=_order):
-            cases.append(Case(w, b, m, s, {name: (rung(w, b, "eager", s, "eager") if name == "eager"
-                                                  else rung(w, b, m, s, name)) for name in LADDER},
-                              rung(w, b, "eager", s, "eager")))
-        regional = []
-        for case in cases:
-            if not any((case.workload, case.batch_size, case.mode, case.shapes, name, "main") in groups
-                       for name in REGIONAL) and case.workload not in BLOCK_MODELS:
-                continue
-            strategies = {"whole": case.rungs["cold"],
-                          **{name: rung(case.workload, case.batch_size, case.mode, case.shapes, name)
-                             for name in REGIONAL}}
-            regional.append(Regional(case.workload, case.mode, case.batch_size, strategies,
+def _env_view(records: list[ColdRecord]) -> EnvView:
+    """One environment's cases: every ladder rung, regional compilation, foreign bundles."""
+    groups = _group(records)
+
+    def eager(w, b, s) -> list[ColdRecord]:
+        return groups.get((w, b, "eager", s, "eager", "main"), [])
+
+    def rung(w, b, m, s, name) -> Rung | None:
+        found = groups.get((w, b, m, s, name, "main"))
+        return summarize(found, eager(w, b, s)) if found else None
+
+    cases = []
+    for w, b, m, s in sorted({k[:4] for k in groups if k[2] != "eager"}, key=_order):
+        rungs = {name: rung(w, b, "eager" if name == "eager" else m, s, name) for name in LADDER}
+        cases.append(Case(w, b, m, s, rungs, rungs["eager"]))
+    regional = []
+    for c in cases:
+        strategies = {"whole": c.rungs["cold"],
+                      **{name: rung(c.workload, c.batch_size, c.mode, c.shapes, name)
+                         for name in REGIONAL}}
+        if c.workload in BLOCK_MODELS or any(strategies[name] for name in REGIONAL):
+            regional.append(Regional(c.workload, c.mode, c.batch_size, strategies,
                                      {name: break_even(strategies["whole"], strategies[name])
                                       for name in REGIONAL}))
-        by_case = {(c.workload, c.batch_size, c.mode, c.shapes): c for c in cases}
-        foreign = []
-        for (w, b, m, s, name, _), found in sorted(groups.items(), key=lambda i: _order(i[0][:4])):
-            if name == FOREIGN:
-                case = by_case.get((w, b, m, s)) or Case(w, b, m, s, dict.fromkeys(LADDER), None)
-                foreign.append((case, summarize(found, eager[(w, b, s)]), case.rungs.get("bundle")))
-        out.append(EnvView(_env(env_records[0]), cases, regional, foreign))
-    return sorted(out, key=lambda v: (v.env.backend != "cuda", v.env.device, v.env.torch, v.env.env_id))
+    by_case = {(c.workload, c.batch_size, c.mode, c.shapes): c for c in cases}
+    foreign = []
+    for (w, b, m, s, name, _), found in sorted(groups.items(), key=lambda i: _order(i[0][:4])):
+        if name == FOREIGN:
+            case = by_case[(w, b, m, s)]
+            foreign.append((case, summarize(found, eager(w, b, s)), case.rungs["bundle"]))
+    return EnvView(_env(records[0]), cases, regional, foreign)
 
 
 def _order(case: tuple) -> tuple:

@@ -65,7 +65,8 @@ def fixture_records() -> list[ColdRecord]:
                    loaded=bundle(H100, "hit"), load_s=0.5),
             record(H100, "per-block", 6.0 + jitter, 0.006, r, blocks=12, block_class="GPT2Block"),
         ]
-    found.append(record(H100, "aot", None, None, 0, status="unsupported", reason="graph breaks are not supported with aot compile"))
+    found.append(record(H100, "aot", None, None, 0, status="unsupported",
+                        reason="graph breaks are not supported with aot compile"))
     found.append(record(H200, "eager", 0.4, 0.008))
     found.append(record(H200, "foreign-bundle", 12.0, 0.004, tag=f"from-{H100.env_id()}",
                         counters={"inductor.fxgraph_cache_miss": 3},

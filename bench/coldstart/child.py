@@ -15,7 +15,6 @@ import contextlib
 import hashlib
 import json
 import sys
-import time
 import traceback
 from pathlib import Path
 

@@ -27,10 +27,8 @@ def _chart(site: Site, view: EnvView, workload: str, batch: int | None, shapes: 
     if not cases:
         return None
     modes = [c.mode for c in cases]
-    bars = {c.mode: [(r.first_call.median, r.first_call.low, r.first_call.high)
-                     if r is not None and r.first_call is not None else None
-                     for name, r in c.rungs.items() if name != "eager"] for c in cases}
-    if not any(b for values in bars.values() for b in values):
+    bars = {c.mode: [_bar(r) for name, r in c.rungs.items() if name != "eager"] for c in cases}
+    if all(isinstance(b, str) for values in bars.values() for b in values):
         return None
     eager = cases[0].eager
     name = f"cold-start-{view.env.env_id}-{workload}-bs{batch}-{shapes}"
@@ -41,6 +39,14 @@ def _chart(site: Site, view: EnvView, workload: str, batch: int | None, shapes: 
         rungs=[r for r in LADDER if r != "eager"], modes=modes, bars=bars,
         eager_s=eager.first_call.median if eager and eager.first_call else None)
     return link
+
+
+def _bar(rung) -> tuple[float, float, float] | str:
+    if rung is None:
+        return "not measured"
+    if rung.first_call is None:
+        return rung.status or "not measured"
+    return rung.first_call.median, rung.first_call.low, rung.first_call.high
 
 
 def _charts(site: Site, view: EnvView) -> list[dict]:
