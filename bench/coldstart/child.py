@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 
 from bench.backends import BACKENDS, Backend
+from bench.coldstart.runner import PRECOMPILE_MODES
 from bench.environment import collect
 from bench.timer import measure
 from bench.workloads import lookup
@@ -145,8 +146,7 @@ def _precompile():
 
 def save_precompile(spec: dict, fn, inputs, backend: Backend, result: dict) -> None:
     if spec["mode"] != "default":
-        raise Unsupported("torch.compiler.precompile takes no compile mode: measured for "
-                          "default only")
+        raise Unsupported(PRECOMPILE_MODES)
     precompile = _precompile()
     start = backend.clock()
     target, leading = (_through, (fn,)) if _external(fn) else (fn, ())

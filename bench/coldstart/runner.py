@@ -41,6 +41,7 @@ LOG_TAIL_LINES = 12
 SAVES = {"aot": "save-aot", "precompile": "save-precompile"}
 # Rungs a process of which may only start once its repeat's cold process left caches.
 NEEDS_COLD = ("warm", "bundle")
+PRECOMPILE_MODES = "torch.compiler.precompile takes no compile mode: measured for default only"
 
 
 class RunError(Exception):
@@ -193,6 +194,9 @@ class Runner:
                 "shapes": key.shapes, "mode": key.mode, "rung": rung, "role": "measure",
                 "budget_s": self.config.budget_s, "machine": self.config.machine}
         loaded = prepare_s = None
+        if rung == "precompile" and key.mode != "default":  # known without a process
+            return self.record(job, {"status": "unsupported", "reason": PRECOMPILE_MODES,
+                                     "duration_s": 0.0})
         if rung in NEEDS_COLD and not self.cold_left(key, repeat):
             return None
         if rung == "cold":
