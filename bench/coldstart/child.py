@@ -108,33 +108,36 @@ def prepare(rung: str, mode: str, fn, result: dict):
     return torch.compile(fn, mode=compile_mode)
 
 
-def _call_target(fn):
+def _leading(fn) -> tuple:
+    """A module goes in as the first argument of `_through`, so that its weights are inputs
+    of the compiled graph, never constants baked into an artifact; a function goes alone."""
     from torch import nn
 
-    return fn.forward if isinstance(fn, nn.Module) else fn
+    return (fn,) if isinstance(fn, nn.Module) else ()
+
+
+def _through(model, *inputs):
+    return model(*inputs)
 
 
 def save_aot(spec: dict, fn, inputs, backend: Backend, result: dict) -> None:
-    compiled = torch.compile(_call_target(fn), mode=COMPILE_MODE[spec["mode"]], fullgraph=True)
+    leading = _leading(fn)
+    compiled = torch.compile(_through if leading else fn, mode=COMPILE_MODE[spec["mode"]],
+                             fullgraph=True)
     if not hasattr(compiled, "aot_compile") or not hasattr(torch.compiler, "load_compiled_function"):
         raise Unsupported(f"torch {torch.__version__} has no torch.compile(...).aot_compile")
     start = backend.clock()
-    artifact = compiled.aot_compile((tuple(inputs), {}))
-    artifact(*inputs)
+    artifact = compiled.aot_compile(((*leading, *inputs), {}))
+    artifact(*leading, *inputs)
     result["prepare_s"] = backend.clock() - start
-    artifact.save_compiled_function(spec["artifact"], external_data=_external(fn))
-
-
-def _external(fn) -> dict:
-    """The module goes with the artifact by reference: its weights are not serialized."""
-    from torch import nn
-
-    return {"model": fn} if isinstance(fn, nn.Module) else {}
+    artifact.save_compiled_function(spec["artifact"])
 
 
 def load_aot(spec: dict, fn):
     with open(spec["artifact"], "rb") as file:
-        return torch.compiler.load_compiled_function(file, external_data=_external(fn) or None)
+        loaded = torch.compiler.load_compiled_function(file)
+    leading = _leading(fn)
+    return lambda *inputs: loaded(*leading, *inputs)
 
 
 def _precompile():
@@ -149,21 +152,16 @@ def save_precompile(spec: dict, fn, inputs, backend: Backend, result: dict) -> N
         raise Unsupported(PRECOMPILE_MODES)
     precompile = _precompile()
     start = backend.clock()
-    target, leading = (_through, (fn,)) if _external(fn) else (fn, ())
-    with precompile.capture(target, artifact_path=spec["artifact"] + ".py",
+    leading = _leading(fn)
+    with precompile.capture(_through if leading else fn, artifact_path=spec["artifact"] + ".py",
                             cache_path=spec["artifact"] + ".cache") as capture:
         capture(*leading, *inputs)
     result["prepare_s"] = backend.clock() - start
 
 
-def _through(model, *inputs):
-    """precompile takes the model as an argument, so its weights are not baked in."""
-    return model(*inputs)
-
-
 def load_precompile(spec: dict, fn):
     runnable = _precompile().load(spec["artifact"] + ".py", spec["artifact"] + ".cache")
-    leading = (fn,) if _external(fn) else ()
+    leading = _leading(fn)
     return lambda *inputs: runnable(*leading, *inputs)
 
 
