@@ -94,7 +94,8 @@ def test_a_bundle_from_elsewhere_is_loaded_into_empty_caches(ladder, tmp_path):
     about = json.loads(source.with_suffix(".json").read_text())
     about["bundle"]["source_env_id"], about["bundle"]["source_device"] = "0123456789ab", "Other GPU"
     copy.with_suffix(".json").write_text(json.dumps(about))
-    done = coldstart("--backend", "cpu", "--repeats", "1", "--results-dir", str(tmp_path / "r"),
+    done = coldstart("--backend", "cpu", "--repeats", "1", "--shapes", "tiny", "--mode", "default",
+                     "--workload", WORKLOAD, "--results-dir", str(tmp_path / "r"),
                      "--cache-dir", str(tmp_path / "c"), "--bundle-from", str(copy.parent))
     assert done.returncode == 0, done.stderr[-3000:]
     (record,) = read_folder(tmp_path / "r")

@@ -102,6 +102,10 @@ def plan(config: Config, foreign: list[Foreign]) -> list[Job]:
                                             config.shapes), repeat)
                                 for rung in RUNGS if rung in config.rungs and rung != "eager")
         for found in foreign:
+            if (found.key.workload not in config.workloads or found.key.mode not in config.modes
+                    or found.key.batch_size not in config.batch_sizes
+                    or found.key.shapes != config.shapes):
+                continue
             key = dataclasses.replace(found.key, backend=config.backend, rung=FOREIGN,
                                       tag=f"from-{found.bundle.source_env_id}")
             jobs.append(Job(key, repeat, found))
@@ -124,7 +128,8 @@ def bundle_files(paths: tuple[Path, ...]) -> list[Path]:
 
 
 def read_foreign(files: list[Path], env: Environment) -> list[Foreign]:
-    """Each bundle with the description saved beside it (FILE.json)."""
+    """Each bundle with the description saved beside it (FILE.json), saved by the same
+    backend in another environment: this environment's own are what the bundle rung loads."""
     found = []
     for path in files:
         described = path.with_suffix(".json")
@@ -132,12 +137,14 @@ def read_foreign(files: list[Path], env: Environment) -> list[Foreign]:
             about = json.loads(described.read_text())
             key = ColdKey(**about["key"])
             bundle = BundleInfo(**about["bundle"])
+            backend = about["env"]["backend"]
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise RunError(f"{described}: not a bundle description ({error})") from None
-        if bundle.source_env_id == env.env_id():
-            raise RunError(f"{path}: saved in this very environment; the bundle rung "
-                           f"measures that already")
-        found.append(Foreign(path, key, bundle))
+        if bundle.source_env_id != env.env_id() and backend == env.backend:
+            found.append(Foreign(path, key, bundle))
+    if not found:
+        raise RunError(f"--bundle-from: none of the {len(files)} bundle(s) was saved by "
+                       f"{env.backend} in another environment than this one ({env.env_id()})")
     return found
 
 
