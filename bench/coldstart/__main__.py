@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             bundles_from=tuple(args.bundle_from))
         files = bundle_files(config.bundles_from) if config.bundles_from else []
         env = environment(config.backend, config.machine)
-        foreign = read_foreign(files, env)
+        foreign = read_foreign(files, env) if files else []
         runner = Runner(config, env)
         jobs = plan(config, foreign) if not foreign else [
             job for job in plan(config, foreign) if job.key.rung == FOREIGN]
