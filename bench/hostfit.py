@@ -26,6 +26,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from bench.stats import paired_speedup
@@ -53,7 +54,9 @@ def row_of(record) -> dict[str, Any]:
             "machine": record.env.machine, "workload": record.key.workload,
             "batch_size": record.key.batch_size, "shapes": record.key.shapes,
             "mode": record.key.mode, "tag": record.key.tag, "status": record.status,
-            "process_timing": record.process.timing,
+            "process_timing": record.process.timing, "repeat": record.process.repeat,
+            "repeats": record.process.repeats, "started_at": datetime.fromisoformat(record.started_at),
+            "duration_s": record.duration_s,
             "busy_fraction": activity.busy_fraction if activity else None,
             "hostname": host.hostname if host else None, "boot_id": host.boot_id if host else None,
             "op_s": host.op_s if host else (), "group": paired.group if paired else None,
@@ -78,16 +81,24 @@ def side_of(busy_fraction: float | None, backend: str) -> str | None:
 
 def sides(rows: Iterable[Row]) -> dict[tuple, str | None]:
     """Per case (`case_key`): its side, from the median busy fraction of its ok isolated
-    processes (the figure report/analysis.py's `cases` takes)."""
+    processes, each process its newest record and only the repeats its newest run planned:
+    the selection report/analysis.py's `latest` and `cases` make."""
+    newest: dict[tuple, Row] = {}
+    planned: dict[tuple, int] = {}  # the repeats the newest run of a case planned
+    for row in sorted((r for r in rows if r["process_timing"] == "isolated"
+                       and r["shapes"] == SHAPES and PROCESS_TAGS.match(r["tag"])),
+                      key=lambda r: (r["started_at"], r["status"] == "ok", r["duration_s"])):
+        newest[(*case_key(row), row["tag"], row["repeat"])] = row
+        planned[(*case_key(row), row["tag"])] = row["repeats"]
     busy: dict[tuple, list[float]] = defaultdict(list)
     backend: dict[tuple, str] = {}
-    for row in rows:
-        if (row["status"] == "ok" and row["process_timing"] == "isolated"
-                and row["shapes"] == SHAPES and PROCESS_TAGS.match(row["tag"])):
-            key = case_key(row)
-            backend[key] = row["backend"]
-            if row["busy_fraction"] is not None and not math.isnan(row["busy_fraction"]):
-                busy[key].append(row["busy_fraction"])
+    for (*key, tag, repeat), row in newest.items():
+        if repeat >= planned[(*key, tag)]:
+            continue
+        backend[tuple(key)] = row["backend"]
+        if (row["status"] == "ok" and row["busy_fraction"] is not None
+                and not math.isnan(row["busy_fraction"])):
+            busy[tuple(key)].append(row["busy_fraction"])
     return {key: side_of(statistics.median(busy[key]) if busy[key] else None, b)
             for key, b in backend.items()}
 

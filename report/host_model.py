@@ -1,0 +1,159 @@
+"""The host model as tables: per case, the line a host-bound side follows against the host
+probe, the speedups it predicts, and how those predictions fared on a held-out lease and on
+hosts slowed on purpose.
+
+The model itself is bench/hostfit.py, the one definition `python -m bench host` predicts
+from; this module hands it the records' rows and turns what it returns into DataFrames keyed
+as `analysis.cases` is (env_id, workload, batch_size, shapes, mode), so that they join into
+the published table and the export.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from bench import hostfit
+from report.analysis import Data, ordered, rows
+
+COLUMNS = ["env_id", "device_name", "backend", "torch", "machine", "workload", "batch_size",
+           "shapes", "mode", "tag", "status", "process_timing", "repeat", "repeats", "started_at",
+           "duration_s", "busy_fraction", "hostname",
+           "boot_id", "op_s", "group", "round_s", "median_s"]
+KEY = ["env_id", "workload", "batch_size", "shapes", "mode"]  # analysis.CASE's columns
+FIT_COLUMNS = [*KEY, "device_name", "backend", "torch", "intercept_s", "slope", "residual_sd_s",
+               "residual_max", "band", "band_probability", "probe_lo_us", "probe_hi_us",
+               "processes", "leases"]
+MODEL_COLUMNS = [*KEY, "baseline", "device_name", "backend", "torch", "ratio", "fitted",
+                 "probe_lo_us", "probe_hi_us", "processes", "leases", "speedup_lo_probe",
+                 "low_lo_probe", "high_lo_probe", "speedup_hi_probe", "low_hi_probe",
+                 "high_hi_probe", "device_s", "device_lo_s", "device_hi_s"]
+CHECK_COLUMNS = [*KEY, "baseline", "device_name", "ratio", "lease", "probe_us", "probe_lo_us",
+                 "probe_hi_us", "outside_us", "measured", "predicted", "low", "high", "inside",
+                 "processes", "processes_inside"]
+
+
+@dataclass(frozen=True)
+class HostModels:
+    """Everything fitted once per site build."""
+
+    models: list[hostfit.SpeedupModel]
+    held_out: list[hostfit.Check]
+    slowed: list[hostfit.Check]
+
+
+def host_rows(records: pd.DataFrame) -> list[dict]:
+    """The records as bench/hostfit.py reads them: plain values, missing ones None."""
+    found = rows(records[COLUMNS])
+    for row in found:
+        row["op_s"] = row["op_s"] or ()
+        row["round_s"] = row["round_s"] or ()
+    return found
+
+
+def fit(records: pd.DataFrame) -> HostModels:
+    """Models from the untagged paired processes; checked on each held-out lease and on
+    every process tagged hostfit.SLOWED_TAG."""
+    found = host_rows(records)
+    sides = hostfit.sides(found)
+    main = hostfit.processes(found, hostfit.MAIN_TAG)
+    models = hostfit.models(main, sides)
+    return HostModels(models=models, held_out=hostfit.held_out(main, sides, models),
+                      slowed=hostfit.slowed(hostfit.processes(found, hostfit.SLOWED_TAG), models))
+
+
+def of(data: Data) -> HostModels:
+    """`fit(data.records)`, once per build."""
+    return data.memo("host-models", lambda: fit(data.records))
+
+
+def fits(data: Data) -> pd.DataFrame:
+    """One row per fitted host-bound side, keyed like a case (KEY): time = intercept_s +
+    slope * probe, the residuals' standard deviation and largest relative size, `band`, the
+    band's half-width relative to the fit at the centre of the probes, with the probability
+    it is meant to hold (`band_probability`), and the probes it was fitted on in µs."""
+    out = []
+    for side in hostfit.fitted_sides(of(data).models):
+        line: hostfit.Line = side["line"]
+        out.append({**{c: side[c] for c in (*KEY, "device_name", "backend", "torch")},
+                    "intercept_s": line.intercept_s, "slope": line.slope,
+                    "residual_sd_s": line.residual_sd_s, "residual_max": line.residual_max,
+                    "band": line.band(), "band_probability": hostfit.BAND,
+                    "probe_lo_us": line.probe_lo_s * 1e6, "probe_hi_us": line.probe_hi_s * 1e6,
+                    "processes": line.processes, "leases": line.leases})
+    return _sorted(pd.DataFrame(out, columns=FIT_COLUMNS))
+
+
+def models(data: Data) -> pd.DataFrame:
+    """One row per modelled speedup (a mode over eager), keyed like a case: which side is
+    fitted (`fitted`: "baseline", "mode" or "both"), the probes the model holds for, and the
+    predicted speedup with its band at either end of them; the device-bound side's figure."""
+    out = []
+    for model in of(data).models:
+        lo, hi = model.probe_range_s
+        at_lo, at_hi = model.at(lo), model.at(hi)
+        device = next((s for s in (model.base, model.side) if isinstance(s, hostfit.Figure)), None)
+        fitted = ("both" if device is None else
+                  "baseline" if isinstance(model.base, hostfit.Line) else "mode")
+        out.append({**model.describes(), "ratio": model.ratio, "fitted": fitted,
+                    "probe_lo_us": lo * 1e6, "probe_hi_us": hi * 1e6,
+                    "processes": model.processes,
+                    "leases": max(line.leases for line in model.lines),
+                    "speedup_lo_probe": at_lo.speedup, "low_lo_probe": at_lo.low,
+                    "high_lo_probe": at_lo.high, "speedup_hi_probe": at_hi.speedup,
+                    "low_hi_probe": at_hi.low, "high_hi_probe": at_hi.high,
+                    "device_s": device.median_s if device else None,
+                    "device_lo_s": device.lo_s if device else None,
+                    "device_hi_s": device.hi_s if device else None})
+    return _sorted(pd.DataFrame(out, columns=MODEL_COLUMNS))
+
+
+def checks(found: list[hostfit.Check]) -> pd.DataFrame:
+    """One row per check: the lease, its median probe, where the model's probes lie, how far
+    outside them the lease was (`outside_us`, 0 inside), the measured and predicted speedup
+    with the band, and whether the measured one is inside it."""
+    out = []
+    for check in found:
+        model, prediction = check.model, check.prediction
+        lo, hi = model.probe_range_s
+        out.append({**model.describes(), "ratio": model.ratio, "lease": check.lease,
+                    "probe_us": check.probe_s * 1e6, "probe_lo_us": lo * 1e6,
+                    "probe_hi_us": hi * 1e6, "outside_us": prediction.outside_s * 1e6,
+                    "measured": check.measured, "predicted": prediction.speedup,
+                    "low": prediction.low,
+                    "high": None if math.isinf(prediction.high) else prediction.high,
+                    "inside": check.inside, "processes": check.processes,
+                    "processes_inside": check.processes_inside})
+    return _sorted(pd.DataFrame(out, columns=CHECK_COLUMNS))
+
+
+def held_out(data: Data) -> pd.DataFrame:
+    return checks(of(data).held_out)
+
+
+def slowed(data: Data) -> pd.DataFrame:
+    return checks(of(data).slowed)
+
+
+def summary(table: pd.DataFrame) -> dict | None:
+    """How many checks, cases and processes fell inside their band, and the share."""
+    if table.empty:
+        return None
+    inside = table[table["inside"]]
+    return {"checks": len(table), "inside": len(inside), "share": len(inside) / len(table),
+            "cases": table[[*KEY, "baseline"]].drop_duplicates().shape[0],
+            "extrapolated": int((table["outside_us"] != 0).sum()),
+            "processes": int(table["processes"].sum()),
+            "processes_inside": int(table["processes_inside"].sum())}
+
+
+def not_predictable(table: pd.DataFrame) -> pd.DataFrame:
+    """The cases (KEY and baseline) with a check outside its band."""
+    return table.loc[~table["inside"].astype(bool), [*KEY, "baseline"]].drop_duplicates()
+
+
+def _sorted(table: pd.DataFrame) -> pd.DataFrame:
+    """Page order, each environment's rows together."""
+    return ordered(table, batch_first=True).sort_values("env_id", kind="stable").reset_index(drop=True)
