@@ -88,22 +88,23 @@ def fits(data: Data) -> pd.DataFrame:
 
 def models(data: Data) -> pd.DataFrame:
     """One row per modelled speedup (a mode over eager), keyed like a case: which side is
-    fitted (`fitted`: "baseline", "mode" or "both"), the probes the model holds for, and the
-    predicted speedup with its band at either end of them; the device-bound side's figure."""
+    fitted (`fitted`: the baseline's name, the mode's, or "both"), the probes the model holds for, and the
+    predicted speedup with its band at either end of them (a band's top None where it has
+    none); the device-bound side's figure."""
     out = []
     for model in of(data).models:
         lo, hi = model.probe_range_s
         at_lo, at_hi = model.at(lo), model.at(hi)
         device = next((s for s in (model.base, model.side) if isinstance(s, hostfit.Figure)), None)
         fitted = ("both" if device is None else
-                  "baseline" if isinstance(model.base, hostfit.Line) else "mode")
+                  model.baseline if isinstance(model.base, hostfit.Line) else model.mode)
         out.append({**model.describes(), "ratio": model.ratio, "fitted": fitted,
                     "probe_lo_us": lo * 1e6, "probe_hi_us": hi * 1e6,
                     "processes": model.processes,
                     "leases": max(line.leases for line in model.lines),
                     "speedup_lo_probe": at_lo.speedup, "low_lo_probe": at_lo.low,
-                    "high_lo_probe": at_lo.high, "speedup_hi_probe": at_hi.speedup,
-                    "low_hi_probe": at_hi.low, "high_hi_probe": at_hi.high,
+                    "high_lo_probe": _bounded(at_lo.high), "speedup_hi_probe": at_hi.speedup,
+                    "low_hi_probe": at_hi.low, "high_hi_probe": _bounded(at_hi.high),
                     "device_s": device.median_s if device else None,
                     "device_lo_s": device.lo_s if device else None,
                     "device_hi_s": device.hi_s if device else None})
@@ -123,7 +124,7 @@ def checks(found: list[hostfit.Check]) -> pd.DataFrame:
                     "probe_hi_us": hi * 1e6, "outside_us": prediction.outside_s * 1e6,
                     "measured": check.measured, "predicted": prediction.speedup,
                     "low": prediction.low,
-                    "high": None if math.isinf(prediction.high) else prediction.high,
+                    "high": _bounded(prediction.high),
                     "inside": check.inside, "processes": check.processes,
                     "processes_inside": check.processes_inside})
     return _sorted(pd.DataFrame(out, columns=CHECK_COLUMNS))
@@ -152,6 +153,11 @@ def summary(table: pd.DataFrame) -> dict | None:
 def not_predictable(table: pd.DataFrame) -> pd.DataFrame:
     """The cases (KEY and baseline) with a check outside its band."""
     return table.loc[~table["inside"].astype(bool), [*KEY, "baseline"]].drop_duplicates()
+
+
+def _bounded(high: float) -> float | None:
+    """A band's top, None where the mode's band reaches zero time (no upper bound)."""
+    return None if math.isinf(high) else high
 
 
 def _sorted(table: pd.DataFrame) -> pd.DataFrame:
