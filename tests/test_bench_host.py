@@ -94,6 +94,7 @@ def _fitted(records):
     return hostfit.processes(rows), hostfit.sides(rows)
 
 
+@pytest.mark.slow
 def test_timing_the_probe_and_predicting_takes_under_a_minute(results):
     done = subprocess.run([sys.executable, "-m", "bench", "host", "--backend", "cpu",
                            "--results", str(results)], cwd=ROOT, capture_output=True, text=True,
