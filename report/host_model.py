@@ -30,7 +30,7 @@ MODEL_COLUMNS = [*KEY, "baseline", "device_name", "backend", "torch", "ratio", "
                  "probe_lo_us", "probe_hi_us", "processes", "leases", "speedup_lo_probe",
                  "low_lo_probe", "high_lo_probe", "speedup_hi_probe", "low_hi_probe",
                  "high_hi_probe", "device_s", "device_lo_s", "device_hi_s"]
-CHECK_COLUMNS = [*KEY, "baseline", "device_name", "ratio", "lease", "probe_us", "probe_lo_us",
+CHECK_COLUMNS = [*KEY, "baseline", "device_name", "ratio", "lease", "host", "probe_us", "probe_lo_us",
                  "probe_hi_us", "outside_us", "measured", "predicted", "low", "high", "inside",
                  "processes", "processes_inside"]
 
@@ -119,7 +119,9 @@ def checks(found: list[hostfit.Check]) -> pd.DataFrame:
     for check in found:
         model, prediction = check.model, check.prediction
         lo, hi = model.probe_range_s
+        host, _, boot = check.lease.partition("/")
         out.append({**model.describes(), "ratio": model.ratio, "lease": check.lease,
+                    "host": f"{host} boot {boot[:8]}",
                     "probe_us": check.probe_s * 1e6, "probe_lo_us": lo * 1e6,
                     "probe_hi_us": hi * 1e6, "outside_us": prediction.outside_s * 1e6,
                     "measured": check.measured, "predicted": prediction.speedup,
