@@ -96,9 +96,7 @@ def models(data: Data) -> pd.DataFrame:
         lo, hi = model.probe_range_s
         at_lo, at_hi = model.at(lo), model.at(hi)
         device = next((s for s in (model.base, model.side) if isinstance(s, hostfit.Figure)), None)
-        fitted = ("both" if device is None else
-                  model.baseline if isinstance(model.base, hostfit.Line) else model.mode)
-        out.append({**model.describes(), "ratio": model.ratio, "fitted": fitted,
+        out.append({**model.describes(), "ratio": model.ratio, "fitted": _fitted(model),
                     "probe_lo_us": lo * 1e6, "probe_hi_us": hi * 1e6,
                     "processes": model.processes,
                     "leases": max(line.leases for line in model.lines),
@@ -109,6 +107,34 @@ def models(data: Data) -> pd.DataFrame:
                     "device_lo_s": device.lo_s if device else None,
                     "device_hi_s": device.hi_s if device else None})
     return _sorted(pd.DataFrame(out, columns=MODEL_COLUMNS))
+
+
+EXPORT_COLUMNS = ["env_id", "workload", "batch_size", "mode", "baseline", "host_fitted",
+                  "host_probe_lo_us", "host_probe_hi_us", "host_band_probability",
+                  "host_base_intercept_s", "host_base_slope", "host_base_residual_sd_s",
+                  "host_mode_intercept_s", "host_mode_slope", "host_mode_residual_sd_s"]
+
+
+def for_export(data: Data) -> pd.DataFrame:
+    """The host model of each modelled speedup as columns of the published table and the
+    export, keyed as its rows are (env, workload, batch_size, mode, baseline; seed shapes):
+    which side is fitted, the probes it was fitted on, and each fitted side's line (None for
+    the side that stays a figure). A speedup without a model has no row."""
+    out = []
+    for model in of(data).models:
+        lo, hi = model.probe_range_s
+        row = {"env_id": model.env_id, "workload": model.workload, "batch_size": model.batch_size,
+               "mode": model.mode, "baseline": model.baseline,
+               "host_fitted": _fitted(model),
+               "host_probe_lo_us": lo * 1e6, "host_probe_hi_us": hi * 1e6,
+               "host_band_probability": hostfit.BAND}
+        for name, side in (("base", model.base), ("mode", model.side)):
+            line = side if isinstance(side, hostfit.Line) else None
+            row[f"host_{name}_intercept_s"] = line.intercept_s if line else None
+            row[f"host_{name}_slope"] = line.slope if line else None
+            row[f"host_{name}_residual_sd_s"] = line.residual_sd_s if line else None
+        out.append(row)
+    return _sorted(pd.DataFrame(out, columns=EXPORT_COLUMNS))
 
 
 def checks(found: list[hostfit.Check]) -> pd.DataFrame:
@@ -155,6 +181,13 @@ def summary(table: pd.DataFrame) -> dict | None:
 def not_predictable(table: pd.DataFrame) -> pd.DataFrame:
     """The cases (KEY and baseline) with a check outside its band."""
     return table.loc[~table["inside"].astype(bool), [*KEY, "baseline"]].drop_duplicates()
+
+
+def _fitted(model: hostfit.SpeedupModel) -> str:
+    """Which side the model fits as a line: the baseline's name, the mode's, or "both"."""
+    if len(model.lines) == 2:
+        return "both"
+    return model.baseline if isinstance(model.base, hostfit.Line) else model.mode
 
 
 def _bounded(high: float) -> float | None:

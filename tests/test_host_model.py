@@ -187,3 +187,18 @@ def test_the_sides_the_model_fits_are_the_bounds_the_site_shows():
         shown = {tuple(row[c] for c in host_model.KEY): row["bound"]
                  for row in analysis.rows(data.cases[[*host_model.KEY, "bound"]])}
         assert sides == shown
+
+
+def test_the_export_columns_join_each_modelled_speedup_of_the_export_once():
+    from report import export
+
+    data = data_of(host_records.records(ENV))
+    columns = host_model.for_export(data).rename(columns={"batch_size": "size"})
+    rows = export.table(data)
+    joined = rows.merge(columns, on=["env_id", "workload", "size", "mode", "baseline"], how="inner")
+    assert len(joined) == len(columns) == 2
+    assert set(joined["host_fitted"]) == {"eager"} and joined["host_mode_slope"].isna().all()
+    fits = host_model.fits(data).set_index("workload")
+    for row in joined.to_dict("records"):
+        assert row["host_base_slope"] == fits.loc[row["workload"], "slope"]
+        assert row["bound"] == "host-dependent"
