@@ -180,10 +180,15 @@ class Line:
     def at(self, probe_s: float) -> tuple[float, float, float]:
         """(low, fitted, high): the BAND prediction interval for one new process at `probe_s`."""
         fitted = self.intercept_s + self.slope * probe_s
-        t = t_quantile((1 + BAND) / 2, self.processes - 2)
-        half = t * self.residual_sd_s * math.sqrt(
+        half = self.half_width_s * math.sqrt(
             1 + 1 / self.processes + (probe_s - self.probe_mean_s) ** 2 / self.probe_sxx)
         return fitted - half, fitted, fitted + half
+
+    @property
+    def half_width_s(self) -> float:
+        """The band's scale: at probe p its half-width is half_width_s * sqrt(1 + 1/processes
+        + (p - probe_mean_s)**2 / probe_sxx), which a page's script may compute alone."""
+        return t_quantile((1 + BAND) / 2, self.processes - 2) * self.residual_sd_s
 
     def band(self) -> float:
         """The band's half-width at the centre of the fitted probes, relative to the fit there."""
@@ -278,6 +283,27 @@ class SpeedupModel:
                           speedup=base / mode,
                           high=base_hi / mode_lo if mode_lo > 0 else math.inf,
                           outside_s=probe_s - hi if probe_s > hi else probe_s - lo if probe_s < lo else 0.0)
+
+    def region(self, at_least: float, steps: int = 200) -> tuple[str, float | None]:
+        """Where, among the probes fitted, the band's low end is at least `at_least`: a
+        claim "speedup >= at_least" holds there. ("everywhere", None), ("nowhere", None),
+        ("above", p) for probes from p on, ("below", p) for probes up to p, or ("mixed", None)
+        where the holding probes are not one end of the range."""
+        lo, hi = self.probe_range_s
+        probes = [lo + (hi - lo) * i / steps for i in range(steps + 1)]
+        holds = [self.at(p).low >= at_least for p in probes]
+        if all(holds):
+            return "everywhere", None
+        if not any(holds):
+            return "nowhere", None
+        first, last = holds.index(True), len(holds) - 1 - holds[::-1].index(True)
+        if not all(holds[first:last + 1]):
+            return "mixed", None
+        if last == steps:
+            return "above", probes[first]
+        if first == 0:
+            return "below", probes[last]
+        return "mixed", None
 
     def describes(self) -> dict[str, Any]:
         return {"env_id": self.env_id, "device_name": self.device_name, "backend": self.backend,

@@ -109,17 +109,23 @@ def models(data: Data) -> pd.DataFrame:
     return _sorted(pd.DataFrame(out, columns=MODEL_COLUMNS))
 
 
+LINE_TERMS = ("intercept_s", "slope", "residual_sd_s", "half_width_s", "processes",
+              "probe_mean_us", "probe_sxx_us2")
+FIGURE_TERMS = ("median_s", "lo_s", "hi_s")
 EXPORT_COLUMNS = ["env_id", "workload", "batch_size", "mode", "baseline", "host_fitted",
                   "host_probe_lo_us", "host_probe_hi_us", "host_band_probability",
-                  "host_base_intercept_s", "host_base_slope", "host_base_residual_sd_s",
-                  "host_mode_intercept_s", "host_mode_slope", "host_mode_residual_sd_s"]
+                  *(f"host_{side}_{term}" for side in ("base", "mode")
+                    for term in (*LINE_TERMS, *FIGURE_TERMS))]
 
 
 def for_export(data: Data) -> pd.DataFrame:
     """The host model of each modelled speedup as columns of the published table and the
     export, keyed as its rows are (env, workload, batch_size, mode, baseline; seed shapes):
-    which side is fitted, the probes it was fitted on, and each fitted side's line (None for
-    the side that stays a figure). A speedup without a model has no row."""
+    which side is fitted, the probes it was fitted on, and per side (`base`, `mode`) either
+    its line or its figure, the other's columns None. The line's terms are all a script
+    needs to predict at probe p (µs): time = intercept_s + slope * p * 1e-6, give or take
+    half_width_s * sqrt(1 + 1/processes + (p - probe_mean_us)**2 / probe_sxx_us2). A
+    speedup without a model has no row."""
     out = []
     for model in of(data).models:
         lo, hi = model.probe_range_s
@@ -129,10 +135,7 @@ def for_export(data: Data) -> pd.DataFrame:
                "host_probe_lo_us": lo * 1e6, "host_probe_hi_us": hi * 1e6,
                "host_band_probability": hostfit.BAND}
         for name, side in (("base", model.base), ("mode", model.side)):
-            line = side if isinstance(side, hostfit.Line) else None
-            row[f"host_{name}_intercept_s"] = line.intercept_s if line else None
-            row[f"host_{name}_slope"] = line.slope if line else None
-            row[f"host_{name}_residual_sd_s"] = line.residual_sd_s if line else None
+            row.update({f"host_{name}_{term}": value for term, value in _terms(side).items()})
         out.append(row)
     return _sorted(pd.DataFrame(out, columns=EXPORT_COLUMNS))
 
@@ -181,6 +184,19 @@ def summary(table: pd.DataFrame) -> dict | None:
 def not_predictable(table: pd.DataFrame) -> pd.DataFrame:
     """The cases (KEY and baseline) with a check outside its band."""
     return table.loc[~table["inside"].astype(bool), [*KEY, "baseline"]].drop_duplicates()
+
+
+def _terms(side: hostfit.Line | hostfit.Figure) -> dict:
+    """A side's export columns: a line's terms or a figure's, None for the other kind."""
+    found = dict.fromkeys((*LINE_TERMS, *FIGURE_TERMS))
+    if isinstance(side, hostfit.Line):
+        found.update(intercept_s=side.intercept_s, slope=side.slope,
+                     residual_sd_s=side.residual_sd_s, half_width_s=side.half_width_s,
+                     processes=side.processes, probe_mean_us=side.probe_mean_s * 1e6,
+                     probe_sxx_us2=side.probe_sxx * 1e12)
+    else:
+        found.update(median_s=side.median_s, lo_s=side.lo_s, hi_s=side.hi_s)
+    return found
 
 
 def _fitted(model: hostfit.SpeedupModel) -> str:

@@ -202,3 +202,30 @@ def test_the_export_columns_join_each_modelled_speedup_of_the_export_once():
     for row in joined.to_dict("records"):
         assert row["host_base_slope"] == fits.loc[row["workload"], "slope"]
         assert row["bound"] == "host-dependent"
+
+
+def test_the_exported_terms_alone_reproduce_every_prediction():
+    """What a page's script would do with the export's columns, against the model itself."""
+    data = data_of(host_records.records(ENV))
+    row = host_model.for_export(data).set_index("workload").loc["vit16x6x384"]
+    model = the_model(host_records.records(ENV))
+    for probe_us in (6.5, 8.0, 11.0):
+        fitted = row["host_base_intercept_s"] + row["host_base_slope"] * probe_us * 1e-6
+        half = row["host_base_half_width_s"] * math.sqrt(
+            1 + 1 / row["host_base_processes"]
+            + (probe_us - row["host_base_probe_mean_us"]) ** 2 / row["host_base_probe_sxx_us2"])
+        expected = model.at(probe_us * 1e-6)
+        assert (fitted - half) / row["host_mode_hi_s"] == pytest.approx(expected.low)
+        assert fitted / row["host_mode_median_s"] == pytest.approx(expected.speedup)
+        assert (fitted + half) / row["host_mode_lo_s"] == pytest.approx(expected.high)
+
+
+def test_a_claim_holds_from_the_probe_where_the_band_clears_it():
+    model = the_model(host_records.records(ENV))
+    lo, hi = model.probe_range_s
+    middle = (lo + hi) / 2
+    kind, probe = model.region(model.at(middle).low)
+    assert kind == "above" and probe == pytest.approx(middle, abs=(hi - lo) / 100)
+    assert model.at(probe).low >= model.at(middle).low * (1 - 1e-9)
+    assert model.region(model.at(lo).low * 0.99) == ("everywhere", None)
+    assert model.region(model.at(hi).high * 2) == ("nowhere", None)
