@@ -263,6 +263,10 @@ class SpeedupModel:
     base: Line | Figure
     side: Line | Figure  # the mode's
     processes: int  # paired processes that timed both
+    # Both sides on lines: the two follow one host state within a process, so their bands
+    # do not add up. The band is the spread of the processes' own speedups about the
+    # predicted one instead: the standard deviation of log(measured / predicted).
+    ratio_sd: float | None = None
     baseline: str = BASELINE
 
     @property
@@ -279,10 +283,16 @@ class SpeedupModel:
         base_lo, base, base_hi = self.base.at(probe_s)
         mode_lo, mode, mode_hi = self.side.at(probe_s)
         lo, hi = self.probe_range_s
-        return Prediction(low=max(base_lo, 0.0) / mode_hi,
-                          speedup=base / mode,
-                          high=base_hi / mode_lo if mode_lo > 0 else math.inf,
-                          outside_s=probe_s - hi if probe_s > hi else probe_s - lo if probe_s < lo else 0.0)
+        outside = probe_s - hi if probe_s > hi else probe_s - lo if probe_s < lo else 0.0
+        if self.ratio_sd is not None:
+            line = self.base
+            half = t_quantile((1 + BAND) / 2, self.processes - 2) * self.ratio_sd * math.sqrt(
+                1 + 1 / self.processes + (probe_s - line.probe_mean_s) ** 2 / line.probe_sxx)
+            speedup = base / mode
+            return Prediction(low=speedup * math.exp(-half), speedup=speedup,
+                              high=speedup * math.exp(half), outside_s=outside)
+        return Prediction(low=max(base_lo, 0.0) / mode_hi, speedup=base / mode,
+                          high=base_hi / mode_lo if mode_lo > 0 else math.inf, outside_s=outside)
 
     def region(self, at_least: float, steps: int = 200) -> tuple[str, float | None]:
         """Where, among the probes fitted, the band's low end is at least `at_least`: a
@@ -353,8 +363,20 @@ def models(found: list[Process], side_by_case: Mapping[tuple, str | None],
             out.append(SpeedupModel(env_id=env_id, device_name=first.device_name,
                                     backend=first.backend, torch=first.torch, workload=point[0],
                                     batch_size=point[1], shapes=point[2], mode=mode, ratio=ratio,
-                                    base=base, side=side, processes=len(both)))
+                                    base=base, side=side, processes=len(both),
+                                    ratio_sd=_ratio_sd(base, side, both, mode)))
     return out
+
+
+def _ratio_sd(base: Line | Figure, side: Line | Figure, both: list[Process],
+              mode: str) -> float | None:
+    """Where both sides are lines: the spread of log(measured / predicted speedup) over the
+    processes that timed both, with the two degrees of freedom a line takes."""
+    if not (isinstance(base, Line) and isinstance(side, Line)) or len(both) < 3:
+        return None
+    logs = [math.log(p.speedup(mode) / (base.at(p.probe_s)[1] / side.at(p.probe_s)[1]))
+            for p in both]
+    return math.sqrt(sum(x * x for x in logs) / (len(logs) - 2))
 
 
 def _times(members: list[Process], mode: str) -> list[tuple[float, float, str]]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from bench import hostfit
-from report.analysis import Data, ordered, rows
+from report.analysis import Data, of_env, ordered, rows
 
 COLUMNS = ["env_id", "device_name", "backend", "torch", "machine", "workload", "batch_size",
            "shapes", "mode", "tag", "status", "process_timing", "repeat", "repeats", "started_at",
@@ -74,6 +74,10 @@ def fits(data: Data) -> pd.DataFrame:
     slope * probe, the residuals' standard deviation and largest relative size, `band`, the
     band's half-width relative to the fit at the centre of the probes, with the probability
     it is meant to hold (`band_probability`), and the probes it was fitted on in µs."""
+    return data.memo("host-fits", lambda: _fits(data))
+
+
+def _fits(data: Data) -> pd.DataFrame:
     out = []
     for side in hostfit.fitted_sides(of(data).models):
         line: hostfit.Line = side["line"]
@@ -91,6 +95,10 @@ def models(data: Data) -> pd.DataFrame:
     fitted (`fitted`: the baseline's name, the mode's, or "both"), the probes the model holds for, and the
     predicted speedup with its band at either end of them (a band's top None where it has
     none); the device-bound side's figure."""
+    return data.memo("host-model-rows", lambda: _models(data))
+
+
+def _models(data: Data) -> pd.DataFrame:
     out = []
     for model in of(data).models:
         lo, hi = model.probe_range_s
@@ -112,8 +120,25 @@ def models(data: Data) -> pd.DataFrame:
 LINE_TERMS = ("intercept_s", "slope", "residual_sd_s", "half_width_s", "processes",
               "probe_mean_us", "probe_sxx_us2")
 FIGURE_TERMS = ("median_s", "lo_s", "hi_s")
+def page_rows(data: Data, env_id: str, workload: str | None = None) -> list[dict]:
+    """`models` rows of one environment (and workload), each with `lines`: its fitted
+    sides' `fits` rows (mode, intercept_s, slope, band, ...), for the `_host_model.md.j2`
+    table a workload, model or stability page shows."""
+    here = of_env(models(data), env_id)
+    if workload is not None:
+        here = here[here["workload"] == workload]
+    lines = {tuple(row[c] for c in KEY): row for row in rows(of_env(fits(data), env_id))}
+    out = []
+    for row in rows(here):
+        point = (row["env_id"], row["workload"], row["batch_size"], row["shapes"])
+        out.append({**row, "lines": [lines[(*point, mode)] for mode in (row["baseline"], row["mode"])
+                                     if (*point, mode) in lines]})
+    return out
+
+
 EXPORT_COLUMNS = ["env_id", "workload", "batch_size", "mode", "baseline", "host_fitted",
                   "host_probe_lo_us", "host_probe_hi_us", "host_band_probability",
+                  "host_processes", "host_ratio_sd",
                   *(f"host_{side}_{term}" for side in ("base", "mode")
                     for term in (*LINE_TERMS, *FIGURE_TERMS))]
 
@@ -124,8 +149,12 @@ def for_export(data: Data) -> pd.DataFrame:
     which side is fitted, the probes it was fitted on, and per side (`base`, `mode`) either
     its line or its figure, the other's columns None. The line's terms are all a script
     needs to predict at probe p (µs): time = intercept_s + slope * p * 1e-6, give or take
-    half_width_s * sqrt(1 + 1/processes + (p - probe_mean_us)**2 / probe_sxx_us2). A
-    speedup without a model has no row."""
+    half_width_s * sqrt(1 + 1/processes + (p - probe_mean_us)**2 / probe_sxx_us2); the
+    speedup's band is the fitted side's band over the figure's range, or, where both sides
+    are lines (`host_ratio_sd` set), the predicted speedup times exp(+-t * host_ratio_sd *
+    sqrt(1 + 1/host_processes + (p - base probe_mean_us)**2 / base probe_sxx_us2)), t the
+    Student quantile of host_band_probability with host_processes - 2 degrees of freedom.
+    A speedup without a model has no row."""
     out = []
     for model in of(data).models:
         lo, hi = model.probe_range_s
@@ -133,7 +162,8 @@ def for_export(data: Data) -> pd.DataFrame:
                "mode": model.mode, "baseline": model.baseline,
                "host_fitted": _fitted(model),
                "host_probe_lo_us": lo * 1e6, "host_probe_hi_us": hi * 1e6,
-               "host_band_probability": hostfit.BAND}
+               "host_band_probability": hostfit.BAND, "host_processes": model.processes,
+               "host_ratio_sd": model.ratio_sd}
         for name, side in (("base", model.base), ("mode", model.side)):
             row.update({f"host_{name}_{term}": value for term, value in _terms(side).items()})
         out.append(row)

@@ -229,3 +229,24 @@ def test_a_claim_holds_from_the_probe_where_the_band_clears_it():
     assert model.at(probe).low >= model.at(middle).low * (1 - 1e-9)
     assert model.region(model.at(lo).low * 0.99) == ("everywhere", None)
     assert model.region(model.at(hi).high * 2) == ("nowhere", None)
+
+
+def test_where_both_sides_are_lines_the_band_is_the_spread_of_the_paired_speedups():
+    """On a CPU both sides follow the host within one process, so the band comes from how
+    far each process's own speedup sat from the prediction, not from the two lines' bands."""
+    cpu = dataclasses.replace(fx.ENV_CPU, device_name="a CPU")
+    records = host_records.records(cpu)
+    model = the_model(records)
+    assert model.ratio == "cpu" and isinstance(model.side, hostfit.Line)
+    found = hostfit.processes([hostfit.row_of(r) for r in records])
+    logs = [math.log(p.speedup(model.mode) / model.at(p.probe_s).speedup) for p in found
+            if p.point[0] == "vit16x6x384"]
+    assert model.ratio_sd == pytest.approx(math.sqrt(sum(x * x for x in logs) / (len(logs) - 2)))
+    row = host_model.for_export(data_of(records)).set_index("workload").loc["vit16x6x384"]
+    for probe_us in (6.5, 9.0):
+        at = model.at(probe_us * 1e-6)
+        half = hostfit.t_quantile(0.95, row["host_processes"] - 2) * row["host_ratio_sd"] * math.sqrt(
+            1 + 1 / row["host_processes"]
+            + (probe_us - row["host_base_probe_mean_us"]) ** 2 / row["host_base_probe_sxx_us2"])
+        assert (at.low, at.high) == pytest.approx((at.speedup * math.exp(-half),
+                                                   at.speedup * math.exp(half)))

@@ -80,7 +80,8 @@ def _host_model(data, env: Environment, leases: pd.DataFrame) -> dict | None:
         return None
     held = _numbered(of_env(host_model.held_out(data), env.env_id), leases)
     slowed = _numbered(of_env(host_model.slowed(data), env.env_id), leases)
-    return {"fits": rows(of_env(host_model.fits(data), env.env_id)), "models": rows(modelled),
+    return {"fits": rows(of_env(host_model.fits(data), env.env_id)),
+            "models": host_model.page_rows(data, env.env_id),
             "held_out": rows(held), "held_summary": host_model.summary(held),
             "slowed": rows(slowed), "slowed_summary": host_model.summary(slowed),
             "not_predictable": rows(host_model.not_predictable(slowed))}
