@@ -250,3 +250,20 @@ def test_where_both_sides_are_lines_the_band_is_the_spread_of_the_paired_speedup
             + (probe_us - row["host_base_probe_mean_us"]) ** 2 / row["host_base_probe_sxx_us2"])
         assert (at.low, at.high) == pytest.approx((at.speedup * math.exp(-half),
                                                    at.speedup * math.exp(half)))
+
+
+@pytest.mark.slow
+def test_a_site_with_host_models_builds_strictly(tmp_path):
+    """Every link and anchor the host model's sections add resolves (mkdocs --strict)."""
+    import shutil
+
+    from fixtures.site import build_site
+
+    results = tmp_path / "results"
+    shutil.copytree(RESULTS, results)
+    fx.write(results / "host.jsonl", host_records.records(ENV)
+             + host_records.slowed(ENV, "vit16x6x384", 12.0e-6))
+    done = build_site(tmp_path / "root", results)
+    assert done.returncode == 0, done.stderr[-3000:]
+    page = (tmp_path / "root/docs/analysis/stability.md").read_text()
+    assert f"](stability/{ENV.env_id()}.md#host-model)" in page
