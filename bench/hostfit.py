@@ -33,13 +33,14 @@ from bench.stats import paired_speedup
 
 BASELINE = "eager"
 LAUNCH_BOUND, DEVICE_BOUND = 0.5, 0.8  # GPU busy-fraction bands: below, host; from, device
-FITTED_SIDES = ("host", "cpu")  # sides whose time is set by the host that issues the work
+FITTED_SIDES = ("launch-bound", "cpu")  # sides whose time is set by the host issuing the work
 MIN_PROCESSES = 6  # paired processes a published line rests on
 MIN_TRAINING = 4  # processes a held-out check may fit on: two residual degrees of freedom
 BAND = 0.90  # the probability a band is meant to hold a new process's figure
 MAIN_TAG = "main"  # the only records fitted on
 SLOWED_TAG = "slowed-host"  # records measured on a host slowed on purpose: the test set
 SHAPES = "seed"
+DEFAULT_DTYPE = "float32"  # the precision of a record from before CaseKey said one
 PROCESS_TAGS = re.compile(r"^(main|rerun-\d+)$")  # as report/analysis.py's processes of a case
 
 Row = Mapping[str, Any]
@@ -53,6 +54,7 @@ def row_of(record) -> dict[str, Any]:
             "backend": record.key.backend, "torch": record.env.torch,
             "machine": record.env.machine, "workload": record.key.workload,
             "batch_size": record.key.batch_size, "shapes": record.key.shapes,
+            "case_dtype": getattr(record.key, "dtype", None) or DEFAULT_DTYPE,
             "mode": record.key.mode, "tag": record.key.tag, "status": record.status,
             "process_timing": record.process.timing, "repeat": record.process.repeat,
             "repeats": record.process.repeats, "started_at": datetime.fromisoformat(record.started_at),
@@ -70,13 +72,16 @@ def lease(row: Row) -> str:
 
 
 def side_of(busy_fraction: float | None, backend: str) -> str | None:
-    """What sets a case's time: "host", "device", "mixed" by its GPU busy fraction, "cpu" on a
-    CPU backend (the host is the device), None without a profile."""
+    """What sets a case's time, in report/analysis.py's words: "launch-bound", "device-bound",
+    "mixed" by its GPU busy fraction, "cpu" on a CPU backend (the host is the device), None
+    without a profile."""
     if backend == "cpu":
         return "cpu"
     if busy_fraction is None or math.isnan(busy_fraction):
         return None
-    return "host" if busy_fraction < LAUNCH_BOUND else "device" if busy_fraction >= DEVICE_BOUND else "mixed"
+    if busy_fraction < LAUNCH_BOUND:
+        return "launch-bound"
+    return "device-bound" if busy_fraction >= DEVICE_BOUND else "mixed"
 
 
 def sides(rows: Iterable[Row]) -> dict[tuple, str | None]:
@@ -104,7 +109,13 @@ def sides(rows: Iterable[Row]) -> dict[tuple, str | None]:
 
 
 def case_key(row: Row) -> tuple:
-    return (row["env_id"], row["workload"], row["batch_size"], row["shapes"], row["mode"])
+    """(env_id, workload, batch_size, shapes, dtype, mode): report/analysis.py's CASE."""
+    return (row["env_id"], *point_of(row), row["mode"])
+
+
+def point_of(row: Row) -> tuple:
+    """(workload, batch_size, shapes, dtype): a case without its environment and mode."""
+    return (row["workload"], row["batch_size"], row["shapes"], row["case_dtype"] or DEFAULT_DTYPE)
 
 
 # ---- paired processes ---------------------------------------------------------------------
@@ -118,7 +129,7 @@ class Process:
     device_name: str
     backend: str
     torch: str
-    point: tuple  # (workload, batch_size, shapes)
+    point: tuple  # `point_of` its records
     lease: str
     group: str
     probe_s: float
@@ -142,7 +153,7 @@ def processes(rows: Iterable[Row], tag: str = MAIN_TAG) -> list[Process]:
         first = members[0]
         found.append(Process(
             env_id=first["env_id"], device_name=first["device_name"], backend=first["backend"],
-            torch=first["torch"], point=(first["workload"], first["batch_size"], first["shapes"]),
+            torch=first["torch"], point=point_of(first),
             lease=lease(first), group=group, probe_s=statistics.median(first["op_s"]),
             median_s={r["mode"]: r["median_s"] for r in members},
             round_s={r["mode"]: tuple(r["round_s"]) for r in members}))
@@ -258,6 +269,7 @@ class SpeedupModel:
     workload: str
     batch_size: int | None
     shapes: str
+    dtype: str
     mode: str
     ratio: str  # "host-dependent", or "cpu" where both sides are the CPU's
     base: Line | Figure
@@ -315,14 +327,19 @@ class SpeedupModel:
             return "below", probes[last]
         return "mixed", None
 
+    @property
+    def point(self) -> tuple:
+        return (self.workload, self.batch_size, self.shapes, self.dtype)
+
     def describes(self) -> dict[str, Any]:
         return {"env_id": self.env_id, "device_name": self.device_name, "backend": self.backend,
                 "torch": self.torch, "workload": self.workload, "batch_size": self.batch_size,
-                "shapes": self.shapes, "mode": self.mode, "baseline": self.baseline}
+                "shapes": self.shapes, "case_dtype": self.dtype, "mode": self.mode,
+                "baseline": self.baseline}
 
 
 def _ratio(base_side: str | None, mode_side: str | None) -> str | None:
-    if {base_side, mode_side} == {"host", "device"}:
+    if {base_side, mode_side} == {"launch-bound", "device-bound"}:
         return "host-dependent"
     if base_side == mode_side == "cpu":
         return "cpu"
@@ -362,7 +379,8 @@ def models(found: list[Process], side_by_case: Mapping[tuple, str | None],
             first = members[0]
             out.append(SpeedupModel(env_id=env_id, device_name=first.device_name,
                                     backend=first.backend, torch=first.torch, workload=point[0],
-                                    batch_size=point[1], shapes=point[2], mode=mode, ratio=ratio,
+                                    batch_size=point[1], shapes=point[2], dtype=point[3],
+                                    mode=mode, ratio=ratio,
                                     base=base, side=side, processes=len(both),
                                     ratio_sd=_ratio_sd(base, side, both, mode)))
     return out
@@ -389,7 +407,7 @@ def fitted_sides(model_list: list[SpeedupModel]) -> list[dict[str, Any]]:
     for model in model_list:
         for mode, side in ((model.baseline, model.base), (model.mode, model.side)):
             if isinstance(side, Line):
-                rows[(model.env_id, model.workload, model.batch_size, model.shapes, mode)] = {
+                rows[(model.env_id, *model.point, mode)] = {
                     **model.describes(), "mode": mode, "line": side}
     return list(rows.values())
 
@@ -441,7 +459,7 @@ def held_out(found: list[Process], side_by_case: Mapping[tuple, str | None],
     out = []
     for model in published:
         members = [p for p in found if p.env_id == model.env_id
-                   and p.point == (model.workload, model.batch_size, model.shapes)]
+                   and p.point == model.point]
         for name in sorted({p.lease for p in members}):
             training = [p for p in members if p.lease != name]
             refit = [m for m in models(training, side_by_case, MIN_TRAINING) if m.mode == model.mode]
@@ -458,7 +476,7 @@ def slowed(tested: list[Process], published: list[SpeedupModel]) -> list[Check]:
     out = []
     for model in published:
         members = [p for p in tested if p.env_id == model.env_id
-                   and p.point == (model.workload, model.batch_size, model.shapes)]
+                   and p.point == model.point]
         for name in sorted({p.lease for p in members}):
             found_check = _check(model, name, [p for p in members if p.lease == name])
             if found_check is not None:

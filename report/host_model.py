@@ -4,7 +4,7 @@ hosts slowed on purpose.
 
 The model itself is bench/hostfit.py, the one definition `python -m bench host` predicts
 from; this module hands it the records' rows and turns what it returns into DataFrames keyed
-as `analysis.cases` is (env_id, workload, batch_size, shapes, mode), so that they join into
+as `analysis.cases` is (env_id, workload, batch_size, shapes, dtype, mode), so they join into
 the published table and the export.
 """
 
@@ -19,10 +19,10 @@ from bench import hostfit
 from report.analysis import Data, of_env, ordered, rows
 
 COLUMNS = ["env_id", "device_name", "backend", "torch", "machine", "workload", "batch_size",
-           "shapes", "mode", "tag", "status", "process_timing", "repeat", "repeats", "started_at",
-           "duration_s", "busy_fraction", "hostname",
-           "boot_id", "op_s", "group", "round_s", "median_s"]
-KEY = ["env_id", "workload", "batch_size", "shapes", "mode"]  # analysis.CASE's columns
+           "shapes", "case_dtype", "mode", "tag", "status", "process_timing", "repeat",
+           "repeats", "started_at", "duration_s", "busy_fraction", "hostname", "boot_id", "op_s",
+           "group", "round_s", "median_s"]
+KEY = ["env_id", "workload", "batch_size", "shapes", "case_dtype", "mode"]  # analysis.CASE
 FIT_COLUMNS = [*KEY, "device_name", "backend", "torch", "intercept_s", "slope", "residual_sd_s",
                "residual_max", "band", "band_probability", "probe_lo_us", "probe_hi_us",
                "processes", "leases"]
@@ -130,13 +130,14 @@ def page_rows(data: Data, env_id: str, workload: str | None = None) -> list[dict
     lines = {tuple(row[c] for c in KEY): row for row in rows(of_env(fits(data), env_id))}
     out = []
     for row in rows(here):
-        point = (row["env_id"], row["workload"], row["batch_size"], row["shapes"])
+        point = tuple(row[c] for c in KEY[:-1])
         out.append({**row, "lines": [lines[(*point, mode)] for mode in (row["baseline"], row["mode"])
                                      if (*point, mode) in lines]})
     return out
 
 
-EXPORT_COLUMNS = ["env_id", "workload", "batch_size", "mode", "baseline", "host_fitted",
+EXPORT_COLUMNS = ["env_id", "workload", "batch_size", "case_dtype", "mode", "baseline",
+                  "host_fitted",
                   "host_probe_lo_us", "host_probe_hi_us", "host_band_probability",
                   "host_processes", "host_ratio_sd",
                   *(f"host_{side}_{term}" for side in ("base", "mode")
@@ -145,7 +146,8 @@ EXPORT_COLUMNS = ["env_id", "workload", "batch_size", "mode", "baseline", "host_
 
 def for_export(data: Data) -> pd.DataFrame:
     """The host model of each modelled speedup as columns of the published table and the
-    export, keyed as its rows are (env, workload, batch_size, mode, baseline; seed shapes):
+    export, keyed as its rows are (env, workload, batch_size, dtype, mode, baseline; seed
+    shapes):
     which side is fitted, the probes it was fitted on, and per side (`base`, `mode`) either
     its line or its figure, the other's columns None. The line's terms are all a script
     needs to predict at probe p (µs): time = intercept_s + slope * p * 1e-6, give or take
@@ -159,7 +161,7 @@ def for_export(data: Data) -> pd.DataFrame:
     for model in of(data).models:
         lo, hi = model.probe_range_s
         row = {"env_id": model.env_id, "workload": model.workload, "batch_size": model.batch_size,
-               "mode": model.mode, "baseline": model.baseline,
+               "case_dtype": model.dtype, "mode": model.mode, "baseline": model.baseline,
                "host_fitted": _fitted(model),
                "host_probe_lo_us": lo * 1e6, "host_probe_hi_us": hi * 1e6,
                "host_band_probability": hostfit.BAND, "host_processes": model.processes,

@@ -7,6 +7,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
+import tempfile
+from pathlib import Path
 
 import pytest
 from fixtures import RESULTS, host_records
@@ -14,7 +16,7 @@ from fixtures import make_results as fx
 
 from bench import hostfit
 from report import analysis, host_model
-from report.analysis import Data, frame, load
+from report.analysis import Data, load, load_file
 from report.pages import stability
 from report.site import Site
 
@@ -22,7 +24,8 @@ ENV = fx.ENV_A
 
 
 def data_of(records) -> Data:
-    return Data(frame([analysis._row(f"fixture:{i}", r) for i, r in enumerate(records, 1)]))
+    with tempfile.TemporaryDirectory() as folder:
+        return Data(load_file(fx.write(Path(folder) / "host.jsonl", records)))
 
 
 def models_of(records) -> list[hostfit.SpeedupModel]:
