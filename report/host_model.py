@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from bench import hostfit
-from report.analysis import Data, of_env, ordered, rows
+from report.analysis.ordering import of_env, ordered, rows
+
+if TYPE_CHECKING:
+    from report.analysis import Data
 
 COLUMNS = ["env_id", "device_name", "backend", "torch", "machine", "workload", "batch_size",
            "shapes", "case_dtype", "mode", "tag", "status", "process_timing", "repeat",
@@ -65,8 +69,8 @@ def fit(records: pd.DataFrame) -> HostModels:
 
 
 def of(data: Data) -> HostModels:
-    """`fit(data.records)`, once per build."""
-    return data.memo("host-models", lambda: fit(data.records))
+    """The models `Data` fitted once (`fit(data.records)`)."""
+    return data.host_models
 
 
 def fits(data: Data) -> pd.DataFrame:
@@ -136,21 +140,19 @@ def page_rows(data: Data, env_id: str, workload: str | None = None) -> list[dict
     return out
 
 
-EXPORT_COLUMNS = ["env_id", "workload", "batch_size", "case_dtype", "mode", "baseline",
-                  "host_fitted",
-                  "host_probe_lo_us", "host_probe_hi_us", "host_band_probability",
-                  "host_processes", "host_ratio_sd",
-                  *(f"host_{side}_{term}" for side in ("base", "mode")
-                    for term in (*LINE_TERMS, *FIGURE_TERMS))]
+PUBLISHED_COLUMNS = ["host_fitted", "host_probe_lo_us", "host_probe_hi_us",
+                     "host_band_probability", "host_processes", "host_ratio_sd",
+                     *(f"host_{side}_{term}" for side in ("base", "mode")
+                       for term in (*LINE_TERMS, *FIGURE_TERMS))]
+EXPORT_COLUMNS = [*KEY, "baseline", *PUBLISHED_COLUMNS]
 
 
-def for_export(data: Data) -> pd.DataFrame:
-    """The host model of each modelled speedup as columns of the published table and the
-    export, keyed as its rows are (env, workload, batch_size, dtype, mode, baseline; seed
-    shapes):
-    which side is fitted, the probes it was fitted on, and per side (`base`, `mode`) either
-    its line or its figure, the other's columns None. The line's terms are all a script
-    needs to predict at probe p (µs): time = intercept_s + slope * p * 1e-6, give or take
+def columns(found: HostModels) -> pd.DataFrame:
+    """The host model of each modelled speedup as columns (PUBLISHED_COLUMNS) for the
+    published table and the export, keyed as a case is (KEY) with its `baseline`: which side
+    is fitted, the probes it was fitted on, and per side (`base`, `mode`) either its line or
+    its figure, the other's columns None. The line's terms are all a script needs to
+    predict at probe p (µs): time = intercept_s + slope * p * 1e-6, give or take
     half_width_s * sqrt(1 + 1/processes + (p - probe_mean_us)**2 / probe_sxx_us2); the
     speedup's band is the fitted side's band over the figure's range, or, where both sides
     are lines (`host_ratio_sd` set), the predicted speedup times exp(+-t * host_ratio_sd *
@@ -158,10 +160,9 @@ def for_export(data: Data) -> pd.DataFrame:
     Student quantile of host_band_probability with host_processes - 2 degrees of freedom.
     A speedup without a model has no row."""
     out = []
-    for model in of(data).models:
+    for model in found.models:
         lo, hi = model.probe_range_s
-        row = {"env_id": model.env_id, "workload": model.workload, "batch_size": model.batch_size,
-               "case_dtype": model.dtype, "mode": model.mode, "baseline": model.baseline,
+        row = {**{c: model.describes()[c] for c in (*KEY, "baseline")},
                "host_fitted": _fitted(model),
                "host_probe_lo_us": lo * 1e6, "host_probe_hi_us": hi * 1e6,
                "host_band_probability": hostfit.BAND, "host_processes": model.processes,
@@ -169,7 +170,20 @@ def for_export(data: Data) -> pd.DataFrame:
         for name, side in (("base", model.base), ("mode", model.side)):
             row.update({f"host_{name}_{term}": value for term, value in _terms(side).items()})
         out.append(row)
-    return _sorted(pd.DataFrame(out, columns=EXPORT_COLUMNS))
+    return _sorted(pd.DataFrame(out, columns=EXPORT_COLUMNS).astype({"batch_size": "Int64"}))
+
+
+def with_columns(table: pd.DataFrame, found: HostModels) -> pd.DataFrame:
+    """The published table (one row per case over eager) with the host model's columns
+    beside each modelled speedup, empty elsewhere."""
+    over_eager = columns(found)
+    over_eager = over_eager[over_eager["baseline"] == hostfit.BASELINE].drop(columns="baseline")
+    return table.merge(over_eager, on=KEY, how="left")
+
+
+def for_export(data: Data) -> pd.DataFrame:
+    """`columns` of the site's models."""
+    return columns(of(data))
 
 
 def checks(found: list[hostfit.Check]) -> pd.DataFrame:

@@ -192,19 +192,24 @@ def test_the_sides_the_model_fits_are_the_bounds_the_site_shows():
         assert sides == shown
 
 
-def test_the_export_columns_join_each_modelled_speedup_of_the_export_once():
+def test_the_published_table_and_the_export_carry_each_modelled_speedups_fit():
     from report import export
 
     data = data_of(host_records.records(ENV))
-    columns = host_model.for_export(data).rename(columns={"batch_size": "size"})
-    rows = export.table(data)
-    joined = rows.merge(columns, on=["env_id", "workload", "size", "mode", "baseline"], how="inner")
-    assert len(joined) == len(columns) == 2
-    assert set(joined["host_fitted"]) == {"eager"} and joined["host_mode_slope"].isna().all()
     fits = host_model.fits(data).set_index("workload")
-    for row in joined.to_dict("records"):
+    published = data.published[data.published["host_fitted"].notna()]
+    assert sorted(zip(published["workload"], published["mode"], strict=True)) == [
+        ("launch-chain-100", "reduce-overhead"), ("vit16x6x384", "reduce-overhead")]
+    rows = export.table(data)
+    modelled = rows[rows["host_fitted"].notna()]
+    assert len(modelled) == 2 and set(modelled["baseline"]) == {"eager"}
+    assert set(host_model.PUBLISHED_COLUMNS) <= set(rows.columns)
+    for row in modelled.to_dict("records"):
+        assert row["host_fitted"] == "eager" and row["bound"] == "host-dependent"
         assert row["host_base_slope"] == fits.loc[row["workload"], "slope"]
-        assert row["bound"] == "host-dependent"
+        assert row["host_mode_slope"] is None or math.isnan(row["host_mode_slope"])
+    # Every other row, including eager's own and every speedup over default, has none.
+    assert rows["host_fitted"].notna().sum() == 2
 
 
 def test_the_exported_terms_alone_reproduce_every_prediction():
