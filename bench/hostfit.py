@@ -275,6 +275,7 @@ class SpeedupModel:
     base: Line | Figure
     side: Line | Figure  # the mode's
     processes: int  # paired processes that timed both
+    probe_median_s: float  # their median probe: a typical measured host, to start from
     # Both sides on lines: the two follow one host state within a process, so their bands
     # do not add up. The band is the spread of the processes' own speedups about the
     # predicted one instead: the standard deviation of log(measured / predicted).
@@ -382,6 +383,7 @@ def models(found: list[Process], side_by_case: Mapping[tuple, str | None],
                                     batch_size=point[1], shapes=point[2], dtype=point[3],
                                     mode=mode, ratio=ratio,
                                     base=base, side=side, processes=len(both),
+                                    probe_median_s=statistics.median(p.probe_s for p in both),
                                     ratio_sd=_ratio_sd(base, side, both, mode)))
     return out
 

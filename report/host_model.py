@@ -140,7 +140,7 @@ def page_rows(data: Data, env_id: str, workload: str | None = None) -> list[dict
     return out
 
 
-PUBLISHED_COLUMNS = ["host_fitted", "host_probe_lo_us", "host_probe_hi_us",
+PUBLISHED_COLUMNS = ["host_fitted", "host_probe_lo_us", "host_probe_hi_us", "host_probe_median_us",
                      "host_band_probability", "host_processes", "host_ratio_sd",
                      *(f"host_{side}_{term}" for side in ("base", "mode")
                        for term in (*LINE_TERMS, *FIGURE_TERMS))]
@@ -150,7 +150,8 @@ EXPORT_COLUMNS = [*KEY, "baseline", *PUBLISHED_COLUMNS]
 def columns(found: HostModels) -> pd.DataFrame:
     """The host model of each modelled speedup as columns (PUBLISHED_COLUMNS) for the
     published table and the export, keyed as a case is (KEY) with its `baseline`: which side
-    is fitted, the probes it was fitted on, and per side (`base`, `mode`) either its line or
+    is fitted, the probes it was fitted on and their median (a typical measured host: what
+    a reader's own probe starts from), and per side (`base`, `mode`) either its line or
     its figure, the other's columns None. The line's terms are all a script needs to
     predict at probe p (µs): time = intercept_s + slope * p * 1e-6, give or take
     half_width_s * sqrt(1 + 1/processes + (p - probe_mean_us)**2 / probe_sxx_us2); the
@@ -165,6 +166,7 @@ def columns(found: HostModels) -> pd.DataFrame:
         row = {**{c: model.describes()[c] for c in (*KEY, "baseline")},
                "host_fitted": _fitted(model),
                "host_probe_lo_us": lo * 1e6, "host_probe_hi_us": hi * 1e6,
+               "host_probe_median_us": model.probe_median_s * 1e6,
                "host_band_probability": hostfit.BAND, "host_processes": model.processes,
                "host_ratio_sd": model.ratio_sd}
         for name, side in (("base", model.base), ("mode", model.side)):
@@ -179,6 +181,15 @@ def with_columns(table: pd.DataFrame, found: HostModels) -> pd.DataFrame:
     over_eager = columns(found)
     over_eager = over_eager[over_eager["baseline"] == hostfit.BASELINE].drop(columns="baseline")
     return table.merge(over_eager, on=KEY, how="left")
+
+
+def model_for(data: Data, env_id: str, workload: str, batch_size: int | None, mode: str,
+              dtype: str = hostfit.DEFAULT_DTYPE) -> hostfit.SpeedupModel | None:
+    """The host model of one speedup over eager, None where it has none. Its `at(probe_s)`
+    predicts for a reader's probe, `region(at_least)` says where a claim holds."""
+    found = [m for m in of(data).models if (m.env_id, m.workload, m.batch_size, m.mode, m.dtype)
+             == (env_id, workload, batch_size, mode, dtype)]
+    return found[0] if found else None
 
 
 def for_export(data: Data) -> pd.DataFrame:

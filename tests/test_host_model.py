@@ -275,3 +275,13 @@ def test_a_site_with_host_models_builds_strictly(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     page = (tmp_path / "root/docs/analysis/stability.md").read_text()
     assert f"](stability/{ENV.env_id()}.md#host-model)" in page
+
+
+def test_a_speedups_model_is_found_by_its_case_and_starts_from_a_measured_host():
+    data = data_of(host_records.records(ENV))
+    model = host_model.model_for(data, ENV.env_id(), "vit16x6x384", 1, "reduce-overhead")
+    probes = [p for lease in host_records.LEASES.values() for p in lease]
+    assert model.probe_median_s == pytest.approx(statistics.median(probes))
+    assert host_model.model_for(data, ENV.env_id(), "vit16x6x384", 2, "reduce-overhead") is None
+    row = data.published.set_index(["workload", "mode"]).loc[("vit16x6x384", "reduce-overhead")]
+    assert row["host_probe_median_us"] == pytest.approx(model.probe_median_s * 1e6)
