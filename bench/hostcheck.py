@@ -51,10 +51,13 @@ def _records(results: Path, backend: str) -> list[Record]:
             if record.key.backend == backend]
 
 
-def _models(records: list[Record]) -> list[hostfit.SpeedupModel]:
-    """The host model of every host-dependent case in `records`, as the site publishes it."""
+def _models(records: list[Record]) -> tuple[list[hostfit.SpeedupModel], set]:
+    """The host model of every host-dependent case in `records`, as the site publishes it,
+    and those a slowed host measured outside their band (not predictable)."""
     rows = [hostfit.row_of(record) for record in records]
-    return hostfit.models(hostfit.processes(rows), hostfit.sides(rows))
+    models = hostfit.models(hostfit.processes(rows), hostfit.sides(rows))
+    slowed = hostfit.slowed(hostfit.processes(rows, hostfit.SLOWED_TAG), models)
+    return models, {id(check.model) for check in slowed if not check.inside}
 
 
 def _hosts(records: list[Record]) -> dict[tuple, dict]:
@@ -120,7 +123,7 @@ def main(argv: list[str]) -> int:
     except (MalformedRecord, OSError) as error:
         print(f"python -m bench host: error: {error}", file=sys.stderr)
         return 1
-    hosts, models = _hosts(records), _models(records)
+    hosts, (models, unpredictable) = _hosts(records), _models(records)
     if args.workload is not None and args.workload not in {m.workload for m in models}:
         known = sorted({m.workload for m in models})
         print(f"python -m bench host: error: workload {args.workload!r} has no host model in "
@@ -151,15 +154,17 @@ def main(argv: list[str]) -> int:
                    and (args.workload is None or m.workload == args.workload)]
     if mine_models:
         print()
-        print("\n".join(prediction_lines(mine_models, mine)))
+        print("\n".join(prediction_lines(mine_models, mine, unpredictable)))
     elif measured:
         _nearest(mine, measured, backend, device, models)
     print(f"\n(took {time.perf_counter() - started:.1f} s)")
     return 0
 
 
-def prediction_lines(models: list[hostfit.SpeedupModel], probe_s: float) -> list[str]:
-    """Each model's speedup predicted at `probe_s` with its band, or why it is not predicted."""
+def prediction_lines(models: list[hostfit.SpeedupModel], probe_s: float,
+                     unpredictable: set = frozenset()) -> list[str]:
+    """Each model's speedup predicted at `probe_s` with its band, or why it is not predicted;
+    a model whose id is in `unpredictable` is marked so (a slowed host fell outside its band)."""
     lines = [f"speedups over eager predicted at {probe_s * 1e6:.2f} us per eager op "
              f"(host model: the host-bound side's time as a line of the probe, fitted on the "
              f"measured processes; {hostfit.BAND:.0%} band):"]
@@ -178,6 +183,8 @@ def prediction_lines(models: list[hostfit.SpeedupModel], probe_s: float) -> list
             high = "unbounded" if found.high == float("inf") else f"{found.high:.2f}x"
             lines.append(f"  {model.workload}{size}, {model.mode}: {found.speedup:.2f}x "
                          f"({found.low:.2f}x-{high}; {fitted})")
+        if id(model) in unpredictable:
+            lines[-1] += "; not predictable: a slowed host measured it outside its band"
     return lines
 
 

@@ -37,7 +37,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 def model(results, workload: str) -> hostfit.SpeedupModel:
     from bench.records import read_records
 
-    found = [m for m in hostcheck._models(list(read_records(results / "host.jsonl")))
+    found = [m for m in hostcheck._models(list(read_records(results / "host.jsonl")))[0]
              if m.workload == workload]
     assert len(found) == 1
     return found[0]
@@ -105,3 +105,16 @@ def test_timing_the_probe_and_predicting_takes_under_a_minute(results):
     assert len(predicted) == 1
     assert "outside the measured range" in predicted[0] or re.search(r"\d\.\d\dx \(", predicted[0])
     assert float(done.stdout.rsplit("(took ", 1)[1].split(" s)")[0]) <= 60
+
+
+def test_a_case_a_slowed_host_contradicted_is_marked_not_predictable(results, capsys):
+    flat = host_records.eager_s("launch-chain-100", 7e-6)  # eager did not grow on that host
+    append_records(results / "host.jsonl", host_records.slowed(HERE, "launch-chain-100", 10e-6,
+                                                               eager=flat)
+                   + host_records.slowed(HERE, "vit16x6x384", 10e-6))
+    code, out, _ = run(capsys, "--results", str(results), "--op-us", "9")
+    lines = {x.split(",")[0].strip(): x for x in out.splitlines() if x.startswith("  ")
+             and "x (" in x}
+    assert lines["launch-chain-100"].endswith(
+        "; not predictable: a slowed host measured it outside its band")
+    assert "not predictable" not in lines["vit16x6x384 batch 1"]
