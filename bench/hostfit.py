@@ -40,7 +40,6 @@ BAND = 0.90  # the probability a band is meant to hold a new process's figure
 MAIN_TAG = "main"  # the only records fitted on
 SLOWED_TAG = "slowed-host"  # records measured on a host slowed on purpose: the test set
 SHAPES = "seed"
-DEFAULT_DTYPE = "float32"  # the precision of a record from before CaseKey said one
 PROCESS_TAGS = re.compile(r"^(main|rerun-\d+)$")  # as report/analysis.py's processes of a case
 
 Row = Mapping[str, Any]
@@ -54,7 +53,7 @@ def row_of(record) -> dict[str, Any]:
             "backend": record.key.backend, "torch": record.env.torch,
             "machine": record.env.machine, "workload": record.key.workload,
             "batch_size": record.key.batch_size, "shapes": record.key.shapes,
-            "case_dtype": getattr(record.key, "dtype", None) or DEFAULT_DTYPE,
+            "case_dtype": record.key.dtype,
             "mode": record.key.mode, "tag": record.key.tag, "status": record.status,
             "process_timing": record.process.timing, "repeat": record.process.repeat,
             "repeats": record.process.repeats, "started_at": datetime.fromisoformat(record.started_at),
@@ -115,7 +114,7 @@ def case_key(row: Row) -> tuple:
 
 def point_of(row: Row) -> tuple:
     """(workload, batch_size, shapes, dtype): a case without its environment and mode."""
-    return (row["workload"], row["batch_size"], row["shapes"], row["case_dtype"] or DEFAULT_DTYPE)
+    return (row["workload"], row["batch_size"], row["shapes"], row["case_dtype"])
 
 
 # ---- paired processes ---------------------------------------------------------------------

@@ -18,6 +18,7 @@ import pandas as pd
 
 from bench import hostfit
 from report.analysis.ordering import of_env, ordered, rows
+from report.analysis.vocabulary import DEFAULT_DTYPE
 
 if TYPE_CHECKING:
     from report.analysis import Data
@@ -184,7 +185,7 @@ def with_columns(table: pd.DataFrame, found: HostModels) -> pd.DataFrame:
 
 
 def model_for(data: Data, env_id: str, workload: str, batch_size: int | None, mode: str,
-              dtype: str = hostfit.DEFAULT_DTYPE) -> hostfit.SpeedupModel | None:
+              dtype: str = DEFAULT_DTYPE) -> hostfit.SpeedupModel | None:
     """The host model of one speedup over eager, None where it has none. Its `at(probe_s)`
     predicts for a reader's probe, `region(at_least)` says where a claim holds."""
     found = [m for m in of(data).models if (m.env_id, m.workload, m.batch_size, m.mode, m.dtype)
