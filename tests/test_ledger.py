@@ -406,12 +406,12 @@ def _chains(env, mode, per_launch: float, fixed: float = 5e-6) -> list[Record]:
 
 def test_per_launch_overhead_is_the_slope_over_the_launch_chains(tmp_path):
     data = data_of(tmp_path, _chains(CUDA, "eager", 7e-6) + _chains(CUDA, "cuda-graph", 1.5e-6))
-    test = {"kind": "absolute", "field": "per_launch_overhead_s", "mode": "eager",
+    test = {"kind": "launch-chain", "field": "per_launch_overhead_s", "mode": "eager",
             "value": 2.0e-5, "within": 0.5}
     j = only(data, claim(test, families=("launch-overhead",), workloads=()))
     assert j.figure == pytest.approx(7e-6)
     assert j.verdict == "fails"  # 7 µs is outside 10-30 µs
-    graph = claim({"kind": "absolute", "field": "per_launch_overhead_s", "mode": "cuda-graph",
+    graph = claim({"kind": "launch-chain", "field": "per_launch_overhead_s", "mode": "cuda-graph",
                    "below": 2e-6, "tolerance": 0}, families=("launch-overhead",), workloads=())
     assert only(data, graph).figure == pytest.approx(1.5e-6)
     assert only(data, graph).verdict == "holds"
@@ -419,7 +419,7 @@ def test_per_launch_overhead_is_the_slope_over_the_launch_chains(tmp_path):
 
 def test_per_launch_overhead_needs_two_chain_lengths(tmp_path):
     data = data_of(tmp_path, _chains(CUDA, "eager", 7e-6)[:2])
-    test = {"kind": "absolute", "field": "per_launch_overhead_s", "mode": "eager",
+    test = {"kind": "launch-chain", "field": "per_launch_overhead_s", "mode": "eager",
             "value": 2.0e-5, "within": 0.5}
     assert only(data, claim(test, families=("launch-overhead",), workloads=())).verdict == \
         "not measured"
