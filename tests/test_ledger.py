@@ -581,13 +581,13 @@ def test_a_contradiction_says_what_the_data_says_and_who_is_right(tmp_path):
     part = text[text.index("{ #contradiction-large-models }"):]
     part = part[:part.index("\n## ")]
     label = "NVIDIA H200 · torch 2.11.0"
-    assert ("Seed 001's [`vit-large-ro-no-gain`](seed-001.md#vit-large-ro-no-gain) (2515 ms "
+    assert ("- Seed 001's [`vit-large-ro-no-gain`](seed-001.md#vit-large-ro-no-gain) (2515 ms "
             f"-&gt; 2518 ms; 0.1% slower): holds on {label} (1.00×, 2×2 proc.).") in part
-    assert ("Seed 001's [`vit-large-skip-compilation`](seed-001.md#vit-large-skip-compilation)"
+    assert ("- Seed 001's [`vit-large-skip-compilation`](seed-001.md#vit-large-skip-compilation)"
             f" (0% (large)): fails on {label} (1.30×, 2×2 proc.).") in part
-    assert ("The data bears out seed 001's [`vit-large-ro-no-gain`](seed-001.md#vit-large-ro-"
-            f"no-gain) on {label}; seed 003's [`heavier-models-win`]") in part
-    assert "It contradicts seed 001's [`vit-large-skip-compilation`]" in part
+    assert ("The data support seed 001's [`vit-large-ro-no-gain`](seed-001.md#vit-large-ro-"
+            "no-gain) (1.00×), seed 003's [`heavier-models-win`](seed-003.md#heavier-models-win)"
+            " (1.30×); they refute seed 001's [`vit-large-skip-compilation`]") in part
 
 
 def test_the_added_contradictions_are_in_the_ledger():

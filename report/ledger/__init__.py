@@ -32,7 +32,7 @@ from report.ledger.kinds import KINDS, Kind, unit_of, words_of
 from report.ledger.results import (DOES_NOT_APPLY, SEED_PAGE, ClaimResult, counts, judge,
                                    results_for, seed_page, site_ledger, verdict_table, where)
 from report.ledger.rules import Rule, rule
-from report.ledger.schema import (CLAIM_KEYS, COMPARATORS, LEDGER, POINT_TOLERANCE, Claim,
+from report.ledger.schema import (CLAIM_KEYS, COMPARATORS, DOC_SEED, LEDGER, POINT_TOLERANCE, Claim,
                                   Contradiction, Ledger, LedgerError, Test, claim_problems,
                                   load_ledger, parse_ledger, test_problems)
 from report.ledger.values import (ABSOLUTE_FIELDS, DERIVED_FIELDS, LATER_MEMORY, LEVEL_WINDOW,
@@ -43,7 +43,7 @@ from report.ledger.words import figure_text, span_text
 
 __all__ = [
     "ABSOLUTE_FIELDS", "CLAIM_KEYS", "COMPARATORS", "DEPENDS", "DERIVED_FIELDS",
-    "DOES_NOT_APPLY", "EXCEEDS", "FAILS", "HOLDS", "KINDS", "LATER_MEMORY", "LEDGER",
+    "DOC_SEED", "DOES_NOT_APPLY", "EXCEEDS", "FAILS", "HOLDS", "KINDS", "LATER_MEMORY", "LEDGER",
     "LEVEL_WINDOW", "MIN_PROCESSES", "NOT_MEASURED", "NOT_TESTABLE", "POINT_TOLERANCE",
     "RATIO_METRICS", "SEED_PAGE", "STEADY_BAND", "STEADY_RUN", "UNSETTLED", "VERDICTS",
     "Claim", "ClaimResult", "Comparison", "Contradiction", "Judge", "Judgement", "Kind",

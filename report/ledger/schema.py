@@ -35,7 +35,8 @@ TEST_KEYS = ("kind", "mode", "baseline", "metric", "field", "about", "at_least",
 CONTRADICTION_KEYS = ("id", "title", "claims", "question")
 SEED_KEYS = ("claims", "contradictions", "seeds")
 ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-SEED = re.compile(r"^\d{3}$|^doc$")  # a seed document, or PyTorch's own documentation
+DOC_SEED = "doc"  # PyTorch's own documentation of its modes (report/mode-options.yaml)
+SEED = re.compile(r"^\d{3}$|^doc$")  # a seed document, or the documentation
 
 
 class LedgerError(ValueError):

@@ -33,6 +33,7 @@ class Kind:
     validate: Callable[[dict], list[str]] = _fine
     agrees: Callable[[Test], Callable] | None = None  # None: the stated figure's rule
     crossover: bool = False  # judged by where the answer flips, not point by point
+    rule_words: str = ""  # a kind without a stated figure: when it holds, in words
 
 
 KINDS: dict[str, Kind] = {k.name: k for k in (
@@ -50,7 +51,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          validate=single.field_problems),
     Kind("correctness", single.correctness, "pass", "whether {mode} matches the case's "
          "reference output within its tolerance in every process, at each measured point",
-         stated=False, agrees=lambda test: single.passes),
+         stated=False, agrees=lambda test: single.passes,
+         rule_words="it holds where every process passes"),
     Kind("break-even", compile_.break_even, "calls", "calls for {mode} to break even with "
          "eager: its cold first call / (eager median − {mode} median), never where it is not "
          "faster, at each measured point"),
@@ -65,11 +67,14 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("launch-chain", launch.chains, "seconds", launch.WORDS, scoped=False,
          validate=launch.problems),
     Kind("extra-kernels", kernels.extra, "count", kernels.WORDS, baseline=True,
-         stated=False, agrees=lambda test: kernels.within_copies),
+         stated=False, agrees=lambda test: kernels.within_copies,
+         rule_words="it holds where the extra kernels are no fewer than none and no more than "
+         "the inputs the graph copies, so that the work kernels are unchanged"),
     Kind("mode-option", docs.option, "pass", docs.WORDS, stated=False, scoped=False,
-         validate=docs.problems, agrees=lambda test: single.passes),
-    Kind("none", None, "count", "no test: the records hold no quantity that could judge it",
-         stated=False),
+         validate=docs.problems, agrees=lambda test: single.passes,
+         rule_words="it holds where the options of the environment's torch release say so"),
+    Kind("none", None, "count", "no test: the records hold no quantity that could judge this "
+         "claim", stated=False, rule_words="its verdict is not testable here"),
 )}
 
 
