@@ -21,11 +21,11 @@ MAX_COMBINATIONS = 4096  # beyond this, settledness is judged on the extreme com
 # during timing: not every record carries them; where none does, they are not measured.
 LATER_MEMORY = ("case_peak_device_bytes", "case_peak_reserved_bytes", "peak_reserved_bytes")
 RATIO_METRICS = ("device_kernels_per_call", "launches_per_call", "busy_fraction",
-                 "peak_device_bytes", *LATER_MEMORY, "idle_s_per_call")
+                 "peak_device_bytes", *LATER_MEMORY, "idle_s_per_call", "first_call_ratio")
 RECORD_FIELDS = ("cold_first_call_s", "warm_first_call_s", "busy_fraction", "recompiles",
                  "rel_error", "peak_device_bytes", "graph_launches_per_call", *LATER_MEMORY)
 DERIVED_FIELDS = ("per_launch_overhead_s", "per_graph_overhead_s", "warmup_calls_to_steady",
-                  "mean_kernel_s", "idle_s_per_call", "first_calls_to_steady")
+                  "mean_kernel_s", "idle_s_per_call", "first_calls_to_steady", "first_call_ratio")
 ABSOLUTE_FIELDS = RECORD_FIELDS + DERIVED_FIELDS
 
 def steady_index(curve: tuple[float, ...] | list[float]) -> int | None:
@@ -79,6 +79,11 @@ def process_values(shown: pd.DataFrame, paired: pd.DataFrame | None = None) -> p
         lambda c: warmup_calls(c) if isinstance(c, (tuple, list)) else None)
     procs["first_calls_to_steady"] = [
         first_calls_to_steady(calls, median) for calls, median in
+        zip(procs.get("cold_first_calls_s", pd.Series(None, index=procs.index)),
+            procs["median_s"], strict=True)]
+    procs["first_call_ratio"] = [  # how much slower the process's first call is than its level
+        calls[0] / level if isinstance(calls, (tuple, list)) and calls and not missing(level)
+        and level > 0 else None for calls, level in
         zip(procs.get("cold_first_calls_s", pd.Series(None, index=procs.index)),
             procs["median_s"], strict=True)]
     procs["cold_first_call_s"] = procs["cold_first_call_s"].where(procs["cache"] == "cold")

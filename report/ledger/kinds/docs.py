@@ -20,7 +20,8 @@ WORDS = "whether torch's list_mode_options() for {mode} sets {option} (with a ba
 def problems(test: dict) -> list[str]:
     if not isinstance(test.get("option"), str) or not test["option"]:
         return ["mode-option needs `option`, the Inductor option the documentation names"]
-    return []
+    from report.ledger.schema import mode_problems
+    return mode_problems(test, "baseline") if "baseline" in test else []
 
 
 @cache
