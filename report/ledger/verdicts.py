@@ -4,6 +4,7 @@ depends (with where it flips), unsettled (with why), each with its regions as da
 from __future__ import annotations
 
 import itertools
+import math
 
 import pandas as pd
 
@@ -219,6 +220,11 @@ def crossover(test: Test, out: Judgement) -> None:
     xs = [c.batch for c in points]
     axis = test.axis
 
+    def meets(after: float, upto: float) -> bool:
+        """The measured sizes place the crossover in (after, upto]: it agrees with the
+        claim where that interval meets the band."""
+        return after < band[1] and upto >= band[0]
+
     def judge(wins: list[bool]) -> tuple[bool, str, int | None]:
         won = [i for i, w in enumerate(wins) if w]
         if not won:
@@ -230,14 +236,15 @@ def crossover(test: Test, out: Judgement) -> None:
                 return False, f"{test.mode} beats {test.baseline} at some {axis} but not from one on", None
             lost = f", loses at {axis} {xs[i - 1]}" if i else f" (the smallest {axis} measured)"
             text = f"{test.mode} beats {test.baseline} from {axis} {xs[i]}{lost}"
-            return band[0] <= xs[i] <= band[1], text, xs[i]
+            # The crossover lies after the last loss and at or before the first win.
+            return meets(xs[i - 1] if i else -math.inf, xs[i]), text, xs[i]
         i = won[-1]
         if not all(wins[:i + 1]):
             return False, f"{test.mode} beats {test.baseline} at some {axis} but not up to one", None
         lost = (f", loses from {axis} {xs[i + 1]}" if i + 1 < len(xs)
                 else f" (the largest {axis} measured)")
         text = f"{test.mode} beats {test.baseline} up to {axis} {xs[i]}{lost}"
-        return band[0] <= xs[i] <= band[1], text, xs[i]
+        return meets(xs[i], xs[i + 1] if i + 1 < len(xs) else math.inf), text, xs[i]
 
     answers = [bool(c.agrees) for c in points]
     verdict, text, crossing = judge(answers)

@@ -1,7 +1,10 @@
 """The launch chains: a mode's median latency against the chain length N of the
 launch-chain-N workloads, fitted by least squares. The slope (`per_launch_overhead_s`) is
-what one more launch and its tiny kernel add; the intercept (`per_graph_overhead_s`) is
-what a call costs whatever its length: under a graph, the cost of launching the graph."""
+what one more launch and its tiny kernel add; the fixed part (`per_graph_overhead_s`) is
+what a call costs whatever its length: under a graph, the cost of launching the graph. It
+is read at the shortest chain (its latency less its length times the slope), since an
+intercept fitted by least squares rests on the longest chain, where a small relative
+error in the slope moves it by more than the fixed cost itself."""
 
 from __future__ import annotations
 
@@ -35,8 +38,11 @@ def chains(judge, here, env_id, test, agrees) -> list[Comparison]:
         return [comparison]
     part = FIELDS[test.field]
 
+    shortest = lengths.index(min(lengths))
+
     def fit(*latencies):
-        return slope_and_intercept(lengths, latencies)[part]
+        slope = slope_and_intercept(lengths, latencies)[0]
+        return slope if part == 0 else latencies[shortest] - lengths[shortest] * slope
 
     comparison.figure = fit(*[median(s) for s in sides])
     values, comparison.n = combine(sides, fit)

@@ -33,8 +33,8 @@ def share(judge, here, env_id, test, agrees) -> list[Comparison]:
     pairs = judge.pairs(here, test.mode, test.baseline)
     if test.reference != IDLE:
         ref = judge.pairs(here, test.reference, test.baseline)
-        keep = [*analysis.POINT, "ok", "median_s_v", "paired", "saving_s", "saving_lo_s",
-                "saving_hi_s"]
+        keep = [*analysis.POINT, "ok", "median_s_v", "paired", "pairings", "saving_s",
+                "saving_lo_s", "saving_hi_s"]
         ref = ref[[c for c in keep if c in ref.columns]].rename(
             columns={c: f"ref_{c}" for c in keep if c not in analysis.POINT})
         pairs = pairs.merge(ref, on=analysis.POINT, how="left")
@@ -63,7 +63,7 @@ def share(judge, here, env_id, test, agrees) -> list[Comparison]:
 
         mode_saved, ref_saved = _paired_savings(row, ""), _paired_savings(row, "ref_")
         if mode_saved and ref_saved:  # the savings as timed side by side, per process
-            n = min(int(row["pairings"]), len(whole))
+            n = min(int(row["pairings"]), int(row["ref_pairings"]))
             comparison.processes, comparison.paired = (n, n, n), True
             comparison.figure = of(mode_saved[0], ref_saved[0])
             values, comparison.n = combine([mode_saved[1:], ref_saved[1:]], of)
