@@ -102,8 +102,27 @@ def where(j: Judgement) -> dict[str, Any]:
     launch-bound, eager op 5 µs on the host, 3 proc.)"); `brief`, the whole region in
     one line (the condition of a depends or unsettled verdict, or why not measured)."""
     if j.verdict in (NOT_MEASURED, NOT_TESTABLE):
-        return {"verdict": j.verdict, "regions": [], "brief": j.reason}
-    return {"verdict": j.verdict,
-            "regions": [{**region.__dict__, "text": region_words(region, j.unit)}
-                        for region in j.regions],
-            "brief": j.region or j.condition}
+        return {"verdict": j.verdict, "regions": [], "brief": j.reason, "short": j.reason}
+    regions = [{**region.__dict__, "text": region_words(region, j.unit)} for region in j.regions]
+    return {"verdict": j.verdict, "regions": regions, "brief": j.region or j.condition,
+            "short": short_region(j)}
+
+
+def short_region(j: Judgement, most: int = 2) -> str:
+    """The region in a table cell: the settled stretches where the verdict's answer holds
+    (or, for depends, each answer's first), "vit16x6x384 at batch 1–4 (1.6–1.9×)", then
+    how many more; a crossover's or an unsettled verdict's condition where it has no
+    settled region."""
+    from report.ledger.words import region_words
+    settled = [r for r in j.regions if r.settled]
+    if not settled:
+        return j.condition or j.region
+    picked, seen = [], set()
+    for r in settled:
+        if r.outcome not in seen or len(picked) < most:
+            picked.append(r)
+            seen.add(r.outcome)
+    picked = picked[:max(most, len(seen))]
+    text = "; ".join(f"{r.workload}: {region_words(r, j.unit)}" for r in picked)
+    rest = len(j.regions) - len(picked)
+    return text + (f"; {rest} more" if rest else "")

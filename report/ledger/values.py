@@ -72,9 +72,12 @@ def process_values(shown: pd.DataFrame, paired: pd.DataFrame | None = None) -> p
     gives empty tuples."""
     procs = analysis.processes(shown)
     procs = _with_kernel_figures(procs[procs["ok"]].copy())
-    for column in (*LATER_MEMORY, "graph_launches_per_call", "host_probe_us"):
+    for column in (*LATER_MEMORY, "graph_launches_per_call", "op_s"):
         if column not in procs.columns:
             procs[column] = None
+    # The host probe: what one trivial eager op cost this process, in µs.
+    procs["host_probe_us"] = procs["op_s"].map(
+        lambda v: median(tuple(v)) * 1e6 if isinstance(v, (tuple, list)) and v else None)
     procs["warmup_calls_to_steady"] = procs["warmup_s"].map(
         lambda c: warmup_calls(c) if isinstance(c, (tuple, list)) else None)
     procs["first_calls_to_steady"] = [

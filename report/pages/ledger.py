@@ -195,6 +195,9 @@ def seed_views(book: ledger.Ledger, views: list[dict[str, Any]]) -> list[dict[st
     for view in views:
         seeds.setdefault(view["claim"].seed, []).append(view)
     return [{"seed": seed, "about": said.get(seed, ""), "claims": found,
+             "name": "the documentation" if seed == ledger.DOC_SEED else f"seed {seed}",
+             "title": ("Claims of PyTorch's documentation" if seed == ledger.DOC_SEED
+                       else f"Claims of seed {seed}"),
              "page": seed_page(seed), "link": link(seed_page(seed)),
              "counts": {v: sum(1 for view in found for j in view["judgements"]
                                if j["verdict"] == v) for v in ledger.VERDICTS}}
@@ -299,6 +302,6 @@ def render(site: Site) -> None:
         for env in comparison_pages(group):
             site.page(env["page"], "ledger-seed-env.md.j2", group=group, env=env, **found)
     pages = [["Summary", PAGE], ["How a claim is judged", RULES_PAGE],
-             *[[f"Seed {g['seed']}", g["page"]] for g in found["seeds"]],
+             *[[g["name"].capitalize(), g["page"]] for g in found["seeds"]],
              ["Contradictions", CONTRADICTIONS_PAGE]]
     site.write(NAV, json.dumps(pages, indent=1) + "\n")
