@@ -57,7 +57,7 @@ def judged(comparison: Comparison, values: list[float], agrees) -> None:
         return
     if isinstance(agrees, Rule):
         comparison.side = agrees.side(comparison.figure)
-        if agrees.upper_exceeds:
+        if agrees.banded:
             comparison.settled = {agrees.side(v) for v in values} <= {comparison.side}
         else:
             comparison.settled = {agrees(v) for v in values} <= {comparison.agrees}
@@ -68,7 +68,8 @@ def judged(comparison: Comparison, values: list[float], agrees) -> None:
     if comparison.single:
         comparison.settled = False
     comparison.outcome = (HOLDS if comparison.agrees else EXCEEDS if (
-        isinstance(agrees, Rule) and agrees.upper_exceeds and comparison.side == 1) else FAILS)
+        isinstance(agrees, Rule) and agrees.exceeds_side
+        and comparison.side == agrees.exceeds_side) else FAILS)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ from report.ledger.schema import Test
 @dataclass(frozen=True)
 class Rule:
     """lo <= figure (or lo < figure) and figure < hi (or figure <= hi). A range or a
-    point (`upper_exceeds`) that a figure passes above is exceeded, not failed."""
+    point is judged by side (`banded`): a figure past it on the side where the effect is
+    larger than stated (`exceeds_side`: 1 above, -1 below, 0 none) is exceeded, not failed."""
 
     lo: float | None = None
     hi: float | None = None
@@ -22,11 +23,12 @@ class Rule:
     stated_hi: float | None = None  # a range: its high end
     comparator: str = ""  # about, at_least, below, within or range
     direction: str = ""  # "faster" / "slower": the direction a ratio implies, if any
-    upper_exceeds: bool = False  # a range or a point: above it reads "exceeds"
+    banded: bool = False  # a range or a point: the side of the band is the answer
+    exceeds_side: int = 0  # where past the band the effect is larger than stated
 
     @property
     def range(self) -> bool:
-        return self.upper_exceeds
+        return self.banded
 
     def __call__(self, x: float | None) -> bool | None:
         if x is None or (isinstance(x, float) and math.isnan(x)):
@@ -50,6 +52,16 @@ def _lower(test: Test, x: float, t: float) -> tuple[float, bool, str]:
     return lo, False, ""
 
 
+def _effect_side(test: Test, stated: float) -> int:
+    """Where a figure says the effect is larger than stated: for a ratio of two modes,
+    further from 1 (above a gain, below a loss); for a share of a gain, above; for one
+    mode's own figure, nowhere (a longer compile or a costlier launch is not "more" of
+    the claim)."""
+    if test.ratio:
+        return 1 if stated >= 1 else -1
+    return 1 if test.kind == "share-of-gain" else 0
+
+
 def rule(test: Test) -> Rule:
     """The claims.yaml header's reading of about / at_least / at_most / below / within
     with tolerance and, for ratios, the direction."""
@@ -65,13 +77,14 @@ def rule(test: Test) -> Rule:
             hi, direction = 1.0, "slower" if test.kind == "speedup" else "below"
         return Rule(lo=lo, lo_strict=strict, hi=hi, hi_inclusive=hi != 1.0 or not direction,
                     stated=test.about, comparator="about", direction=direction,
-                    upper_exceeds=True)
+                    banded=True, exceeds_side=_effect_side(test, test.about))
     if test.at_least is not None:
         lo, strict, direction = _lower(test, test.at_least, t)
         if test.range:
             return Rule(lo=lo, lo_strict=strict, hi=test.at_most * (1 + t), hi_inclusive=True,
                         stated=test.at_least, stated_hi=test.at_most, comparator="range",
-                        direction=direction, upper_exceeds=True)
+                        direction=direction, banded=True,
+                        exceeds_side=_effect_side(test, test.at_least))
         return Rule(lo=lo, lo_strict=strict, stated=test.at_least, comparator="at_least",
                     direction=direction)
     if test.below is not None:

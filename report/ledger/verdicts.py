@@ -38,7 +38,7 @@ def verdict(out: Judgement, rule_: Rule) -> None:
     outcomes = {c.outcome for c in settled}
     if len(outcomes) > 1:
         out.verdict = DEPENDS
-        out.condition = depends_condition(settled, rule_.upper_exceeds)[0]
+        out.condition = depends_condition(settled, rule_.banded, rule_.exceeds_side)[0]
         if unsettled:
             out.condition += f"; unsettled: {points(unsettled)}"
     elif unsettled:
@@ -140,7 +140,6 @@ def _runs(items: list[tuple[float, int]]) -> list[tuple[int, float, float]] | No
 
 SIDE_WORDS = {0: "holds", -1: "fails", 1: "fails"}
 BAND_WORDS = {0: "holds", -1: "below the band", 1: "above the band"}
-RANGE_WORDS = {0: "holds", -1: "falls short", 1: "exceeds"}
 
 
 def _runs_text(runs, axis: str, words: dict[int, str]) -> str:
@@ -157,14 +156,16 @@ def _runs_text(runs, axis: str, words: dict[int, str]) -> str:
     return ", ".join(parts)
 
 
-def depends_condition(settled: list[Comparison], in_range: bool = False) -> tuple[str, str]:
+def depends_condition(settled: list[Comparison], in_range: bool = False,
+                      exceeds_side: int = 1) -> tuple[str, str]:
     """Where settled comparisons that disagree flip: (condition, short form).
 
     First along each workload's own size axis (batch, or n for a sweep): every workload
     must be constant or flip monotonically; then along the work per call (FLOPs) over
     every point; otherwise "holds in N of M cases"."""
     band = any(c.side == 1 for c in settled) and any(c.side == -1 for c in settled)
-    words = RANGE_WORDS if in_range else BAND_WORDS if band else SIDE_WORDS
+    words = (({0: "holds", exceeds_side: "exceeds", -exceeds_side: "falls short"}
+              if exceeds_side else BAND_WORDS) if in_range else BAND_WORDS if band else SIDE_WORDS)
     by_workload: dict[str, list[Comparison]] = {}
     for c in settled:
         by_workload.setdefault(c.workload, []).append(c)

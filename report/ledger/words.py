@@ -27,6 +27,8 @@ def figure_text(value: float | None, unit: str) -> str:
         return count if math.isinf(value) else f"{count} {'call' if value == 1 else 'calls'}"
     if unit == "pass":
         return "pass" if value else "fail"
+    if unit == "extra kernels":
+        return f"{formatting.number(value)} extra"
     return formatting.number(value)
 
 

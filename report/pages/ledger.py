@@ -237,10 +237,17 @@ def stance(judged: dict[str, list]) -> str:
     return "leaning" if judged.get(ledger.UNSETTLED) else "untested"
 
 
-def _lean(js: list[dict[str, Any]], results: dict[str, Judgement]) -> str:
-    """The answer most unsettled comparisons lean to."""
-    found = [c.outcome for j in js for c in results[j["env_id"]].measured if not c.settled]
-    return max(set(found), key=found.count) if found else ""
+def _lean(js: list[dict[str, Any]], results: dict[str, Judgement]) -> dict[str, Any]:
+    """Which answer the unsettled comparisons lean to (`to`), over how many (`count`), and
+    whether all lean that way and each is unsettled only for resting on one process a
+    side (`unanimous`)."""
+    found = [c for j in js for c in results[j["env_id"]].measured if not c.settled]
+    if not found:
+        return {"to": "", "count": 0, "unanimous": False}
+    outcomes = [c.outcome for c in found]
+    to = max(set(outcomes), key=outcomes.count)
+    unanimous = len(set(outcomes)) == 1 and all(c.single for c in found)
+    return {"to": to, "count": len(found), "unanimous": unanimous}
 
 
 def contradiction_views(book: ledger.Ledger, views: list[dict[str, Any]],
@@ -265,7 +272,8 @@ def contradiction_views(book: ledger.Ledger, views: list[dict[str, Any]],
                 "view": view, "link": link(view["page"], view["claim"].id, page=CONTRADICTIONS_PAGE),
                 "judged": judged, "stance": stance(judged),
                 "span": ledger.span_text(min(figures), max(figures), unit) if figures else "",
-                "lean": _lean(judged.get(ledger.UNSETTLED, []), mine) if mine else "",
+                "lean": _lean(judged.get(ledger.UNSETTLED, []), mine) if mine else
+                {"to": "", "count": 0, "unanimous": False},
                 "open": [j for j in view["judgements"] if j["verdict"] not in JUDGED]})
         out.append({"item": item, "rows": rows,
                     "sides": {s: [r for r in rows if r["stance"] == s] for s in STANCES}})

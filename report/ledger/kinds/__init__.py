@@ -66,7 +66,7 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "median; above 1, fixed shapes run faster)", ratio=True, validate=shapes.problems),
     Kind("launch-chain", launch.chains, "seconds", launch.WORDS, scoped=False,
          validate=launch.problems),
-    Kind("extra-kernels", kernels.extra, "count", kernels.WORDS, baseline=True,
+    Kind("extra-kernels", kernels.extra, "extra kernels", kernels.WORDS, baseline=True,
          stated=False, agrees=lambda test: kernels.within_copies,
          rule_words="it holds where the extra kernels are no fewer than none and no more than "
          "the inputs the graph copies, so that the work kernels are unchanged"),
