@@ -31,7 +31,7 @@ POINT_TOLERANCE = 0.25  # a point holds within ±25%, or within the seed's own s
 CONDITION_KEYS = ("backend", "training", "workloads", "families", "batch", "note")
 TEST_KEYS = ("kind", "mode", "baseline", "metric", "field", "about", "at_least", "at_most",
              "below", "within", "value", "tolerance", "aggregate", "axis", "above",
-             "reference", "fixed", "fixed_batch", "option", "busy_below")
+             "reference", "fixed", "fixed_batch", "option")
 CONTRADICTION_KEYS = ("id", "title", "claims", "question")
 SEED_KEYS = ("claims", "contradictions", "seeds")
 ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -64,8 +64,6 @@ class Test:
     fixed: str | None = None  # fixed-vs-varying: the fixed-shape workload ...
     fixed_batch: int | None = None  # ... at the batch matching the varying one's work
     option: str | None = None  # mode-option: the Inductor option the documentation names
-    busy_below: float | None = None  # host-bound: judged only where the baseline's busy
-    #                                  fraction is below this (the seed's host region)
 
     @property
     def ratio(self) -> bool:
@@ -174,8 +172,6 @@ def test_problems(test: Any, testable: bool) -> list[str]:
     problems += kind.validate(test)
     if "tolerance" in test and not (number(test["tolerance"]) and test["tolerance"] >= 0):
         problems.append("tolerance is not a non-negative number")
-    if "busy_below" in test and not (number(test["busy_below"]) and 0 < test["busy_below"] <= 1):
-        problems.append("busy_below is a fraction in (0, 1]")
     return problems
 
 
