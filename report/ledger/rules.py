@@ -53,13 +53,10 @@ def _lower(test: Test, x: float, t: float) -> tuple[float, bool, str]:
 
 
 def _effect_side(test: Test, stated: float) -> int:
-    """Where a figure says the effect is larger than stated: for a ratio of two modes,
-    further from 1 (above a gain, below a loss); for a share of a gain, above; for one
-    mode's own figure, nowhere (a longer compile or a costlier launch is not "more" of
-    the claim)."""
-    if test.ratio:
-        return 1 if stated >= 1 else -1
-    return 1 if test.kind == "share-of-gain" else 0
+    """Where past its band a figure is larger than stated: above, as for a range, except
+    for a ratio of two modes that states a loss or a reduction (below 1), whose effect
+    grows downwards ("71x fewer" is exceeded by 100x fewer, not by 1.0x)."""
+    return -1 if test.ratio and stated < 1 else 1
 
 
 def rule(test: Test) -> Rule:
