@@ -24,20 +24,63 @@ holds; above a stated range or point: exceeds; disagreeing: fails; settled answe
 differ: depends (where it flips: the size axis, then FLOPs, then a count); some not
 settled: unsettled. Every judged verdict carries its regions (`Judgement.regions`)."""
 
-from report.ledger.comparison import (DEPENDS, EXCEEDS, FAILS, HOLDS, MIN_PROCESSES,
-                                      NOT_MEASURED, NOT_TESTABLE, UNSETTLED, VERDICTS,
-                                      Comparison, Judgement, Region)
+from report.ledger.comparison import (
+                                      DEPENDS,
+                                      EXCEEDS,
+                                      FAILS,
+                                      HOLDS,
+                                      MIN_PROCESSES,
+                                      NOT_MEASURED,
+                                      NOT_TESTABLE,
+                                      UNSETTLED,
+                                      VERDICTS,
+                                      Comparison,
+                                      Judgement,
+                                      Region,
+)
 from report.ledger.judge import Judge
 from report.ledger.kinds import KINDS, Kind, unit_of, words_of
-from report.ledger.results import (DOES_NOT_APPLY, SEED_PAGE, ClaimResult, counts, judge,
-                                   results_for, seed_page, site_ledger, verdict_table, where)
+from report.ledger.results import (
+                                      DOES_NOT_APPLY,
+                                      SEED_PAGE,
+                                      ClaimResult,
+                                      counts,
+                                      judge,
+                                      results_for,
+                                      seed_page,
+                                      site_ledger,
+                                      verdict_table,
+                                      where,
+)
 from report.ledger.rules import Rule, rule
-from report.ledger.schema import (CLAIM_KEYS, COMPARATORS, DOC_SEED, LEDGER, POINT_TOLERANCE, Claim,
-                                  Contradiction, Ledger, LedgerError, Test, claim_problems,
-                                  load_ledger, parse_ledger, test_problems)
-from report.ledger.values import (ABSOLUTE_FIELDS, DERIVED_FIELDS, LATER_MEMORY, LEVEL_WINDOW,
-                                  RATIO_METRICS, STEADY_BAND, STEADY_RUN, process_values,
-                                  steady_index, warmup_calls)
+from report.ledger.schema import (
+                                      CLAIM_KEYS,
+                                      COMPARATORS,
+                                      DOC_SEED,
+                                      LEDGER,
+                                      POINT_TOLERANCE,
+                                      Claim,
+                                      Contradiction,
+                                      Ledger,
+                                      LedgerError,
+                                      Test,
+                                      claim_problems,
+                                      load_ledger,
+                                      parse_ledger,
+                                      test_problems,
+)
+from report.ledger.values import (
+                                      ABSOLUTE_FIELDS,
+                                      DERIVED_FIELDS,
+                                      LATER_MEMORY,
+                                      LEVEL_WINDOW,
+                                      RATIO_METRICS,
+                                      STEADY_BAND,
+                                      STEADY_RUN,
+                                      process_values,
+                                      steady_index,
+                                      warmup_calls,
+)
 from report.ledger.verdicts import depends_condition
 from report.ledger.words import figure_text, span_text
 

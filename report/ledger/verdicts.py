@@ -9,8 +9,17 @@ import math
 import pandas as pd
 
 from report import analysis, formatting
-from report.ledger.comparison import (DEPENDS, EXCEEDS, FAILS, HOLDS, NOT_MEASURED, UNSETTLED,
-                                      Comparison, Judgement, Region)
+from report.ledger.comparison import (
+    DEPENDS,
+    EXCEEDS,
+    FAILS,
+    HOLDS,
+    NOT_MEASURED,
+    UNSETTLED,
+    Comparison,
+    Judgement,
+    Region,
+)
 from report.ledger.kinds import KINDS
 from report.ledger.rules import Rule, rule
 from report.ledger.schema import Test

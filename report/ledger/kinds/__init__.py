@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from report.ledger.kinds import compile as compile_
-from report.ledger.kinds import docs, kernels, launch, paired, share, shapes, single
+from report.ledger.kinds import docs, kernels, launch, paired, shapes, share, single
 from report.ledger.schema import Test
 
 

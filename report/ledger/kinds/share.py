@@ -57,7 +57,7 @@ def share(judge, here, env_id, test, agrees) -> list[Comparison]:
         comparison.busy = as_float(row.get("busy_fraction_base"))
         least = analysis.MEANINGFUL_GAIN * median(base) if test.reference != IDLE else 0.0
 
-        def of(saved, gained):
+        def of(saved, gained, least=least):
             # A reference that gains less than a meaningful margin has no benefit to share.
             return saved / gained if gained > least else math.nan
 
