@@ -297,7 +297,7 @@ def context(data: analysis.Data, book: ledger.Ledger | None = None) -> dict[str,
             "links": {"rules": link(RULES_PAGE), "contradictions": link(CONTRADICTIONS_PAGE)},
             "rules": {"band": ledger.STEADY_BAND, "window": ledger.LEVEL_WINDOW,
                       "run": ledger.STEADY_RUN, "processes": ledger.MIN_PROCESSES,
-                      "gain": analysis.MEANINGFUL_GAIN}}
+                      "gain": analysis.MEANINGFUL_GAIN, "point": ledger.POINT_TOLERANCE}}
 
 
 def render(site: Site) -> None:
