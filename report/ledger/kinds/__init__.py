@@ -72,7 +72,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "the inputs the graph copies, so that the work kernels are unchanged"),
     Kind("mode-option", docs.option, "pass", docs.WORDS, stated=False, scoped=False,
          validate=docs.problems, agrees=lambda test: single.passes,
-         rule_words="it holds where the options of the environment's torch release say so"),
+         rule_words="it holds where the options of the environment's torch release set it "
+         "(where the claim names a baseline, with nothing else changed from the baseline's)"),
     Kind("none", None, "count", "no test: the records hold no quantity that could judge this "
          "claim", stated=False, rule_words="its verdict is not testable here"),
 )}
