@@ -263,8 +263,18 @@ def _docs(tmp_path, env, claim_id) -> ledger.Judgement:
 @pytest.mark.parametrize("claim_id", ["doc-ro-is-default-plus-graphs",
                                       "doc-ma-coordinate-descent",
                                       "doc-ma-nocg-coordinate-descent"])
-def test_the_documented_mode_options_hold_on_the_release_they_were_read_from(tmp_path, claim_id):
-    assert _docs(tmp_path, TORCH_215, claim_id).verdict == "holds"
+@pytest.mark.parametrize("release", ["2.13.0", "2.14.1", "2.15.0"])
+def test_the_documented_mode_options_hold_on_the_releases_they_were_read_from(tmp_path, claim_id,
+                                                                             release):
+    env = dataclasses.replace(CUDA, torch=release)
+    assert _docs(tmp_path, env, claim_id).verdict == "holds"
+
+
+def test_the_documentation_claims_cite_a_statement_of_the_options_file():
+    lines = docs.OPTIONS.read_text(encoding="utf-8").splitlines()
+    for c in BOOK.claims:
+        if c.seed == ledger.DOC_SEED:
+            assert lines[c.line - 1].startswith('  - "'), c.id
 
 
 def test_a_release_whose_options_were_not_read_is_not_measured(tmp_path):
