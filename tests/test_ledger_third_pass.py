@@ -325,3 +325,8 @@ def test_no_module_of_the_engine_outgrows_a_few_screens():
     for path in [*root.glob("*.py"), *root.glob("kinds/*.py")]:
         limit = 140 if path.parent.name == "kinds" else 320
         assert len(path.read_text(encoding="utf-8").splitlines()) <= limit, path.name
+
+
+def test_the_pages_format_structured_fields_and_never_cut_verdict_text_apart():
+    source = Path(page.__file__).read_text(encoding="utf-8")
+    assert ".split(" not in source and "[1:-1]" not in source

@@ -102,6 +102,7 @@ class Judgement:
     verdict: str
     comparisons: list[Comparison] = field(default_factory=list)
     condition: str = ""  # depends: where it flips; unsettled: which comparisons
+    settled_condition: str = ""  # depends: where it flips, over the settled comparisons alone
     short: str = ""  # a short form of the condition for summary tables
     figure: float | None = None  # the key figure (single-figure tests) ...
     lo: float | None = None

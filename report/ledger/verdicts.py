@@ -47,7 +47,8 @@ def verdict(out: Judgement, rule_: Rule) -> None:
     outcomes = {c.outcome for c in settled}
     if len(outcomes) > 1:
         out.verdict = DEPENDS
-        out.condition = depends_condition(settled, rule_.banded, rule_.exceeds_side)[0]
+        out.condition = out.settled_condition = depends_condition(
+            settled, rule_.banded, rule_.exceeds_side)[0]
         if unsettled:
             out.condition += f"; unsettled: {points(unsettled)}"
     elif unsettled:

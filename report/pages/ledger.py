@@ -124,12 +124,11 @@ def judgement_view(j: Judgement, claim: Claim) -> dict[str, Any]:
     # Not measured and not testable rest on no figure: their reason says it all.
     listed = (comparisons_page(claim.seed, j.env_id) if j.env_id and j.comparisons
               and j.verdict not in (ledger.NOT_TESTABLE, ledger.NOT_MEASURED) else "")
-    settled_condition = j.condition.split("; unsettled:")[0] if j.verdict == ledger.DEPENDS else ""
     return {"env_id": j.env_id, "label": j.label, "backend": j.backend, "verdict": j.verdict,
             "key": key_figure(j, claim), "crossing": j.condition if j.crossing is not None else "",
             "condition": j.condition, "short": j.short,
             "region": j.region or j.condition, "where": ledger.where(j),
-            "settled_condition": settled_condition,
+            "settled_condition": j.settled_condition,
             "direction": j.direction, "size": j.size,
             "reason": j.reason,
             "comparisons": [comparison_view(c, j.unit, listed) for c in j.comparisons]
