@@ -330,3 +330,18 @@ def test_no_module_of_the_engine_outgrows_a_few_screens():
 def test_the_pages_format_structured_fields_and_never_cut_verdict_text_apart():
     source = Path(page.__file__).read_text(encoding="utf-8")
     assert ".split(" not in source and "[1:-1]" not in source
+
+
+def test_a_speedup_over_eager_is_the_published_figure(tmp_path):
+    """One answer per question: the ledger's speedup over eager is the published table's,
+    paired where the table publishes paired figures."""
+    from fixtures import model_records as mx
+    data = data_of(tmp_path, mx.records())
+    j = only(data, claim({"kind": "speedup", "mode": "reduce-overhead", "baseline": "eager",
+                          "at_least": 1.5, "tolerance": 0}, workloads=("resnet50",)))
+    [c] = j.comparisons
+    table = data.published
+    row = table[(table["workload"] == "resnet50") & (table["mode"] == "reduce-overhead")]
+    assert c.paired and (row["timing"] == "paired").all()
+    assert (c.figure, c.lo, c.hi) == pytest.approx(
+        (row["speedup"].iloc[0], row["speedup_lo"].iloc[0], row["speedup_hi"].iloc[0]))
