@@ -42,7 +42,7 @@ on_page_context = CombinedEvent(_hide_tables, _restore_tables)
 
 
 def on_post_page(output, page, config):
-    if "search" not in config.plugins:
+    if not {"search", "material/search"} & set(config.plugins):
         return output
     found = BUNDLE.search(output)
     if found is None:

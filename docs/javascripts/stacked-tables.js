@@ -17,8 +17,9 @@
     }).filter(Boolean);
   }
 
+  // Again for a table already marked: a script may have redrawn its rows.
   function mark(table) {
-    if (!table.tHead || table.hasAttribute("data-atlas-stack")) return;
+    if (!table.tHead) return;
     var names = Array.prototype.map.call(table.tHead.rows[0].cells, function (th) {
       return th.textContent.trim();
     });
@@ -32,9 +33,16 @@
     table.setAttribute("data-atlas-stack", "");
   }
 
+  var watched = typeof WeakSet !== "undefined" ? new WeakSet() : null;
+
+  // A page's script (the guide's chooser) may draw its first table after the page loads.
   function enable(root) {
     root.querySelectorAll("article").forEach(function (article) {
       firstTables(article).forEach(mark);
+      if (!watched || watched.has(article)) return;
+      watched.add(article);
+      new MutationObserver(function () { firstTables(article).forEach(mark); })
+        .observe(article, { childList: true, subtree: true });
     });
   }
 
