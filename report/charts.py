@@ -28,6 +28,7 @@ import matplotlib
 from matplotlib.colors import TwoSlopeNorm
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+from matplotlib.textpath import TextPath
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from report.analysis import MODE_ORDER
@@ -360,6 +361,10 @@ def scatter_chart(path: Path, key: str, *, title: str, xlabel: str, ylabel: str,
         _save(fig, path, title, key)
 
 
+def _text_width_in(text: str, size_pt: float) -> float:
+    return TextPath((0, 0), text, size=size_pt).get_extents().width / 72 if text else 0.0
+
+
 @dataclass(frozen=True)
 class HeatCell:
     speedup: float | None = None  # drawn in colour
@@ -376,7 +381,14 @@ def heatmap(path: Path, key: str, *, title: str, rows: list[str], columns: list[
     norm = TwoSlopeNorm(vmin=-limit, vcenter=0.0, vmax=limit)
     cmap = matplotlib.colormaps["RdBu"]
     with matplotlib.rc_context(STYLE | {"axes.grid": False}):
-        fig = _figure(2.2 + 1.05 * len(columns), 2.5 + 0.42 * len(rows))
+        widest = max((_text_width_in(text, MIN_FONT_PT + (0 if text == cell.detail else 1))
+                      for cell in cells.values() for text in (cell.detail, cell.label)),
+                     default=0.0)
+        column_in = max(1.0, widest + 0.15)  # a range like "220.34–270.41" stays in its cell
+        # Row labels and the axis title on the left, the colour bar and its labels on the
+        # right: the columns get the rest, so the figure is as wide as all three.
+        left_in = max((_text_width_in(row, MIN_FONT_PT) for row in rows), default=0.0) + 0.5
+        fig = _figure(left_in + column_in * len(columns) + 1.4, 2.5 + 0.42 * len(rows))
         ax = fig.add_subplot()
         for i, row in enumerate(rows):
             for j, column in enumerate(columns):
