@@ -1,20 +1,35 @@
 // On a phone a wide table scrolls sideways, and the column a reader came for can be off
-// the screen. A page's first table is where it puts its answer, so that table (and, when
-// it sits in a content tab, the first table of each of that tab set's tabs) is stacked on
-// a narrow screen: a block per row, each cell under its column's name. This script gives
+// the screen. A page's first table is where it puts its answer, so that table (the first
+// outside a collapsed block, the first of each <details>, and, in a content tab, the first
+// of each of that tab set's tabs) is stacked on a narrow screen: a block per row, each cell under its column's name. This script gives
 // each cell its column's name and marks the table; atlas.css stacks it. A mark, not a
 // class: the theme styles only tables without a class.
 (function () {
   "use strict";
 
+  function first(tables) {
+    return tables.length ? [tables[0]] : [];
+  }
+
+  // The first table outside a collapsed block, as the page opens; and the first table of
+  // each <details>, the first one a reader meets on opening it.
   function firstTables(article) {
-    var first = article.querySelector("table");
-    if (!first) return [];
-    var tab = first.closest(".tabbed-block");
-    if (!tab) return [first];
-    return Array.prototype.map.call(tab.parentElement.children, function (block) {
-      return block.querySelector("table");
-    }).filter(Boolean);
+    var all = Array.prototype.slice.call(article.querySelectorAll("table"));
+    var found = first(all.filter(function (table) { return !table.closest("details"); }));
+    article.querySelectorAll("details").forEach(function (details) {
+      found = found.concat(first(all.filter(function (table) {
+        return table.closest("details") === details;
+      })));
+    });
+    var tabbed = [];
+    found.forEach(function (table) {
+      var tab = table.closest(".tabbed-block");
+      if (!tab) return;
+      Array.prototype.forEach.call(tab.parentElement.children, function (block) {
+        tabbed = tabbed.concat(first(block.querySelectorAll("table")));
+      });
+    });
+    return found.concat(tabbed);
   }
 
   // Again for a table already marked: a script may have redrawn its rows.

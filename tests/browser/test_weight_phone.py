@@ -21,9 +21,9 @@ MAX_HOME_BYTES = 1_000_000
 MIN_CHART_TEXT_PX = {"desktop": 9.0, "phone": 7.0}
 TABS = 4
 
-# Every tab shown and every <details> open, so that every chart and table is laid out as a
-# reader who opens it sees it; lazy images loaded at once. Reads each chart's drawn width
-# and where the cells of the article's first table are.
+# Every tab shown and every <details> open, so that every chart is laid out as a reader who
+# opens it sees it; lazy images loaded at once. Reads each chart's drawn width, then where
+# the cells of the page's first tables are.
 _MEASURE_JS = """
 async () => {
   const style = document.createElement("style");
@@ -40,17 +40,21 @@ async () => {
   const charts = images.filter((img) => /\\.svg$/.test(new URL(img.src).pathname))
     .map((img) => ({src: img.src, width: img.getBoundingClientRect().width}));
   style.remove();
-  document.querySelectorAll("article details").forEach((d) => { d.open = false; });
-  const table = document.querySelector("article table");
-  let first = null;
-  if (table) {
-    const screen = document.documentElement.clientWidth;
+  // The first table outside <details> as the page opens, and the first of each <details>
+  // opened (the first a reader meets there), each measured alone.
+  const details = [...document.querySelectorAll("article details")];
+  details.forEach((d) => { d.open = false; });
+  const tables = [...document.querySelectorAll("article table")];
+  const firsts = [tables.find((t) => !t.closest("details")),
+                  ...details.map((d) => tables.find((t) => t.closest("details") === d))];
+  const screen = document.documentElement.clientWidth;
+  const measure = (table) => {
     const cells = [...table.querySelectorAll("tbody td")].filter((td) => td.getClientRects().length);
     const off = cells.filter((td) => {
       const box = td.getBoundingClientRect();
       return box.left < -0.5 || box.right > screen + 0.5;
     });
-    first = {
+    return {
       head: (table.rows[0] || {innerText: ""}).innerText.slice(0, 80),
       cells: cells.length,
       off: off.slice(0, 3).map((td) => `${td.innerText.slice(0, 30)} ends at `
@@ -67,7 +71,16 @@ async () => {
         return "";
       })(),
     };
-  }
+  };
+  const first = [];
+  firsts.forEach((table, index) => {
+    if (!table) return;
+    // A <details> inside another opens with the ones around it.
+    for (let d = index > 0 ? details[index - 1] : null; d; d = d.parentElement.closest("details"))
+      d.open = true;
+    first.push(measure(table));
+    details.forEach((d) => { d.open = false; });
+  });
   return {charts, first};
 }
 """
@@ -76,7 +89,7 @@ async () => {
 @dataclass(frozen=True)
 class Measured:
     charts: tuple[tuple[str, float], ...]  # (src, drawn width in CSS px)
-    first_table: dict | None
+    first_tables: tuple[dict, ...]  # the first outside <details>, then each <details>' first
 
 
 def _no_network(context, base_url: str) -> None:
@@ -105,7 +118,7 @@ def _measure_every_page(browser, site_dir: Path, base_url: str, viewport) -> dic
                 seen = page.evaluate(_MEASURE_JS)
                 measured[url] = Measured(
                     charts=tuple((chart["src"], chart["width"]) for chart in seen["charts"]),
-                    first_table=seen["first"])
+                    first_tables=tuple(seen["first"]))
     finally:
         context.close()
     return measured
@@ -159,16 +172,18 @@ def test_chart_text_is_large_enough(screen, request, site_dir, base_url):
 
 
 def test_first_table_of_every_page_fits_a_phone(phone):
-    """Every cell of a page's first table, the answer column among them, lies on the
-    390 px screen, and nothing around the table scrolls sideways."""
-    tables = {url: visit.first_table for url, visit in phone.items() if visit.first_table}
-    assert len(tables) >= 10, sorted(tables)
-    assert all(table["cells"] > 0 for table in tables.values()), tables
-    off = {url: table for url, table in tables.items() if table["offCount"] or table["scrolls"]}
+    """Every cell of a page's first table (and of the first table in each <details>, once
+    opened), the answer column among them, lies on the 390 px screen, and nothing around
+    the table scrolls sideways."""
+    tables = [(url, table) for url, visit in phone.items() for table in visit.first_tables]
+    assert len({url for url, _ in tables}) >= 10, sorted({url for url, _ in tables})
+    empty = [(url, table["head"]) for url, table in tables if not table["cells"]]
+    assert not empty, f"first tables with no cell shown: {empty}"
+    off = [(url, table) for url, table in tables if table["offCount"] or table["scrolls"]]
     assert not off, "first tables that do not fit a 390 px screen:\n" + "\n".join(
         f"{url} ({table['head']!r}): {table['offCount']} cells off screen {table['off']}"
         f"{'; scrolls: ' + table['scrolls'] if table['scrolls'] else ''}"
-        for url, table in off.items())
+        for url, table in off)
 
 
 class _Transfer:
