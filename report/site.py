@@ -15,9 +15,10 @@ from typing import Any
 import jinja2
 import yaml
 
-from report import analysis
+from report import analysis, formatting, markdown_text
 from report.analysis import Data, Environment
 from report.formatting import FILTERS
+from report.markdown_text import Markdown
 
 TEMPLATES = Path(__file__).parent / "templates"
 GENERATED_FILES = ("index.md", "methodology.md")
@@ -38,9 +39,14 @@ def template_environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
-        autoescape=False,  # Markdown, not HTML; free text goes through the `cell` filter
+        # Every `{{ value }}` that is not markup is escaped as Markdown text, in this one
+        # place (report/markdown_text.py): record strings are untrusted.
+        autoescape=True,
+        finalize=markdown_text.finalize,
     )
     environment.filters.update(FILTERS)
+    environment.filters.update(markdown_text.FILTERS)
+    environment.filters.update(cell=_cell, value=_value)
     environment.globals["repo_url"] = repo_url()
     environment.globals["thresholds"] = {
         "unstable": analysis.UNSTABLE_IQR_RATIO,
@@ -51,6 +57,25 @@ def template_environment() -> jinja2.Environment:
     }
     environment.globals["tie_rule"] = analysis.TIE_RULE
     return environment
+
+
+def _cell(value: Any) -> str:
+    """Free text (a reason, a probe summary) for one table cell: escaped, emphasis too."""
+    if formatting._missing(value):
+        return formatting.NOT_MEASURED
+    escaped = markdown_text.text(" ".join(str(value).split()))
+    return Markdown(escaped.replace("*", "\\*").replace("_", "\\_"))
+
+
+def _value(value: Any) -> str:
+    """A probe value (any JSON value), objects as `key: value; ...` in key order; strings are
+    left plain for the finalize hook, keys escaped here."""
+    if isinstance(value, dict):
+        return Markdown("; ").join(Markdown("{}: {}").format(_cell(k), _value(v))
+                                   for k, v in sorted(value.items()))
+    if isinstance(value, list):
+        return Markdown(", ").join(_value(v) for v in value)
+    return _cell(value) if isinstance(value, str) else formatting.value_text(value)
 
 
 class OutsideDocs(ValueError):

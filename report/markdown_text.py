@@ -1,0 +1,75 @@
+"""The one boundary where a string from a record becomes Markdown text.
+
+Records are untrusted (pull requests, CI artifacts, other people's machines), and the pages
+are Markdown that may hold raw HTML, so a record string could carry a live `<script>`, a
+`[link](javascript:…)` or an attr_list `{: onclick=…}`. The template environment
+(report/site.py) autoescapes every `{{ value }}` with `Markdown.escape`: text stays text,
+whatever template or page shows it. What a template or page deliberately builds as markup
+is a `Markdown` (or markupsafe `Markup`) and passes through as it is.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from markupsafe import Markup
+
+# What makes HTML (< > &) or a link, image, attribute list or code span ([ ] { } `) out of
+# text, with the backslash that would undo an escape and the pipe that splits a table cell.
+# Each escape renders as the character itself. Emphasis (* _) is no danger and is left alone,
+# so that names like `device_name` read the same inside a code span; `| cell` escapes it.
+_ESCAPES = str.maketrans({
+    "&": "&amp;", "<": "&lt;", ">": "&gt;",
+    "\\": "\\\\", "`": "\\`", "[": "\\[", "]": "\\]", "{": "\\{", "}": "\\}",
+    "|": "\\|",
+})
+# A line break in a value would end a table row or start a block of its own.
+_LINE_BREAK = re.compile(r"\s*[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]\s*")
+
+
+def text(value: Any) -> str:
+    """`value` as Markdown that renders exactly its characters, on one line."""
+    return _LINE_BREAK.sub(" ", str(value)).translate(_ESCAPES)
+
+
+class Markdown(Markup):
+    """Markup whose escape is Markdown's: joining, formatting or adding plain strings to it
+    escapes them for Markdown and HTML both."""
+
+    __slots__ = ()
+
+    @classmethod
+    def escape(cls, s: Any, /) -> Markdown:
+        if hasattr(s, "__html__"):
+            return cls(s.__html__())
+        return cls(text(s))
+
+
+def finalize(value: Any) -> Any:
+    """Jinja's finalize hook: every `{{ value }}` that is not markup becomes escaped text."""
+    return value if hasattr(value, "__html__") else Markdown.escape(value)
+
+
+# Jinja's own filters of these names escape with HTML's rules only when autoescaping; these
+# keep plain strings plain, so that the finalize hook escapes them once, for Markdown.
+def join(value, separator: str = "", attribute=None):
+    items = [getattr(item, attribute) if attribute else item for item in value]
+    if any(hasattr(item, "__html__") for item in [separator, *items]):
+        return Markdown(Markdown.escape(separator).join(items))
+    return str(separator).join(str(item) for item in items)
+
+
+def replace(value, old: str, new: str, count: int = -1):
+    if hasattr(value, "__html__"):
+        return Markdown(value).replace(old, new, count)
+    return str(value).replace(old, new, count)
+
+
+def format_(value, *args, **kwargs):
+    if hasattr(value, "__html__"):
+        return Markdown(value) % (args or kwargs)
+    return str(value) % (args or kwargs)
+
+
+FILTERS = {"join": join, "replace": replace, "format": format_}
