@@ -10,6 +10,8 @@ is a `Markdown` (or markupsafe `Markup`) and passes through as it is.
 
 from __future__ import annotations
 
+import html
+import json
 import re
 from typing import Any
 
@@ -73,3 +75,28 @@ def format_(value, *args, **kwargs):
 
 
 FILTERS = {"join": join, "replace": replace, "format": format_}
+
+
+# ---- page titles ----------------------------------------------------------------------------
+# MkDocs takes a page's title from its first heading, and the theme writes it into <title>
+# after `striptags`, which turns &lt; back into <: a record string in a heading would be live
+# there. Such a page gets its title in front matter, with nothing the theme can unescape.
+_FRONT_MATTER = re.compile(r"\A---\n(.*?\n)---\n", re.S)
+_HEADING = re.compile(r"^# (.*)$", re.M)
+_ESCAPED = ("&lt;", "&gt;", "&amp;")
+_TITLE_SAFE = str.maketrans({"<": "\u2039", ">": "\u203a", "&": "\uff06"})
+
+
+def theme_safe_title(page: str) -> str:
+    """`page` with a front-matter title where its first heading holds escaped text."""
+    front = _FRONT_MATTER.match(page)
+    body_at = front.end() if front else 0
+    heading = _HEADING.search(page, body_at)
+    if heading is None or not any(e in heading.group(1) for e in _ESCAPED):
+        return page
+    plain = re.sub(r"\s*\{\s*#[^}]*\}\s*$", "", heading.group(1))  # a { #anchor }
+    plain = html.unescape(re.sub(r"\\(.)", r"\1", plain)).replace("`", "").replace("**", "")
+    title = f"title: {json.dumps(plain.translate(_TITLE_SAFE))}\n"  # JSON is YAML
+    if front:
+        return f"---\n{front.group(1)}{title}---\n{page[body_at:]}"
+    return f"---\n{title}---\n{page}"

@@ -6,6 +6,7 @@ workload disappeared from the results, and touch nothing else in docs/.
 
 from __future__ import annotations
 
+import html
 import json
 import os
 from collections.abc import Callable
@@ -122,7 +123,7 @@ class Site:
     def page(self, path: str, template: str, **context: Any) -> None:
         text = self.templates.get_template(template).render(data=self.data, page_path=path,
                                                             **context)
-        self.write(path, text)
+        self.write(path, markdown_text.theme_safe_title(text))
 
     def write(self, path: str, text: str) -> None:
         target = self.inside(path)
@@ -133,7 +134,12 @@ class Site:
             target.write_text(text, encoding="utf-8")
 
     def write_workload_nav(self, sections: list[dict[str, Any]]) -> None:
-        self.write(WORKLOAD_NAV, json.dumps(sections, indent=1, sort_keys=True) + "\n")
+        # The theme puts nav titles into its HTML as they are: families and workload names
+        # come from records, so they go in as HTML text.
+        escaped = [{**section, "family": html.escape(section["family"]),
+                    "pages": [[html.escape(title), path] for title, path in section["pages"]]}
+                   for section in sections]
+        self.write(WORKLOAD_NAV, json.dumps(escaped, indent=1, sort_keys=True) + "\n")
 
     def remove_stale(self) -> None:
         for name in GENERATED_DIRS:
