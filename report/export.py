@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from report import analysis
+from report import analysis, safe_output
 from report.analysis import Data, ResultsError, load
 
 BASELINES = analysis.PAIRED_BASELINES
@@ -52,12 +52,15 @@ def table(data: Data) -> pd.DataFrame:
 
 
 def write(data: Data, folder: Path) -> list[Path]:
-    folder.mkdir(parents=True, exist_ok=True)
+    """The two files under `folder`, each a fresh file renamed into place: a link planted
+    at either name, or in place of the folder, is never written through."""
+    safe_output.make_folders(folder, Path())
     rows = table(data)
     csv_path, json_path = (folder / name for name in FILES)
-    rows.to_csv(csv_path, index=False, float_format="%.6g")
+    safe_output.write_bytes(csv_path, rows.to_csv(index=False, float_format="%.6g").encode())
     records = [{k: analysis._plain(v) for k, v in row.items()} for row in rows.to_dict("records")]
-    json_path.write_text(json.dumps(records, indent=0, allow_nan=False) + "\n")
+    safe_output.write_bytes(json_path,
+                            (json.dumps(records, indent=0, allow_nan=False) + "\n").encode())
     return [csv_path, json_path]
 
 
@@ -74,6 +77,11 @@ def main(argv: list[str]) -> int:
         paths = write(Data(load(args.results)), args.folder)
     except ResultsError as error:
         print(error, file=sys.stderr)
+        return 1
+    except OSError as error:  # a link, a file in the way, a read-only folder, a full disk
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"python -m report export: error: cannot write {args.folder}: {where}"
+              f"{error.strerror or error}", file=sys.stderr)
         return 1
     print(f"wrote {', '.join(str(p) for p in paths)}")
     return 0

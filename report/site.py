@@ -16,7 +16,7 @@ from typing import Any
 import jinja2
 import yaml
 
-from report import analysis, formatting, markdown_text
+from report import analysis, formatting, markdown_text, safe_output
 from report.analysis import Data, Environment
 from report.formatting import FILTERS
 from report.markdown_text import Markdown
@@ -84,9 +84,14 @@ class OutsideDocs(ValueError):
 
 
 class Site:
-    def __init__(self, data: Data, docs_dir: Path):
+    """Pages and charts of one render. They are written under `out_dir`: `docs_dir` itself,
+    or (report/build.py) a fresh folder that is swapped into docs_dir once every page is
+    there. Links between pages are reckoned from docs_dir either way."""
+
+    def __init__(self, data: Data, docs_dir: Path, out_dir: Path | None = None):
         self.data = data
         self.docs = Path(docs_dir)
+        self.out = Path(out_dir) if out_dir is not None else self.docs
         self.templates = template_environment()
         self.written: set[Path] = set()
 
@@ -103,21 +108,26 @@ class Site:
                 for backend in self.data.backends]
 
     def inside(self, path: str) -> Path:
-        """`docs/path`, or OutsideDocs if that would be anywhere but under docs/ (names in
-        paths come from records, which are checked as they are read; this is the backstop)."""
-        target = self.docs / path
-        root = os.path.abspath(self.docs)
+        """`out/path`, or OutsideDocs if that would be anywhere but under it (names in
+        paths come from records, which are checked as they are read; this is the backstop).
+        Its folders are made here, and none of them may be a link."""
+        target = self.out / path
+        root = os.path.abspath(self.out)
         if ("\0" in path or Path(path).is_absolute()
                 or os.path.commonpath([root, os.path.abspath(target)]) != root
                 or ".." in Path(path).parts):
             raise OutsideDocs(f"refusing to write {path!r}: it is not a path under {self.docs}")
+        safe_output.make_folders(self.out, Path(path).parent)
         return target
 
     def chart_path(self, page: str, name: str) -> tuple[Path, str]:
         """Where a chart is written, and the link to it from `page` (a docs-relative path)."""
-        target = self.inside(f"charts/{name}.svg")
+        path = f"charts/{name}.svg"
+        target = self.inside(path)
+        if target.is_symlink():  # matplotlib would write through it
+            target.unlink()
         self.written.add(target)
-        link = os.path.relpath(target, (self.docs / page).parent).replace(os.sep, "/")
+        link = os.path.relpath(self.docs / path, (self.docs / page).parent).replace(os.sep, "/")
         return target, link
 
     def page(self, path: str, template: str, **context: Any) -> None:
@@ -128,10 +138,9 @@ class Site:
     def write(self, path: str, text: str) -> None:
         target = self.inside(path)
         self.written.add(target)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        # Unchanged files keep their mtime, so `mkdocs serve` does not rebuild for nothing.
-        if not target.exists() or target.read_text(encoding="utf-8") != text:
-            target.write_text(text, encoding="utf-8")
+        # Never through a link; an unchanged file keeps its mtime (safe_output.write_bytes).
+        previous = self.docs / path if self.out != self.docs else None
+        safe_output.write_bytes(target, text.encode("utf-8"), previous)
 
     def write_workload_nav(self, sections: list[dict[str, Any]]) -> None:
         # The theme puts nav titles into its HTML as they are: families and workload names
@@ -142,12 +151,14 @@ class Site:
         self.write(WORKLOAD_NAV, json.dumps(escaped, indent=1, sort_keys=True) + "\n")
 
     def remove_stale(self) -> None:
+        """Generated files this render did not write (a workload that left the results);
+        nothing to do in a fresh folder."""
         for name in GENERATED_DIRS:
-            folder = self.docs / name
-            if not folder.is_dir():
+            folder = self.out / name
+            if folder.is_symlink() or not folder.is_dir():
                 continue
             for path in sorted(folder.rglob("*"), reverse=True):
-                if path.is_file() and path not in self.written:
+                if (path.is_symlink() or path.is_file()) and path not in self.written:
                     path.unlink()
                 elif path.is_dir() and not any(path.iterdir()):
                     path.rmdir()
