@@ -21,6 +21,7 @@ import os
 import selectors
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -287,18 +288,33 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _ours(path: Path, folder: bool) -> bool:
+    """Whether `path` is provably this user's own: not a link, owned by our uid, and (for a
+    folder) private to us, mode 0700 as mkdtemp makes it. Anyone may create a folder named
+    like ours in a shared temporary folder; only we can make one that passes."""
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return False
+    kind = stat.S_ISDIR if folder else stat.S_ISREG
+    return (kind(found.st_mode) and found.st_uid == os.geteuid()
+            and (not folder or stat.S_IMODE(found.st_mode) & 0o077 == 0))
+
+
 def _stale_scratch() -> list[Path]:
-    """Scratch folders whose runner no longer exists (it was SIGKILLed)."""
+    """Our scratch folders whose runner no longer exists (it was SIGKILLed)."""
     found = []
     for folder in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*"):
         owner = folder.name[len(SCRATCH_PREFIX):].split("-", 1)[0]
-        if owner.isdigit() and int(owner) != os.getpid() and not _alive(int(owner)):
+        if (owner.isdigit() and int(owner) != os.getpid() and not _alive(int(owner))
+                and _ours(folder, folder=True)):
             found.append(folder)
     return found
 
 
 def remove_stale_scratch() -> list[Path]:
-    """Remove scratch folders that runners which no longer exist left behind (SIGKILL)."""
+    """Remove our scratch folders that runners which no longer exist left behind (SIGKILL);
+    a folder of that name that is not provably ours is left alone."""
     removed = []
     for folder in _stale_scratch():
         shutil.rmtree(folder, ignore_errors=True)
@@ -333,6 +349,13 @@ def _note_group(folder: Path, pid: int) -> None:
         (folder / GROUP_FILE).write_text(f"{pid} {_start_time(pid)}\n")
 
 
+def _uid(pid: int) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
+
+
 def _group_members(pgid: int) -> list[int]:
     """Living (not zombie) processes in process group `pgid`; empty where there is no /proc."""
     members = []
@@ -349,15 +372,22 @@ def end_stale_case_groups() -> list[tuple[int, list[int]]]:
     gone (a group's id is not reused while any member lives) or is the very process noted."""
     ended = []
     for folder in _stale_scratch():
+        note = folder / GROUP_FILE
+        if not _ours(note, folder=False):
+            continue
         try:
-            pid_text, started = (folder / GROUP_FILE).read_text().split()
+            pid_text, started = note.read_text().split()
             pgid = int(pid_text)
         except (OSError, ValueError):
+            continue
+        if pgid <= 1:
             continue
         leader = _proc_stat(pgid)
         if leader is not None and leader[0] not in ("Z", "X") and _start_time(pgid) != started:
             continue  # the pid now belongs to another process
         members = _group_members(pgid)
+        if any(_uid(pid) != os.geteuid() for pid in members):
+            continue  # a case of ours runs as us: this group is someone else's
         if members:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGKILL)
