@@ -22,7 +22,7 @@ import types
 import typing
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -345,6 +345,7 @@ def _check_record(record: Record) -> None:
         raise ValueError("warmup.latencies_s holds a latency of 0 or below")
     _check_names(record)
     _check_fits(record)
+    _check_ranges(record)
 
 
 def _check_timing(timing: Timing) -> None:
@@ -414,6 +415,55 @@ def _check_fits(record: Record) -> None:
         size = getattr(memory, name) if memory is not None else None
         if size is not None and size < 0:
             raise ValueError(f"memory.{name} {size} is negative")
+
+
+# Every count, size, time, share and error a record holds is 0 or more; a probe's figures
+# are the probe's own business. A record from before the first release or after 2200, or
+# of a process that ran for more than a year, is no measurement but a broken clock or a
+# forgery (and past pandas' range of timestamps).
+UNSIGNED_SECTIONS = ("process", "workload_info", "timing", "compile", "memory", "activity",
+                     "dynamo", "correctness", "warmup", "host", "paired")
+EARLIEST = datetime(2000, 1, 1, tzinfo=timezone.utc)
+LATEST = datetime(2200, 1, 1, tzinfo=timezone.utc)
+LONGEST_PROCESS_S = 366 * 24 * 3600
+
+
+def _negative(value: Any, where: str) -> str | None:
+    """The first negative number in `value` (a dataclass, tuple or number), by its path."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return f"{where} {value:g} is negative" if value < 0 else None
+    if dataclasses.is_dataclass(value):
+        for item in dataclasses.fields(value):
+            found = _negative(getattr(value, item.name), f"{where}.{item.name}")
+            if found:
+                return found
+    elif isinstance(value, tuple):
+        for i, item in enumerate(value):
+            found = _negative(item, f"{where}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def _check_ranges(record: Record) -> None:
+    """Values no process can measure: negative counts, sizes and errors, impossible times."""
+    for name in UNSIGNED_SECTIONS:
+        found = _negative(getattr(record, name), name)
+        if found:
+            raise ValueError(found)
+    for stage, seconds in record.stages_s.items():
+        if seconds < 0:
+            raise ValueError(f"stages_s.{stage} {seconds:g} is negative")
+    if record.key.batch_size is not None and record.key.batch_size < 1:
+        raise ValueError(f"key.batch_size {record.key.batch_size} is below 1")
+    stamp = datetime.fromisoformat(record.started_at)
+    if not EARLIEST <= stamp < LATEST:
+        raise ValueError(f"started_at {record.started_at} is outside {EARLIEST.year} to "
+                         f"{LATEST.year}")
+    if record.duration_s > LONGEST_PROCESS_S:
+        raise ValueError(f"duration_s {record.duration_s:g} is more than a year")
 
 
 def _check_paired(paired: PairedRounds, mode: str) -> None:

@@ -7,10 +7,11 @@ import multiprocessing
 import os
 import signal
 import sys
+import unicodedata
 from pathlib import Path
 
 from report import charts, export, safe_output
-from report.analysis import Data, load
+from report.analysis import Data, ResultsError, load
 from report.pages import (
     all_results,
     break_even,
@@ -48,7 +49,9 @@ def build(results_dir: Path, docs_dir: Path, warn=None, workers: int = 1) -> Sit
     `workers` of 2 or more (the command line passes the core count) the second half of the
     pages renders in a forked process beside the first: pages only read the analysed data
     and each writes files of its own. Every process it forks dies with its parent."""
-    data = Data(load(results_dir, warn=warn))
+    records = load(results_dir, warn=warn)
+    refuse_colliding_names(records)
+    data = Data(records)
     _forks_die_with_parent()
     docs = Path(docs_dir)
     with safe_output.staging(docs) as out:
@@ -74,6 +77,22 @@ def build(results_dir: Path, docs_dir: Path, warn=None, workers: int = 1) -> Sit
     site.written = {docs / path.relative_to(out) for path in site.written}
     site.out = docs
     return site
+
+
+def refuse_colliding_names(records) -> None:
+    """Names that become file names (a workload's page and charts, a profile) must differ
+    after case folding and Unicode normalisation, or two pages would be one file on
+    macOS's and Windows' default file systems; ResultsError in one line names both."""
+    for column in ("workload", "profile"):
+        first = records.drop_duplicates(column)
+        folded = first[column].map(lambda n: unicodedata.normalize("NFC", n).casefold())
+        clash = first[folded.duplicated(keep=False)]
+        if len(clash):
+            a, b = clash.iloc[0], clash[folded[clash.index] == folded[clash.index[0]]].iloc[1]
+            raise ResultsError(
+                f"{b['source']}: {column} {b[column]!r} differs from {a[column]!r} "
+                f"({a['source']}) only in case or Unicode form: their pages would be one file "
+                f"on a case-insensitive disk; rename one")
 
 
 _PARENT = [0]
