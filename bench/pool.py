@@ -7,9 +7,12 @@ keeps both: the parent never initialises CUDA (a child forked after cuInit canno
 GPU), and it never compiles (a child forked after Inductor started its compile workers
 deadlocks on them). `spawn` starts `python -m bench.pool`, which imports everything anew.
 
-Either way the child is the leader of its own process group, so a timeout kills its compile
-workers with it (killpg), and it asks the kernel for SIGKILL when the runner dies
-(PR_SET_PDEATHSIG), so a killed runner leaves no case running on.
+Either way the child is a keeper (see `_keep`): the leader of its own process group and a
+child subreaper, which forks the case and ends everything below it when the case ends, when
+the runner ends it, or when the runner dies (PR_SET_PDEATHSIG tells it). So a timeout, a
+SIGTERM or a SIGKILL of the runner leaves no process of the case running, even one that
+left the group with setsid(). What a SIGKILLed keeper leaves, the next run ends (see
+end_stale_case_groups), but only where the note of the group is provably ours.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ SCRATCH_PREFIX = "atlas-case-"
 PRELOAD = ("torch", "torch._dynamo", "torch._inductor", "torch._inductor.compile_fx",
            "torch._dynamo.backends.inductor", "torch.profiler", "bench.case", "bench.paired")
 PR_SET_PDEATHSIG = 1
+KEEPER_GRACE_S = 5.0  # for a keeper to end its case's processes before SIGKILL
 
 
 class ForkUnsafe(Exception):
@@ -98,17 +102,114 @@ class ChildSetup:
     cpus: tuple[int, ...] = ()
 
 
-def _die_with_parent(parent_pid: int) -> None:
+def _die_with_parent(parent_pid: int, how: int = signal.SIGKILL) -> None:
     if sys.platform != "linux":
         return
     libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    libc.prctl(PR_SET_PDEATHSIG, how, 0, 0, 0)
     if os.getppid() != parent_pid:  # the runner died before the request took effect
         os._exit(1)
 
 
+# ---- the keeper: a case's descendants end with it ---------------------------------------
+# A child the runner starts is a keeper: a child subreaper (PR_SET_CHILD_SUBREAPER) that
+# forks the case and waits. Whatever the case starts stays below the keeper, even a process
+# that calls setsid() or whose parent exits: orphans are handed to the nearest subreaper,
+# not to init. When the case ends, when the runner dies (PR_SET_PDEATHSIG sends SIGTERM
+# to the keeper) or when the runner ends it (SIGTERM), the keeper SIGKILLs everything
+# below it, level by level, and only then exits, as the case did.
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+class _Ended(Exception):
+    """SIGTERM reached the keeper: its runner died, or ended the case."""
+
+
+def _on_term(signum, frame) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once is enough; cleaning up follows
+    raise _Ended
+
+
+def _children(pid: int) -> list[int]:
+    """The living and zombie children of `pid`."""
+    found: list[int] = []
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            found += [int(c) for c in (task / "children").read_text().split()]
+        return found
+    except OSError:  # no CONFIG_PROC_CHILDREN: look through every process
+        return [int(e.name) for e in Path("/proc").glob("[0-9]*")
+                if (stat_ := _proc_stat(int(e.name))) and stat_[1] == str(pid)]
+
+
+def _end_descendants() -> None:
+    """SIGKILL every process below this one, and reap it. A killed process's children come
+    to us (we are their subreaper) and are ended on the next round."""
+    me = os.getpid()
+    while True:
+        children = _children(me)
+        if not children:
+            with contextlib.suppress(ChildProcessError):
+                while os.waitpid(-1, os.WNOHANG)[0]:
+                    pass
+            if not _children(me):
+                return
+            continue
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)
+        for child in children:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(child, 0)
+
+
+def _keep(setup: ChildSetup, target: list[str]) -> int:
+    """Run `target` in a child of this process; end all it started when it ends. Returns
+    the case's exit code; a case killed by a signal has this process killed by it too."""
+    if sys.platform != "linux":
+        _enter(setup)
+        return _run_target(target)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    signal.signal(signal.SIGTERM, _on_term)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    status = None
+    try:
+        _die_with_parent(setup.parent_pid, signal.SIGTERM)
+        keeper = os.getpid()
+        case = os.fork()
+        if case == 0:
+            code = 1
+            try:
+                _die_with_parent(keeper)
+                _enter(setup)
+                code = _run_target(target)
+            except BaseException:  # noqa: BLE001 - whatever happens, end here and say why
+                traceback.print_exc()
+            finally:
+                with contextlib.suppress(Exception):
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                os._exit(code)
+        while status is None:
+            pid, found = os.waitpid(-1, 0)  # orphans handed to us are reaped here too
+            if pid == case:
+                status = found
+    except _Ended:
+        pass
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _end_descendants()
+    if status is None:
+        return 128 + signal.SIGTERM
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:  # say it as the case did: the runner reads a signal as such (-9: OOM)
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    return code
+
+
 def _enter(setup: ChildSetup) -> None:
-    _die_with_parent(setup.parent_pid)
     for name in (signal.SIGTERM, signal.SIGINT):  # the runner's handlers are not ours
         signal.signal(name, signal.SIG_DFL)
     # Before the case imports or compiles anything: Inductor reads its cache folder at compile
@@ -175,6 +276,12 @@ class Child:
         return self.returncode
 
     def kill(self) -> None:
+        if self.returncode is None:  # the keeper ends what left the group (setsid) too
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.pid, signal.SIGTERM)
+            deadline = time.monotonic() + KEEPER_GRACE_S
+            while self.poll() is None and time.monotonic() < deadline:
+                wait_any([self], deadline - time.monotonic())
         self._kill_group()
         if self.returncode is None:
             if self.popen is not None:
@@ -255,8 +362,7 @@ class Launcher:
                 os.dup2(null, 0)
                 os.dup2(log, 1)
                 os.dup2(log, 2)
-                _enter(setup)
-                code = _run_target(target)
+                code = _keep(setup, target)
             except BaseException:  # noqa: BLE001 - whatever happens, end here and say why
                 traceback.print_exc()
             finally:
@@ -401,9 +507,19 @@ def main(argv: list[str]) -> int:
     data = json.loads(argv[0])
     setup = ChildSetup(parent_pid=data["parent_pid"], env=data["env"], threads=data["threads"],
                        cpus=tuple(data["cpus"]))
-    _enter(setup)
-    return _run_target(argv[1:])
+    return _keep(setup, argv[1:])
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    # os._exit, not sys.exit: a thread a factory left running (not a daemon) would hold
+    # the process open after its work is done, until the runner's timeout.
+    exit_code = 1
+    try:
+        exit_code = main(sys.argv[1:])
+    except BaseException:  # noqa: BLE001 - whatever happens, end here and say why
+        traceback.print_exc()
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(exit_code)

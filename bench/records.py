@@ -17,6 +17,7 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 import types
 import typing
@@ -737,6 +738,24 @@ def append_record(path: Path, record: Record) -> None:
     append_records(path, [record])
 
 
+def refuse_read_only(fd: int, path: Path) -> None:
+    """PermissionError for a results file whose mode grants no one write access (chmod 444):
+    root may write any file, so the mode is read as the owner's word, as `rm` reads it."""
+    mode = os.fstat(fd).st_mode
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        os.close(fd)
+        raise PermissionError(errno.EACCES, f"it is read-only (mode {stat.S_IMODE(mode):04o}); "
+                              f"chmod u+w it to add records", str(path))
+
+
+def check_appendable(path: Path) -> None:
+    """OSError unless this process may append to the existing results file `path`: not
+    through a link, and not where the file's mode says read-only."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
+    refuse_read_only(fd, path)
+    os.close(fd)
+
+
 def append_records(path: Path, records: list[Record]) -> None:
     """Append whole lines under an exclusive lock, all of them or nothing at all.
 
@@ -749,6 +768,7 @@ def append_records(path: Path, records: list[Record]) -> None:
     record = records[0]
     try:  # never through a link: a planted one would send the record anywhere
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        refuse_read_only(fd, path)
     except OSError as error:
         raise RecordWriteError(error.errno, f"{path}: could not save the record of "
                                f"{record.key.workload} {record.key.mode}: "

@@ -127,3 +127,24 @@ def test_a_case_folder_of_ours_that_others_could_write_is_not_ours(shared_tmp, m
             os.killpg(pgid, signal.SIGKILL)
         victim.kill()
         victim.wait()
+
+
+# ---- a results file whose mode says read-only ------------------------------------------------
+
+def test_a_results_file_of_mode_444_is_not_appended_to_even_by_root(tmp_path):
+    from bench_helpers import fake_environment, fake_record
+
+    from bench.records import CaseKey, RecordWriteError, append_records, check_appendable
+
+    path = tmp_path / "results.jsonl"
+    path.write_bytes(b"")
+    path.chmod(0o444)
+    record = fake_record(fake_environment(), CaseKey("cpu", "matmul-128", "eager", None))
+    with pytest.raises(RecordWriteError, match=r"it is read-only \(mode 0444\)"):
+        append_records(path, [record])
+    with pytest.raises(PermissionError, match="read-only"):
+        check_appendable(path)
+    assert path.read_bytes() == b""
+    path.chmod(0o644)
+    append_records(path, [record])
+    assert path.read_bytes().count(b"\n") == 1
