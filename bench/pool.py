@@ -164,6 +164,13 @@ def _end_descendants() -> None:
                 os.waitpid(child, 0)
 
 
+def _exit_code(exit_: SystemExit) -> int:
+    if exit_.code is None or isinstance(exit_.code, int):
+        return exit_.code or 0
+    print(exit_.code, file=sys.stderr)
+    return 1
+
+
 def _keep(setup: ChildSetup, target: list[str]) -> int:
     """Run `target` in a child of this process; end all it started when it ends. Returns
     the case's exit code; a case killed by a signal has this process killed by it too."""
@@ -185,6 +192,8 @@ def _keep(setup: ChildSetup, target: list[str]) -> int:
                 _die_with_parent(keeper)
                 _enter(setup)
                 code = _run_target(target)
+            except SystemExit as exit_:  # sys.exit(3) from a factory exits 3, as Python would
+                code = _exit_code(exit_)
             except BaseException:  # noqa: BLE001 - whatever happens, end here and say why
                 traceback.print_exc()
             finally:
