@@ -25,6 +25,7 @@ VIT_BASE = "vit32x12x768"  # ViT-Base's width and depth (768 wide, 12 blocks)
 SMALL_MLP, ELEMENTWISE = "mlp", "elementwise-chain"
 LANGUAGE_MODEL = "gpt2-small"  # a real model (bench/workloads/models.py), built from its config
 CALLS_ASKED = 200  # "I call it 200 times per process": the question's number, not a result
+CALLS_ANSWERED = analysis.CALLS_ANSWERED  # the calls per process "which mode" answers are for
 CLAIM_RO_2_4X = "inference-ro-2-4x"
 OUTLIER_SPREAD, outlier = analysis.OUTLIER_SPREAD, analysis.outlier
 
@@ -53,49 +54,53 @@ def _release(env: analysis.Environment) -> str:
     return dict(env.fields)["torch"][0]
 
 
-def fastest_at(data: Data, workload: str, batch: int | None, backend: str
-               ) -> list[dict[str, Any]]:
-    """Per device of `backend`, the fastest mode at (workload, batch) in the newest torch
-    release that timed it, from the environment of that release whose figure rests on
-    paired processes, then on the most processes: mode, speedup over eager with its range
-    over processes, processes, runner-up, whether the lead is inside the spread
-    (`unsettled`) and eager's busy fraction (GPU only)."""
-    best = data.fastest()
+def fastest_at(data: Data, workload: str, batch: int | None, backend: str,
+               calls: int = CALLS_ANSWERED) -> list[dict[str, Any]]:
+    """Per device of `backend`: `analysis.choose` at (workload, batch) within `calls` calls
+    per process, the answer the chooser gives for the same inputs. The environment is the
+    newest torch release that timed the point, and of that release the one whose figure
+    rests on paired processes, then on the most processes; the device's other environments
+    that timed the point are listed under `others` with their own answer, so that a device
+    measured on several hosts says how far they differ."""
     out = []
     for device, envs in _envs_by_device(data, backend).items():
         found = [part for env in _newest(envs)
-                 if (part := _fastest_in(data, best, env, device, workload, batch))]
-        if found:
-            newest = [p for p in found if _release(p["env"]) == _release(found[0]["env"])]
-            out.append(max(newest, key=lambda p: (p["paired"], p["processes"])))
+                 if (part := _choice_in(data, env, device, workload, batch, calls))]
+        if not found:
+            continue
+        newest = [p for p in found if _release(p["env"]) == _release(found[0]["env"])]
+        chosen = max(newest, key=lambda p: (p["paired"], p["processes"]))
+        chosen["others"] = [{"env": p["env"], "mode": p["mode"], "speedup": p["speedup"]}
+                            for p in found if p is not chosen]
+        out.append(chosen)
     return out
 
 
-def _fastest_in(data: Data, best: pd.DataFrame, env: analysis.Environment, device: str,
-                workload: str, batch: int | None) -> dict[str, Any] | None:
-    at = _at(best, env.env_id, workload, batch)
-    if at.empty:
+def _choice_in(data: Data, env: analysis.Environment, device: str, workload: str,
+               batch: int | None, calls: int) -> dict[str, Any] | None:
+    table = _at(data.published, env.env_id, workload, batch)
+    if table.empty:
         return None
-    row = analysis.rows(at)[0]
-    here = _at(data.speedups, env.env_id, workload, batch)
-    mine = here[here["mode"] == row["mode"]]
-    eager = here[here["mode"] == BASELINE]
-    s = analysis.rows(mine)[0] if len(mine) else {}
-    busy = analysis.rows(eager)[0].get("busy_fraction") if len(eager) else None
+    found = analysis.choose(table, calls)
+    if found.empty:
+        return None
+    row = analysis.rows(found)[0]
+    eager = analysis.row_of(table, env.env_id, workload, batch, BASELINE) or {}
+    chosen = analysis.row_of(table, env.env_id, workload, batch, row["mode"]) or {}
     return {
-        "device": device, "env": env, "mode": row["mode"],
-        "speedup": s.get("speedup"), "lo": s.get("speedup_lo"), "hi": s.get("speedup_hi"),
-        # A paired speedup rests on its paired processes, not the isolated ones.
-        "processes": int(s["pairings"]) if s.get("paired") else row["n_processes"],
-        "paired": bool(s.get("paired")), "runner_up": row.get("mode_runner_up"),
-        "host_us": s.get("host_probe_us") if s.get("ratio_bound") == "host-dependent"
-        else None,
-        "unsettled": bool(row.get("tie")) and row.get("mode_runner_up") is not None,
-        "outlier": outlier(s.get("speedup_lo"), s.get("speedup_hi")),
-        "busy": busy,
-        "bound": analysis.boundedness(pd.Series([busy])).iloc[0] if busy is not None else None,
-        "cold_s": row.get("cold_first_call_s") if row["mode"] != BASELINE else None,
-        "break_even": _break_even(row, s) if row["mode"] != BASELINE else None}
+        "device": device, "env": env, "mode": row["mode"], "calls": calls,
+        "speedup": row["speedup"], "lo": row["speedup_lo"], "hi": row["speedup_hi"],
+        "processes": int(row["processes"]), "paired": row["timing"] == "paired",
+        "runner_up": row.get("mode_runner_up"), "runner_up_speedup": row.get("speedup_runner_up"),
+        "margin": row.get("margin"), "unsettled": bool(row["tie"]),
+        "compiling": bool(row["compiling"]), "graph": bool(row["cuda_graphs"]) and not row["compiling"],
+        "host_dependent": bool(row["host_dependent"]),
+        "host_us": chosen.get("host_probe_us") if row["host_dependent"] else None,
+        "outlier": outlier(row["speedup_lo"], row["speedup_hi"]),
+        "bound": eager.get("bound"),
+        "cold_s": chosen.get("cold_compile_s") if row["mode"] != BASELINE else None,
+        "break_even": row["cold_calls"] if row["mode"] != BASELINE else None,
+        "not_paid": [{"mode": m, "speedup": sp, "calls": c} for m, sp, c in row["not_paid"]]}
 
 
 def _at(table: pd.DataFrame, env_id: str, workload: str, batch: int | None) -> pd.DataFrame:
@@ -104,57 +109,62 @@ def _at(table: pd.DataFrame, env_id: str, workload: str, batch: int | None) -> p
     return here[here["batch_size"].isna()] if batch is None else here[here["batch_size"] == batch]
 
 
-def _break_even(row: dict, s: dict) -> float | None:
-    if not s or s.get("saving_s") is None or row.get("cold_first_call_s") is None:
-        return None
-    calls = analysis.break_even(pd.Series([row["cold_first_call_s"]]),
-                                pd.Series([s["saving_s"]])).iloc[0]
-    return None if pd.isna(calls) else float(calls)
-
-
 def pays_within(data: Data, calls: int) -> list[dict[str, Any]]:
-    """Per device of every backend, over the points of the newest environment: at how many
-    the fastest compiled mode's cold first call is paid back within `calls` calls, of how
-    many points a compiled mode was fastest, and the median break-even."""
-    best = data.fastest()
+    """Per device of every backend, over the points of its newest environment (the one with
+    the most records of the newest release): at how many `analysis.choose` within `calls`
+    picks a mode that compiles (torch.compile), at how many the hand-captured CUDA graph
+    (no compiling), at how many eager, and the median calls the fastest compiling mode
+    needs to pay back its cold compile."""
     out = []
     for backend in data.backends:
         for device, envs in _envs_by_device(data, backend).items():
             env = _newest(envs)[0]
-            here = best[(best["env_id"] == env.env_id) & (best["mode"] != BASELINE)
-                        & best["cold_first_call_s"].notna()]
-            saving = data.speedups[data.speedups["env_id"] == env.env_id][
-                [*analysis.POINT, "mode", "saving_s"]]
-            here = here.merge(saving, on=[*analysis.POINT, "mode"])
-            if here.empty:
+            table = data.published[data.published["env_id"] == env.env_id]
+            found = analysis.choose(table, calls)
+            if found.empty:
                 continue
-            even = analysis.break_even(here["cold_first_call_s"], here["saving_s"])
-            out.append({"device": device, "env": env, "points": len(here),
-                        "pays": int((even <= calls).sum()), "median": float(even.median())})
+            compiling = table[table["compiling"] & table["speedup"].notna()]
+            fastest = compiling.sort_values("speedup", ascending=False, kind="stable").groupby(
+                analysis.POINT, dropna=False).head(1)
+            graph = found["cuda_graphs"].astype(bool) & ~found["compiling"].astype(bool)
+            out.append({"device": device, "env": env, "points": len(found),
+                        "compiled": int(found["compiling"].astype(bool).sum()),
+                        "graph": int(graph.sum()),
+                        "eager": int((found["mode"] == BASELINE).sum()),
+                        "median": float(fastest["cold_calls"].median())
+                        if fastest["cold_calls"].notna().any() else None,
+                        "processes": int(table.loc[table["ok"].eq(True), "processes"].min())
+                        if table["ok"].any() else 0})
     return out
 
 
 def trust(data: Data, difference: float) -> dict[str, Any] | None:
     """How often a case's median moved by more than `difference` from one process to the
     next, over every case measured in two or more processes."""
-    spread = analysis.spreads(data.cases, data.paired)
+    spread = analysis.spreads(data.cases)
     if spread.empty:
         return None
     return {"cases": len(spread), "moved": int((spread["spread"] > difference).sum()),
-            "median": float(spread["spread"].median()), "difference": difference}
+            "median": float(spread["spread"].median()), "difference": difference,
+            "environments": int(spread["env_id"].nunique()),
+            "workloads": int(spread["workload"].nunique())}
 
 
 def release_changes(data: Data) -> dict[str, Any] | None:
-    """The newest release measured after another on one machine: how many of its cases got
-    faster or slower beyond the spread, against the release before (report/history.py)."""
+    """The newest release measured after another on one machine, from the table the changes
+    page reads (`history.site_changes`), counted as that page counts: `compared`, the cases
+    timed in two or more processes on both sides; `faster`/`slower`, those that changed
+    beyond the spread; `single`, the cases a side of which rests on one process, which are
+    not compared."""
     found = history.site_changes(data)
     if found.empty:
         return None
     newest = history.sort_releases(found["new_release"].unique())[-1]
     at = found[found["new_release"] == newest]
+    timed, single = at["timed"].astype(bool), at["single_run"].astype(bool)
     significant = at[at["significant"].astype(bool)]
     return {"release": newest, "old": history.sort_releases(at["old_release"].unique()),
-            "compared": int(at["timed"].astype(bool).sum()),
+            "compared": int((timed & ~single).sum()), "single": int(single.sum()),
             "faster": int((significant["direction"] == "faster").sum()),
             "slower": int((significant["direction"] == "slower").sum()),
             "machines": sorted(set(at["machine"]))}
@@ -186,13 +196,21 @@ def claim_verdicts(claims: list, claim_id: str) -> dict[str, Any] | None:
 
 def conditions(data: Data) -> dict[str, Any]:
     """What every GPU figure was measured under, from the CUDA records: torch releases,
-    dtypes and the TF32 switches."""
+    dtypes and, per distinct setting, how many records ran with each TF32 switch
+    (`torch.backends.cuda.matmul.allow_tf32`, `torch.backends.cudnn.allow_tf32`) and
+    `torch.get_float32_matmul_precision()`."""
     gpu = data.shown[data.shown["backend"] == "cuda"]
     def values(column):
         return sorted({str(v) for v in gpu[column].dropna()})
+    settings = ["cuda_matmul_allow_tf32", "cudnn_allow_tf32", "float32_matmul_precision"]
+    tf32 = (gpu[settings].astype(object).where(gpu[settings].notna(), "not recorded")
+            .astype(str).value_counts().reset_index(name="records"))
     return {"torch": history.sort_releases({r.split("+")[0] for r in values("torch")}),
             "dtypes": [d.removeprefix("torch.") for d in values("dtype")],
-            "tf32": values("cuda_matmul_allow_tf32"),
+            "tf32": [{"matmul": r["cuda_matmul_allow_tf32"], "cudnn": r["cudnn_allow_tf32"],
+                      "precision": r["float32_matmul_precision"], "records": int(r["records"])}
+                     for r in tf32.sort_values("records", ascending=False).to_dict("records")],
+            "records": len(gpu),
             "devices": sorted({device_of(e) for e in data.envs("cuda")}),
             "measured": not gpu.empty}
 

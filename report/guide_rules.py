@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from report import analysis
 from report.analysis import (
     BASELINE,
     MEANINGFUL_GAIN,
@@ -529,17 +530,38 @@ def walk(point: pd.Series, fl: Flow) -> tuple[str | None, tuple[Step, ...]]:
     return ("all" if "all" in fl.leaves else None), tuple(steps)
 
 
+def chosen(table: pd.DataFrame, calls: float = analysis.CALLS_ANSWERED) -> dict[tuple, Pick]:
+    """`analysis.choose` within `calls` at every point of `table` (published rows, or case
+    rows, which are published here first), as a Pick of one point each, by POINT key: the
+    mode the chooser and the quick answers give for the same point and calls."""
+    if "cold_calls" not in table.columns:
+        table = analysis.published(table)
+    out = {}
+    for r in analysis.rows(analysis.choose(table, calls)):
+        at = analysis.row_of(table, r["env_id"], r["workload"], r["batch_size"], r["mode"],
+                             r[analysis.DTYPE]) or {}
+        compiles = r["mode"] != BASELINE
+        out[_plain_key(tuple(r[c] for c in POINT))] = Pick(
+            r["mode"], r["speedup"], r["speedup_lo"], r["speedup_hi"], 1,
+            r["cold_calls"] if compiles else None, at.get("warm_calls") if compiles else None,
+            at.get("cold_compile_s"), at.get("warm_compile_s"), r.get("mode_runner_up"),
+            r.get("speedup_runner_up"), ((r["workload"], r["batch_size"]),))
+    return out
+
+
 def recommend(point_cases: pd.DataFrame, fl: Flow | None = None,
-              point: pd.DataFrame | None = None) -> Recommendation:
+              point: pd.DataFrame | None = None, own: Pick | None = None) -> Recommendation:
     """The mode to use at one point (the cases of one env, workload and batch, every mode),
-    and why. The point's own measurements decide, by `pick`, the rule every leaf of the
-    flow uses; the flow (`flow()` of the point's environment, or of these cases alone)
-    gives the path its proxies take and what that leaf recommends from the environment."""
+    and why. The point's own measurements decide, by `chosen` (`analysis.choose` within
+    analysis.CALLS_ANSWERED calls), the rule of the chooser and the quick answers; the
+    flow (`flow()` of the point's environment, or of these cases alone) gives the path its
+    proxies take and what that leaf recommends from the environment's points together."""
     keys = point_cases[POINT].drop_duplicates()
     if len(keys) != 1:
         raise ValueError(f"recommend() takes the cases of one point, got {len(keys)}")
     fl = fl if fl is not None else flow(point_cases)
-    own = pick(point_cases)
+    if own is None:
+        own = next(iter(chosen(point_cases).values()), Pick(None))
     found = points(point_cases) if point is None else point
     if found.empty:
         return Recommendation(None, None, None, (Step("eager:", "not timed here"),), own, None)
@@ -554,8 +576,10 @@ def _plain_key(key: tuple) -> tuple:
     return tuple(None if pd.isna(v) else v for v in key)
 
 
-def recommendations(cases: pd.DataFrame, flows: dict[str, Flow]) -> pd.DataFrame:
-    """`recommend` at every point of `cases` whose environment has a flow in `flows`."""
+def recommendations(cases: pd.DataFrame, flows: dict[str, Flow],
+                    published: pd.DataFrame | None = None) -> pd.DataFrame:
+    """`recommend` at every point of `cases` whose environment has a flow in `flows`;
+    `published`, the published table of the same cases where the caller has it."""
     out = []
     # The proxies of every point at once: `points` per point was half of the time.
     every = points(cases)
@@ -566,12 +590,15 @@ def recommendations(cases: pd.DataFrame, flows: dict[str, Flow]) -> pd.DataFrame
     narrow = cases[[*dict.fromkeys([*POINT, "mode", "ok", "median_s", "lo_s", "hi_s",
                                     "cold_first_call_s", "warm_first_call_s", *TRAITS,
                                     *(c for c in PAIRED if c in cases.columns)])]]
+    own = chosen((cases if published is None else published).pipe(
+        lambda t: t[t["env_id"].isin(set(flows)) & t["workload"].isin(set(cases["workload"]))]))
     for key, group in narrow.groupby(POINT, dropna=False, sort=False):
         fl = flows.get(key[0])
         if fl is None:
             continue
         found = of_point.get(_plain_key(key))
-        rec = recommend(group, fl, every.iloc[:0] if found is None else found)
+        rec = recommend(group, fl, every.iloc[:0] if found is None else found,
+                        own.get(_plain_key(key), Pick(None)))
         out.append({**dict(zip(POINT, key, strict=True)), "recommendation": rec,
                     "recommended": rec.mode})
     frame = pd.DataFrame(out, columns=[*POINT, "recommendation", "recommended"])
@@ -581,11 +608,11 @@ def recommendations(cases: pd.DataFrame, flows: dict[str, Flow]) -> pd.DataFrame
     return frame.loc[order.sort_values(["_w", "_b"], kind="stable").index].reset_index(drop=True)
 
 
-def for_workloads(cases: pd.DataFrame, workloads: list[str]
+def for_workloads(cases: pd.DataFrame, workloads: list[str], published: pd.DataFrame | None = None
                   ) -> tuple[pd.DataFrame, dict[str, Flow]]:
     """`recommendations` at every point of `workloads`, and the flows they were judged by:
     each environment's flow from all of its cases, so a workload measured beside the
     built-in ones is judged against the thresholds they set in the same environment."""
     of = cases[cases["workload"].isin(workloads)]
     flows = {env_id: flow(of_env(cases, env_id)) for env_id in sorted(set(of["env_id"]))}
-    return recommendations(of, flows), flows
+    return recommendations(of, flows, published), flows

@@ -13,7 +13,7 @@ import pytest
 from fixtures import RESULTS, model_records
 from fixtures import make_results as fx
 
-from report import analysis, build, formatting
+from report import build
 from report.analysis import Data, load
 from report.pages import gpu_types
 from report.site import Site
@@ -228,35 +228,6 @@ def test_lease_speedups_give_each_gpu_types_median_and_range_over_its_leases():
     assert (found["speedup_a"], found["lo_a"], found["hi_a"], found["leases_a"]) == (3.0, 2.1, 3.7, 3)
     assert (found["speedup_b"], found["leases_b"]) == (2.4, 1)
     assert found["ratio_bound"] == "host-dependent"
-
-
-def test_cases_timed_in_paired_processes_on_both_gpus_compare_those_processes():
-    """Paired timing leaves one isolated process per case: where both GPUs have two or more
-    paired processes, their medians stand for the case on both sides, else the isolated."""
-    def case(env: str, mode: str, median: float) -> dict:
-        return {"env_id": env, "workload": "mlp", "mode": mode, "batch_size": 8,
-                "shapes": "seed", "backend": "cuda", "ok": True, "median_s": median,
-                "lo_s": median, "hi_s": median, "n_processes": 1, "busy_fraction": 0.9}
-
-    def paired(env: str, mode: str, *medians: float) -> list[dict]:
-        return [{"env_id": env, "workload": "mlp", "mode": mode, "batch_size": 8,
-                 "shapes": "seed", "median_s": m} for m in medians]
-
-    cases = pd.DataFrame([case("a", "eager", 10e-6), case("b", "eager", 11e-6),
-                          case("a", "default", 5e-6), case("b", "default", 5.1e-6)])
-    by_process = pd.DataFrame([*paired("a", "eager", 20e-6, 21e-6, 22e-6),
-                               *paired("b", "eager", 30e-6, 31e-6, 33e-6),
-                               *paired("a", "default", 6e-6, 6.5e-6),
-                               *paired("b", "default", 7e-6)])
-    found = gpu_types.latencies(cases, "a", "b", analysis.paired_latencies(by_process))
-    eager, default = (found[found["mode"] == m].iloc[0] for m in ("eager", "default"))
-    assert (eager["a"]["median_s"], eager["a"]["lo_s"], eager["a"]["hi_s"]) == (21e-6, 20e-6, 22e-6)
-    assert (eager["b"]["n_processes"], eager["b"]["timing"]) == (3, "paired")
-    assert eager["ratio"] == pytest.approx(21 / 31) and not eager["agree"] and not eager["single"]
-    # One side has a single paired process: both sides keep their isolated process.
-    assert (default["a"]["median_s"], default["a"]["timing"]) == (5e-6, "isolated")
-    assert default["b"]["median_s"] == 5.1e-6 and default["single"]
-    assert formatting.latency(eager["a"]) == "21.0 µs (20.0–22.0, 3 paired proc.)"
 
 
 def test_the_environment_table_counts_paired_processes_and_the_cases_still_without(tmp_path):

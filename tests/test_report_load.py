@@ -18,7 +18,7 @@ from fixtures import make_results as fx
 
 from bench.records import SCHEMA_VERSION
 from report import analysis
-from report.analysis import ResultsError
+from report.analysis import ResultsError, loading
 
 V1_FILES = {"cpu-reference-cpu-torch2.13.0-cpu-8af095daf5ca.jsonl": 270,
             "cuda-lent-gpu-torch2.11.0-cu130-508cb9f520b5.jsonl": 251}
@@ -205,7 +205,7 @@ def test_the_committed_v1_files_load_through_the_upgrade_path():
 @pytest.fixture
 def rows_cache(tmp_path, monkeypatch):
     cache = tmp_path / "rows-cache"
-    monkeypatch.setattr(analysis, "ROWS_CACHE", cache)
+    monkeypatch.setattr(loading, "ROWS_CACHE", cache)
     return cache
 
 

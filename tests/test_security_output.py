@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from fixtures import RESULTS, ROOT
 
-from report.site import GENERATED_DIRS, GENERATED_FILES
+from report.site import GENERATED_FILES
 
 VICTIM_TEXT = "root:x:0:0:root:/root:/bin/bash\n"
 

@@ -20,7 +20,7 @@ def render(site: Site) -> None:
     data = site.data
     models = [w for w in data.workloads if data.family(w) == EXTERNAL_FAMILY]
     cases = data.cases[data.cases["workload"].isin(models)]
-    recs, flows = guide_rules.for_workloads(data.cases, models)
+    recs, flows = guide_rules.for_workloads(data.cases, models, data.published)
 
     def model_view(workload: str) -> list[dict]:
         def build(env: Environment):

@@ -70,18 +70,14 @@ def _eager_class(cases: pd.DataFrame, env_id: str) -> pd.DataFrame:
     return eager[POINT].assign(bound=analysis.boundedness(eager["busy_fraction"]))
 
 
-def latencies(cases: pd.DataFrame, a: str, b: str, paired: pd.DataFrame | None = None
-              ) -> pd.DataFrame:
+def latencies(cases: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
     """Every case ok on both sides: `ratio` (a's median / b's), `agree` where the two ranges
     of process medians overlap (`analysis.ranges_overlap`), else `faster` ("a" or "b");
     `single` where either side rests on one process; `bound`, eager's boundedness at the
     point on both sides ("differs" where the two GPUs class it differently); the sides'
-    own rows in `a` and `b`. Where both sides have two or more paired processes of a case
-    (`paired`: `analysis.paired_latencies`), those processes' medians stand for it on both
-    sides (`timing` "paired"), not the one isolated process that paired timing leaves."""
+    own rows in `a` and `b`. Each side's latency is its published one (`timing` says
+    which processes it rests on)."""
     left, right = aligned(cases, a, b)
-    if paired is not None:
-        left, right = _with_paired_latencies(left, right, paired)
     out = left[KEY].copy()
     out["ratio"] = left["median_s"] / right["median_s"]
     out["agree"] = analysis.ranges_overlap(left["lo_s"], left["hi_s"], right["lo_s"], right["hi_s"])
@@ -94,15 +90,6 @@ def latencies(cases: pd.DataFrame, a: str, b: str, paired: pd.DataFrame | None =
     out["bound"] = out["bound"].fillna("not measured")  # eager failed, or no busy fraction
     out["a"], out["b"] = _sides(left), _sides(right)
     return out
-
-
-def _with_paired_latencies(left: pd.DataFrame, right: pd.DataFrame, paired: pd.DataFrame
-                           ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """`left` and `right` (aligned rows) with their latencies from the paired processes where
-    both sides have two or more of them."""
-    sides = [analysis.with_paired_latencies(side, paired) for side in (left, right)]
-    both = (sides[0]["n_processes_paired"] >= 2) & (sides[1]["n_processes_paired"] >= 2)
-    return tuple(analysis.take_paired_latencies(side, both) for side in sides)
 
 
 def speedups(table: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
@@ -189,8 +176,7 @@ def environment_view(data: Data, env: Environment) -> dict:
     cases = data.cases[(data.cases["env_id"] == env.env_id) & data.cases["ok"]]
     procs = processes(data.shown)
     procs = procs[(procs["env_id"] == env.env_id) & procs["ok"]]
-    per_case = analysis.paired_latencies(of_env(data.paired, env.env_id), ["n_processes"])
-    paired = cases[analysis.CASE].merge(per_case, on=analysis.CASE, how="left")["n_processes"]
+    paired = cases["paired_processes"].where(cases["paired_processes"] > 0)
     return {"env": env, "device": ", ".join(field(env, "device_name")),
             "fields": dict(env.fields),
             "workers": sorted({int(w) for w in procs["workers"].dropna()}),
@@ -215,11 +201,10 @@ def differences(a: Environment, b: Environment) -> list[dict]:
 def render(site: Site) -> None:
     data = site.data
     found = pairs(list(data.environments.values()))
-    paired_latency = analysis.paired_latencies(data.paired)
     sections = []
     across = analysis.across_leases(data.records, data.speedups)
     for a, b in found:
-        latency = latencies(data.cases, a.env_id, b.env_id, paired_latency)
+        latency = latencies(data.cases, a.env_id, b.env_id)
         speedup = speedups(data.speedups, a.env_id, b.env_id)
         speedup = speedup.merge(latency[[*KEY, "bound"]], on=KEY, how="left")
         total = summary(latency.assign(all="all"), speedup.assign(all="all"), "all")

@@ -16,7 +16,7 @@ from report import analysis, answers, guide_rules
 from report.analysis import BASELINE, Environment, of_env, rows
 from report.site import Site
 
-UNPROFILED = "not profiled"  # backends without a GPU busy fraction (CPU)
+UNPROFILED = analysis.UNPROFILED
 CLASSES = ("launch-bound", "mixed", "device-bound", UNPROFILED)
 PAGE = "analysis/guide.md"
 # Leaves that ask no threshold of their own: where the branch's environment has no such
@@ -76,54 +76,50 @@ def chart(data: analysis.Data, found: dict[str, guide_rules.Flow]) -> list[dict]
 
 
 def evidence(data: analysis.Data) -> dict:
-    """Today's tables: the fastest mode of each case and the summary by busy fraction,
-    computed once (each workload's page opens with its rows of `best`)."""
-    return data.memo("guide-evidence", lambda: _evidence(data))
+    """`analysis.Data.evidence`: the fastest mode of each case and the spreads."""
+    return data.evidence()
 
 
-def _evidence(data: analysis.Data) -> dict:
-    table = data.speedups
-    eager = table[table["mode"] == BASELINE][[*analysis.POINT, "busy_fraction"]]
-    best = data.fastest()
-    best = best[best["mode_runner_up"].notna()].merge(
-        eager, on=analysis.POINT, suffixes=("", "_eager"))
-    best = best.assign(**{"class": analysis.boundedness(best["busy_fraction_eager"])
-                          .fillna(UNPROFILED)})
-    # The fastest and the runner-up against eager, and the fastest mode's break-even.
-    speedup = {tuple(r[c] for c in (*analysis.POINT, "mode")): r for r in rows(table)}
-    for side, suffix in (("speedup", ""), ("runner_up_speedup", "_runner_up")):
-        keys = zip(*(best[c] for c in analysis.POINT), best["mode" + suffix], strict=True)
-        best[side + "_row"] = [speedup.get(tuple(None if pd.isna(v) else v for v in k))
-                               for k in keys]
-        best[side] = [r["speedup"] if r else None for r in best[side + "_row"]]
-    best["compiles"] = best["mode"] != BASELINE
-    best["break_even"] = analysis.break_even(
-        best["cold_first_call_s"], pd.Series([r["saving_s"] if r else None for r in best["speedup_row"]],
-                                             index=best.index, dtype=float))
-    return {"table": table, "best": best, "spread": analysis.spreads(data.cases, data.paired)}
+CHOICE_FIELDS = ("mode", "speedup", "speedup_lo", "speedup_hi", "cold_calls", "processes",
+                 "timing", "mode_runner_up", "speedup_runner_up", "margin", "tie",
+                 "host_dependent", "compiling", "cuda_graphs")
 
 
 def chooser_data(data: analysis.Data) -> dict:
-    """What the chooser needs beside the exported speedups: which workloads are training
-    steps or cycle their shapes, and per case the calls after which its cold and warm
-    first call are paid back (keyed like the speedups rows: env_id, workload, size, mode)."""
+    """The chooser's answers, computed here by `analysis.choose` and only looked up in the
+    browser: per environment, workload, batch and dtype, the answer at each of
+    analysis.CALLS_STEPS as a list of CHOICE_FIELDS (`fields`); with each workload what the
+    picker shows (family, description, training, varying shapes)."""
+    answers_by_point: dict[tuple, list] = {}
+    for step, calls in enumerate(analysis.CALLS_STEPS):
+        for r in rows(analysis.choose(data.published, calls)):
+            key = (r["env_id"], r["workload"], r["batch_size"], r[analysis.DTYPE])
+            answers_by_point.setdefault(key, [None] * len(analysis.CALLS_STEPS))[step] = [
+                _compact(r.get(f)) for f in CHOICE_FIELDS]
+    envs = [e for e in data.environments.values() if any(k[0] == e.env_id for k in answers_by_point)]
     workloads = {}
     for workload in data.workloads:
         info = data.workload_info(workload) or {}
         workloads[workload] = {"training": bool(info.get("training")),
                                "varying": guide_rules._varying(info.get("batch_cycle")),
-                               "family": data.family(workload), "axis": info.get("axis")}
-    table = analysis.with_break_even(data.speedups[data.speedups["mode"] != BASELINE]).rename(
-        columns={"cold_calls": "cold", "warm_calls": "warm"})
+                               "family": data.family(workload), "axis": info.get("axis"),
+                               "description": info.get("description")}
+    return {"calls": list(analysis.CALLS_STEPS), "fields": list(CHOICE_FIELDS),
+            "environments": [{"id": e.env_id, "label": e.label, "backend": e.backend}
+                             for e in sorted(envs, key=lambda e: (e.backend != "cuda", e.label))],
+            "workloads": workloads,
+            "points": [[*key, answers] for key, answers in answers_by_point.items()]}
 
-    def calls(value):
-        return None if pd.isna(value) else ("never" if value == analysis.NEVER else int(value))
-    rows_ = [{"env_id": r["env_id"], "workload": r["workload"], "size": r["batch_size"], "mode": r["mode"],
-              "cold_calls": calls(r["cold"]), "warm_calls": calls(r["warm"])}
-             for r in analysis.rows(table[["env_id", "workload", "batch_size", "mode", "cold",
-                                           "warm"]])]
-    return {"workloads": workloads, "break_even": rows_, "gain": analysis.MEANINGFUL_GAIN,
-            "outlier_spread": answers.OUTLIER_SPREAD}
+
+def _compact(value):
+    """A figure as the chooser's JSON holds it: 4 significant digits, NEVER as "never"."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, float):
+        if value != value:
+            return None
+        return "never" if value == analysis.NEVER else float(f"{value:.4g}")
+    return value
 
 
 def fastest_by_mode(best: pd.DataFrame) -> list[dict]:
@@ -165,7 +161,7 @@ def recommended_by_path(points: list[dict]) -> list[dict]:
 def render(site: Site) -> None:
     data = site.data
     found = flows(data)
-    recs = guide_rules.recommendations(data.cases, found)
+    recs = guide_rules.recommendations(data.cases, found, data.published)
     ev = evidence(data)
     table, best, spread = ev["table"], ev["best"], ev["spread"]
 

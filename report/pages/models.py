@@ -44,20 +44,22 @@ def _points(mine: pd.DataFrame, names: list[str], modes: list[str]) -> list[dict
     return points
 
 
-def _eager_from_paired(table: pd.DataFrame, paired: pd.DataFrame) -> pd.DataFrame:
-    """Eager's latency from its paired processes where there are two or more: the speedups
-    beside it come from those processes, and paired timing leaves one isolated process."""
-    eager = paired[(paired["mode"] == BASELINE) & (paired["n_processes"] >= 2)]
-    found = analysis.with_paired_latencies(table, eager)
-    return analysis.take_paired_latencies(found, found["n_processes_paired"].notna())
+def _choices(mine: pd.DataFrame) -> list[dict]:
+    """Per model and batch: `analysis.choose` at each of analysis.CALLS_STEPS, the answer
+    the guide's chooser gives for the same inputs."""
+    found: dict[tuple, dict] = {}
+    for calls in analysis.CALLS_STEPS:
+        for r in rows(analysis.choose(mine, calls)):
+            point = found.setdefault((r["workload"], r["batch_size"]), {
+                "workload": r["workload"], "batch_size": r["batch_size"], "by_calls": []})
+            point["by_calls"].append(r)
+    return list(found.values())
 
 
 def render(site: Site) -> None:
     data = site.data
     names = model_names(data)
-    table = data.speedups[data.speedups["workload"].isin(names)]
-    table = analysis.with_break_even(ordered(table, batch_first=True))
-    table = _eager_from_paired(table, analysis.paired_latencies(data.paired))
+    table = ordered(data.published[data.published["workload"].isin(names)], batch_first=True)
     missing_reference = _no_reference(data)
 
     def build(env: Environment):
@@ -71,7 +73,9 @@ def render(site: Site) -> None:
                 (r["env_id"], r["workload"], r["batch_size"], r["mode"]))
         newest = mine.sort_values("started_at", kind="stable").groupby("workload").tail(1)
         return {"modes": modes, "points": _points(mine, names, modes), "details": details,
+                "choices": _choices(mine),
                 "reasons": [r for r in details if r["graph_break_reasons"] or r["skip_reasons"]],
                 "settings": rows(ordered(newest))}
 
-    site.page(PAGE, "models.md.j2", backends=site.by_backend(build), models=names)
+    site.page(PAGE, "models.md.j2", backends=site.by_backend(build), models=names,
+              calls_steps=analysis.CALLS_STEPS)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from report import analysis, charts, formatting, guide_rules
+from report import charts, formatting, guide_rules
 from report.analysis import BASELINE, Environment, ordered, rows
 from report.analysis import EXTERNAL_FAMILY as EXTERNAL
-from report.pages.guide import evidence
 from report.site import Site
 
 SPREAD_NOTE = "error bars span the medians of the case's processes (none for a single run)"
@@ -71,7 +70,7 @@ def render_workload(site: Site, workload: str, table: list[dict], failures: list
     axis = (("matrix size n" if info and info["axis"] == "n" else "batch size")
             if data.batched(workload) else None)
 
-    best = evidence(data)["best"]
+    best = data.evidence()["best"]
     best = best[best["workload"] == workload]
 
     def build(env: Environment):
@@ -110,17 +109,15 @@ def render_workload(site: Site, workload: str, table: list[dict], failures: list
 
 def render(site: Site) -> None:
     data = site.data
-    # Paired timing leaves one isolated process per case: a case timed in several paired
-    # processes shows their figures, the ones its speedup comes from.
-    table = analysis.preferring_paired(data.speedups, data.paired, [
-        *analysis.LATENCY, "iqr_s", "iqr_ratio", "count", "calls_per_sample"])
+    table = data.published
     table = rows(table.assign(gflops=table["flops"] / table["median_s"] / 1e9,
                               gbps=table["bytes_moved"] / table["median_s"] / 1e9))
     failures = rows(ordered(data.shown[~data.shown["ok"]], "tag", "repeat"))
     # A model of one's own gets the guide's recommendation on its page, by the same rules
     # (and the same environment thresholds) as the bring-your-own-model page.
     external = [w for w in data.workloads if data.family(w) == EXTERNAL]
-    recs = rows(guide_rules.for_workloads(data.cases, external)[0]) if external else []
+    recs = rows(guide_rules.for_workloads(data.cases, external,
+                                                 data.published)[0]) if external else []
     for workload in data.workloads:
         render_workload(site, workload, [r for r in table if r["workload"] == workload],
                         [r for r in failures if r["workload"] == workload],

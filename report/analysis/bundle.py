@@ -1,0 +1,137 @@
+"""The bundle pages render from: the records analysed once (`Data`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pandas as pd
+
+from report.analysis.derived import boundedness, fastest, modes_traits, spreads
+from report.analysis.environment import Environment, environments
+from report.analysis.ordering import rows, workload_rank
+from report.analysis.published import published, published_cases
+from report.analysis.shown import (
+    cases,
+    latest,
+    paired_processes,
+    paired_speedups,
+    shown_round_ratios,
+    with_paired,
+)
+from report.analysis.vocabulary import BACKENDS, BASELINE, POINT, SHOWN_SHAPES
+
+
+class Data:
+    """The records a site is rendered from, analysed once: `records` (every row), `shown`
+    (`latest`), `cases`, `speedups` (every case against eager), `environments`, and the
+    vocabularies pages iterate over."""
+
+    def __init__(self, records: pd.DataFrame):
+        self.records = records
+        self.record_count = len(records)
+        self.hidden_shapes = dict(sorted(Counter(
+            records.loc[records["shapes"] != SHOWN_SHAPES, "shapes"]).items()))
+        every = latest(records)
+        self.superseded = int((records["shapes"] == SHOWN_SHAPES).sum()) - len(every)
+        # The derived tables are copied once built: a copy gathers their columns into one
+        # array per type, and pages select rows from them hundreds of times.
+        self.shown = every[every["process_timing"] == "isolated"].copy()
+        self.paired = paired_processes(every)
+        self.ratios = shown_round_ratios(self.paired, records)
+        self.paired_speedups = paired_speedups(self.ratios)
+        self.isolated_cases = with_paired(cases(self.shown), self.paired_speedups)
+        self.cases = published_cases(self.isolated_cases, self.shown, self.paired).copy()
+        self.environments = environments(self.shown, self.cases)
+        self.traits = modes_traits(self.shown)
+        self.modes = list(self.traits)
+        self.workloads = sorted(set(self.shown["workload"]), key=workload_rank)
+        self.backends = sorted(set(BACKENDS) | {e.backend for e in self.environments.values()},
+                               key=lambda b: (BACKENDS.index(b) if b in BACKENDS else len(BACKENDS), b))
+        with_info = self.shown[self.shown["family"].notna()].sort_values("started_at", kind="stable")
+        self._info = {w: row for w, row in zip(with_info["workload"], rows(with_info), strict=True)}
+        self._batches = {w: sorted({None if pd.isna(b) else int(b) for b in group},
+                                   key=lambda b: (0, 0) if b is None else (1, b))
+                         for w, group in self.shown.groupby("workload")["batch_size"]}
+        self.published = published(self.cases).copy()
+        self.speedups = self.published  # every case against eager: the same table
+        self._memo: dict[Any, Any] = {}
+
+    def fastest(self) -> pd.DataFrame:
+        """`fastest(self.cases)`, computed once: the home page, the guide and the concepts
+        pages all read it."""
+        return self.memo("fastest", lambda: fastest(self.cases, self.paired_speedups).copy())
+
+    def evidence(self) -> dict:
+        """The guide's evidence, computed once (each workload's page opens with its rows of
+        `best`): `table` (the published table), `best` (`fastest` per point with a runner-up,
+        eager's `class`, the speedups of the fastest and the runner-up and the fastest
+        mode's `break_even`) and `spread` (`spreads`)."""
+        return self.memo("evidence", lambda: _evidence(self))
+
+    def memo(self, key: Any, compute):
+        """`compute()` once per site build: what several pages derive from the same data
+        (the judged claims, the guide's flows) is computed by the first that asks."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    def envs(self, backend: str) -> list[Environment]:
+        return sorted((e for e in self.environments.values() if e.backend == backend),
+                      key=lambda e: e.label)
+
+    def batches(self, workload: str) -> list[int | None]:
+        return self._batches.get(workload, [])
+
+    def batched(self, workload: str) -> bool:
+        return self.batches(workload) != [None]
+
+    def representative_batch(self, workload: str) -> int | None:
+        """Batch 1 where measured, else the smallest: one batch per workload on summaries."""
+        batches = self.batches(workload)
+        return 1 if 1 in batches else (batches[0] if batches else None)
+
+    def workload_info(self, workload: str) -> dict[str, Any] | None:
+        """The newest record of `workload` that describes it (failed cases may not)."""
+        return self._info.get(workload)
+
+    def family(self, workload: str) -> str:
+        info = self.workload_info(workload)
+        return info["family"] if info else "other"
+
+    def families(self) -> list[tuple[str, list[str]]]:
+        """Families in the order of their first workload, each with its workloads."""
+        found: dict[str, list[str]] = {}
+        for workload in self.workloads:
+            found.setdefault(self.family(workload), []).append(workload)
+        return list(found.items())
+
+    def representative(self) -> pd.DataFrame:
+        """Every case at its workload's representative batch, with its speedup over eager
+        (`speedups` columns): the rows of each summary table."""
+        table = self.speedups
+        wanted = table["workload"].map(self.representative_batch)
+        same = (table["batch_size"] == wanted).fillna(False).astype(bool)
+        return table[same | (table["batch_size"].isna() & wanted.isna())]
+
+
+UNPROFILED = "not profiled"  # backends without a GPU busy fraction (CPU)
+
+
+def _evidence(data: Data) -> dict:
+    table = data.published
+    eager = table[table["mode"] == BASELINE][[*POINT, "busy_fraction"]]
+    best = data.fastest()
+    best = best[best["mode_runner_up"].notna()].merge(eager, on=POINT, suffixes=("", "_eager"))
+    best = best.assign(**{"class": boundedness(best["busy_fraction_eager"]).fillna(UNPROFILED)})
+    # The fastest and the runner-up against eager, and the fastest mode's break-even.
+    speedup = {tuple(r[c] for c in (*POINT, "mode")): r for r in rows(table)}
+    for side, suffix in (("speedup", ""), ("runner_up_speedup", "_runner_up")):
+        keys = zip(*(best[c] for c in POINT), best["mode" + suffix], strict=True)
+        best[side + "_row"] = [speedup.get(tuple(None if pd.isna(v) else v for v in k))
+                               for k in keys]
+        best[side] = [r["speedup"] if r else None for r in best[side + "_row"]]
+    best["compiles"] = best["mode"] != BASELINE
+    best["break_even"] = [r["cold_calls"] if r else None for r in best["speedup_row"]]
+    best["break_even"] = best["break_even"].astype(float)
+    return {"table": table, "best": best, "spread": spreads(data.cases)}

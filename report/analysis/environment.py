@@ -1,0 +1,77 @@
+"""Environments: each one's fields and a label no other environment shares."""
+
+from __future__ import annotations
+
+import math
+import socket
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from report.analysis.vocabulary import BASELINE, ENV_FIELDS
+
+
+@dataclass(frozen=True)
+class Environment:
+    env_id: str
+    backend: str
+    label: str  # unique among the environments on the site
+    # Every env field with each distinct value seen: fields outside the env_id identity
+    # (git commit, TF32 flags) can differ between runs of one environment.
+    fields: tuple[tuple[str, tuple[str, ...]], ...]
+    record_count: int
+    repeated: bool  # some case here rests on more than one process
+
+    def field(self, name: str) -> str:
+        """A field's values, joined: one value in all but rare cases."""
+        return ", ".join(dict(self.fields).get(name, ()))
+
+
+def _text(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return "not recorded"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def environments(shown: pd.DataFrame, case_rows: pd.DataFrame) -> dict[str, Environment]:
+    """Each environment of `shown`, by env_id, with a label no other one shares."""
+    fields = {env_id: {name: tuple(sorted({_text(v) for v in group[name]}))
+                       for name in ENV_FIELDS}
+              for env_id, group in shown.groupby("env_id")}
+    labels = _unique_labels(fields)
+    repeated = set(case_rows.loc[case_rows["n_processes"] > 1, "env_id"])
+    if f"paired_{BASELINE}_processes" in case_rows:  # speedups from several paired processes
+        repeated |= set(case_rows.loc[case_rows[f"paired_{BASELINE}_processes"] > 1, "env_id"])
+    counts = shown["env_id"].value_counts()
+    return {env_id: Environment(env_id, f["backend"][0], labels[env_id], tuple(f.items()),
+                                int(counts[env_id]), env_id in repeated)
+            for env_id, f in sorted(fields.items())}
+
+
+def _device_text(fields: dict[str, tuple[str, ...]]) -> str:
+    """What a reader recognises: the GPU type, or the CPU model with its core count."""
+    if fields["backend"] == ("cpu",) and fields["cpu_count"] != ("not recorded",):
+        return f"{', '.join(fields['cpu_model'])}, {'/'.join(fields['cpu_count'])} cores"
+    return ", ".join(fields["device_name"])
+
+
+def _unique_labels(fields_by_id: dict[str, dict[str, tuple[str, ...]]]) -> dict[str, str]:
+    """'NVIDIA H100 80GB HBM3 · torch 2.11.0', 'AMD EPYC, 2 cores · torch 2.15.0 · this
+    machine' (records measured where the site is built); only labels that clash grow the
+    machine name, and then the env_id, so two environments never share a label."""
+    def joined(fields, names):
+        return " · ".join(("torch " if n == "torch" else "") + ", ".join(fields[n]) for n in names)
+
+    labels = {env_id: " · ".join((_device_text(f), joined(f, ("torch",)), *(
+        ("this machine",) if socket.gethostname() in f["machine"] else ())))
+        for env_id, f in fields_by_id.items()}
+    for extend in (lambda env_id, label: f"{label} · {joined(fields_by_id[env_id], ('machine',))}",
+                   lambda env_id, label: f"{label} · {env_id}"):
+        counts = Counter(labels.values())
+        labels = {env_id: extend(env_id, label) if counts[label] > 1 else label
+                  for env_id, label in labels.items()}
+    return labels

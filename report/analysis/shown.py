@@ -1,0 +1,254 @@
+"""What the site shows: the newest record of each process, the processes of a case, and one
+row per case with the median of its process medians and their spread."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from bench.stats import paired_speedup
+from report.analysis.loading import PROCESS, _oldest_to_newest
+from report.analysis.ordering import ordered
+from report.analysis.vocabulary import (
+    BASELINE,
+    CASE,
+    DEVICE_BOUND,
+    LAUNCH_BOUND,
+    PAIRED_BASELINES,
+    POINT,
+    PROCESS_TAGS,
+    SHOWN_SHAPES,
+)
+
+
+def latest(records: pd.DataFrame) -> pd.DataFrame:
+    """Seed-shape records, and of each process (case, tag, repeat index) the newest; ties
+    on `started_at` go by TIE_RULE, whatever the files are called. Repeat indices beyond
+    the newest run's `repeats` are dropped too: they belong to an older run of the case."""
+    seed = records[records["shapes"] == SHOWN_SHAPES]
+    key = [*CASE, "tag", "process_timing"]
+    newest = _oldest_to_newest(seed).drop_duplicates(PROCESS, keep="last")
+    planned = newest.groupby(key, dropna=False)["repeats"].transform("last")
+    kept = newest[newest["repeat"] < planned]
+    return kept.sort_index()
+
+
+def processes(shown: pd.DataFrame) -> pd.DataFrame:
+    """The isolated records that are processes of a case: tags `main` and `rerun-N`."""
+    return shown[shown["tag"].str.match(PROCESS_TAGS) & (shown["process_timing"] == "isolated")]
+
+
+def paired_processes(shown: pd.DataFrame) -> pd.DataFrame:
+    """The ok records of paired processes under the process tags (`main`, `rerun-N`)."""
+    return shown[shown["tag"].str.match(PROCESS_TAGS) & (shown["process_timing"] == "paired")
+                 & shown["ok"]]
+
+
+def lease_of(df: pd.DataFrame) -> pd.Series:
+    """Which lease of a machine a record ran on: its host name and boot id (records from
+    before the host section say their machine name and None)."""
+    host = df["hostname"].where(df["hostname"].notna(), df["machine"])
+    return host.astype(str) + "/" + df["boot_id"].fillna("?").astype(str)
+
+
+LATENCY = ["median_s", "lo_s", "hi_s", "n_processes"]
+# What a mode saves per call, and the two medians behind it (`compare`).
+SAVING = ("saving_s", "saving_lo_s", "saving_hi_s", "latency_base_s", "latency_s")
+
+
+def paired_latencies(paired: pd.DataFrame, columns: list[str] = LATENCY) -> pd.DataFrame:
+    """One row per case (CASE) from its paired processes (`paired_processes`): each process's
+    own median of the mode, summarised as `cases` does the isolated ones (`columns` of
+    `cases`' timing figures: `median_s` over processes, `lo_s`/`hi_s`, `n_processes`). A
+    paired process times the mode in rounds beside the others, so these figures stand for
+    the same case under paired timing. A column `_TIMING` does not name is the median over
+    processes."""
+    figures = {c: _TIMING.get(c, (c, "median")) for c in columns}
+    return paired.groupby(CASE, dropna=False).agg(**figures).reset_index()
+
+
+def with_paired_latencies(table: pd.DataFrame, paired: pd.DataFrame) -> pd.DataFrame:
+    """`table` (case rows) with each case's `paired_latencies` beside it, as `<column>_paired`."""
+    return table.merge(paired, on=CASE, how="left", suffixes=("", "_paired"))
+
+
+def round_ratios(paired: pd.DataFrame) -> pd.DataFrame:
+    """One row per paired process, mode and baseline (every pair of its modes): `ratio`,
+    the median over its rounds of baseline time / mode time (above 1 the mode is
+    faster), `rounds` it rests on, its `lease`, `probe_us`, the process's median eager
+    per-op cost (bench/host.py), the process's own medians of the two (`base_s`, `mode_s`)
+    and `saving_s`, the time per call the mode saves there: the baseline's median less
+    that median over `ratio`, so that it is positive exactly where the ratio is above 1."""
+    found = []
+    paired = paired.assign(lease=lease_of(paired))
+    for _, group in paired.groupby("group", sort=False):
+        first = group.iloc[0]
+        probe = first["op_s"]
+        probe_us = float(pd.Series(probe).median() * 1e6) if probe else None
+        times = dict(zip(group["mode"], group["round_s"], strict=True))
+        medians = dict(zip(group["mode"], group["median_s"], strict=True))
+        for baseline, base_s in times.items():
+            for mode, mode_s in times.items():
+                ratio = paired_speedup(base_s, mode_s)
+                found.append({**{c: first[c] for c in POINT}, "backend": first["backend"],
+                              "mode": mode, "baseline": baseline, "ratio": ratio,
+                              "rounds": min(len(base_s), len(mode_s)), "lease": first["lease"],
+                              "probe_us": probe_us, "group": first["group"],
+                              "base_s": medians[baseline], "mode_s": medians[mode],
+                              "saving_s": medians[baseline] * (1.0 - 1.0 / ratio)
+                              if ratio else None})
+    columns = [*POINT, "backend", "mode", "baseline", "ratio", "rounds", "lease", "probe_us", "group",
+               "base_s", "mode_s", "saving_s"]
+    return pd.DataFrame(found, columns=columns)
+
+
+def shown_round_ratios(shown_paired: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
+    """`round_ratios` of the shown paired processes (`paired_processes` of `latest`), each
+    shown mode against the other modes of its own process. A newer paired run that timed
+    fewer of a point's modes (a sentinel run after a full one) supersedes only those; a mode
+    it left out keeps its older process, and is compared with the baseline timed in that
+    process, not with the newer run's."""
+    ratios = round_ratios(paired_processes(records[records["group"].isin(set(shown_paired["group"]))]))
+    shown = set(zip(shown_paired["group"], shown_paired["mode"], strict=True))
+    keep = pd.Series([(group, mode) in shown or (group, baseline) in shown for group, mode, baseline
+                      in zip(ratios["group"], ratios["mode"], ratios["baseline"], strict=True)],
+                     index=ratios.index, dtype=bool)
+    return ratios[keep].reset_index(drop=True)
+
+
+def paired_speedups(ratios: pd.DataFrame) -> pd.DataFrame:
+    """Per point, mode and baseline: `speedup`, the median over processes of their round
+    ratios; `speedup_lo`/`speedup_hi`, the smallest and largest process; `processes`,
+    `leases`, `rounds` (the fewest any process had), `host_probe_us` (median), and the
+    time saved per call as `saving_s` (median), `saving_lo_s`/`saving_hi_s` (smallest and
+    largest process), with the medians over processes of their own medians behind it
+    (`latency_base_s`, `latency_s`)."""
+    key = [*POINT, "mode", "baseline"]
+    return ratios.groupby(key, dropna=False).agg(
+        speedup=("ratio", "median"), speedup_lo=("ratio", "min"), speedup_hi=("ratio", "max"),
+        processes=("ratio", "size"), leases=("lease", "nunique"), rounds=("rounds", "min"),
+        host_probe_us=("probe_us", "median"), saving_s=("saving_s", "median"),
+        saving_lo_s=("saving_s", "min"), saving_hi_s=("saving_s", "max"),
+        latency_base_s=("base_s", "median"), latency_s=("mode_s", "median")).reset_index()
+
+
+def with_paired(case_rows: pd.DataFrame, speedups_table: pd.DataFrame) -> pd.DataFrame:
+    """Cases with their paired speedup over each of PAIRED_BASELINES and every other baseline
+    in `speedups_table`, as columns `paired_<baseline>_<figure>`; NaN where no paired process
+    measured the pair."""
+    out = case_rows
+    for baseline in dict.fromkeys([*PAIRED_BASELINES, *speedups_table["baseline"]]):
+        part = speedups_table[speedups_table["baseline"] == baseline].drop(columns="baseline")
+        figures = [c for c in part.columns if c not in (*POINT, "mode")]
+        part = part.rename(columns={c: f"paired_{baseline}_{c}" for c in figures})
+        out = out.merge(part, on=[*POINT, "mode"], how="left")
+    # Paired processes repeat an environment's cases too: a figure resting on one process
+    # there is "a single run", not one of an environment that ran everything once.
+    paired_repeats = out[f"paired_{BASELINE}_processes"] > 1
+    return out.assign(env_repeated=out["env_repeated"]
+                      | paired_repeats.groupby(out["env_id"]).transform("any"))
+
+
+def bound_of(busy: Any, backend: str) -> str | None:
+    """The one vocabulary for what sets a time, from the measured GPU busy fraction:
+    "launch-bound" below LAUNCH_BOUND (the device waits on the CPU that issues its work:
+    eager launches, or the Python bookkeeping around a graph replay), "device-bound" from
+    DEVICE_BOUND, "mixed" in between, "cpu" on a CPU backend (the host is the device),
+    None without a profile."""
+    if backend == "cpu":
+        return "cpu"
+    if busy is None or pd.isna(busy):
+        return None
+    return "launch-bound" if busy < LAUNCH_BOUND else "device-bound" if busy >= DEVICE_BOUND else "mixed"
+
+
+def side_bound(case_rows: pd.DataFrame) -> pd.Series:
+    """`bound_of` each case row (its `busy_fraction` and `backend`)."""
+    busy = case_rows["busy_fraction"] if "busy_fraction" in case_rows else pd.Series(
+        None, index=case_rows.index, dtype=object)
+    return pd.Series([bound_of(b, backend) for b, backend in zip(busy, case_rows["backend"],
+                                                                   strict=True)],
+                     index=case_rows.index, dtype=object)
+
+
+# Whether a ratio carries to another host follows from what bounds its two sides.
+RATIO_BOUND = {("launch-bound", "launch-bound"): "launch-bound", ("cpu", "cpu"): "cpu",
+               ("device-bound", "device-bound"): "device-bound",
+               ("launch-bound", "device-bound"): "host-dependent",
+               ("device-bound", "launch-bound"): "host-dependent"}
+
+
+def ratio_bound(mode_side: pd.Series, base_side: pd.Series) -> pd.Series:
+    """"launch-bound": both sides wait on the host, which cancels in their ratio, so it
+    carries over to other hosts; "host-dependent": one side waits on the host and the
+    other does not, so the ratio grows on a slower host; "device-bound": neither waits on
+    the host; "mixed" otherwise; None where a side has no profile."""
+    def one(a, b):
+        if a is None or b is None or pd.isna(a) or pd.isna(b):
+            return None
+        return RATIO_BOUND.get((a, b), "mixed")
+
+    return pd.Series([one(a, b) for a, b in zip(mode_side, base_side, strict=True)],
+                     index=mode_side.index, dtype=object)
+
+
+# Per-case aggregation of the ok processes: the figure and its spread, then the rest.
+_TIMING = {"median_s": ("median_s", "median"), "lo_s": ("median_s", "min"),
+           "hi_s": ("median_s", "max"), "n_processes": ("median_s", "size"),
+           "medians_s": ("median_s", tuple), "q1_s": ("q1_s", "median"),
+           "q3_s": ("q3_s", "median"), "iqr_s": ("iqr_s", "median"),
+           "iqr_ratio": ("iqr_ratio", "median"), "warm_first_call_s": ("warm_first_call_s", "median"),
+           "rel_error": ("rel_error", "max"), "passed": ("passed", "all")}
+_MEDIAN = ("peak_device_bytes", "peak_rss_bytes", "peak_reserved_bytes", "case_peak_device_bytes",
+           "case_peak_reserved_bytes", "device_kernels_per_call", "launches_per_call",
+           "graph_launches_per_call", "cpu_ops_per_call", "device_busy_s_per_call",
+           "busy_fraction")
+_MAX = ("graph_breaks", "recompiles", "unique_graphs", "cudagraph_skips")
+
+
+def cases(shown: pd.DataFrame) -> pd.DataFrame:
+    """One row per case, from its processes (`processes(shown)`).
+
+    Descriptive columns (status, reason, workload info, traits, source, counts per
+    sample) come from the newest process. From the ok processes: `median_s` is the
+    median of their medians, `lo_s`/`hi_s` the smallest and largest, `n_processes` how
+    many, `medians_s` all of them, `spread` (hi - lo) / lo where there are two or more;
+    `cold_first_call_s` is the median over processes whose compile caches were cold, and
+    `warm_first_call_s` over all; memory and activity are medians, Dynamo counters the
+    largest, `rel_error` the worst and `passed` whether every process passed. A case is
+    ok if any process is. `env_repeated` says whether its environment has any case
+    resting on more than one process.
+    """
+    procs = processes(shown).assign(iqr_ratio=lambda d: d["iqr_s"] / d["median_s"])
+    if procs.empty:
+        return procs.assign(**{c: pd.Series(dtype=object) for c in
+                               [*_TIMING, "spread", "env_repeated", "n_failed", "bound"]})
+    newest = procs.sort_values("started_at", kind="stable").groupby(
+        CASE, dropna=False, sort=False).tail(1)
+    ok = procs[procs["ok"]]
+    agg = dict(_TIMING, **{c: (c, "median") for c in _MEDIAN}, **{c: (c, "max") for c in _MAX})
+    figures = ok.groupby(CASE, dropna=False).agg(**agg).reset_index()
+    cold = (ok[ok["cache"] == "cold"].groupby(CASE, dropna=False)["cold_first_call_s"]
+            .median().reset_index())
+    last_ok = ok.sort_values("started_at", kind="stable").groupby(
+        CASE, dropna=False).tail(1)[[*CASE, "cold_first_calls_s", "skip_reasons",
+                                     "graph_break_reasons", "count", "calls_per_sample",
+                                     "reference", "tolerance"]]
+    failed = (procs[~procs["ok"]].groupby(CASE, dropna=False).size()
+              .rename("n_failed").reset_index())
+    replaced = {*agg, "cold_first_call_s", "cold_first_calls_s", "skip_reasons",
+                "graph_break_reasons", "count", "calls_per_sample", "reference", "tolerance"}
+    out = newest.drop(columns=[c for c in replaced if c in newest.columns])
+    for part in (figures, cold, last_ok, failed):
+        out = out.merge(part, on=CASE, how="left")
+    out["n_processes"] = out["n_processes"].fillna(0).astype(int)
+    out["n_failed"] = out["n_failed"].fillna(0).astype(int)
+    out["ok"] = out["n_processes"] > 0
+    out.loc[out["ok"], "status"] = "ok"
+    out.loc[out["ok"], "reason"] = None
+    out["spread"] = (out["hi_s"] - out["lo_s"]) / out["lo_s"]
+    out.loc[out["n_processes"] < 2, "spread"] = float("nan")
+    out["env_repeated"] = out.groupby("env_id")["n_processes"].transform("max") > 1
+    out["bound"] = side_bound(out)
+    return ordered(out).reset_index(drop=True)
