@@ -4,6 +4,7 @@ would be one file on a case-insensitive disk are refused in one line."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -73,7 +74,8 @@ def test_the_render_of_an_impossible_value_is_one_line_not_a_traceback(tmp_path,
     write_records(tmp_path / "r" / "impossible.jsonl", record_dict(mode="eager"), data)
     done = subprocess.run([sys.executable, "-m", "report", "--results", str(tmp_path / "r"),
                            "--docs", str(tmp_path / "docs")], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300, check=False)
+                          text=True, timeout=300, check=False,
+                          env=os.environ | {"PYTHONWARNINGS": "ignore"})
     assert done.returncode == 1
     (line,) = done.stderr.splitlines()
     assert phrase in line
