@@ -74,7 +74,17 @@ def format_(value, *args, **kwargs):
     return str(value) % (args or kwargs)
 
 
-FILTERS = {"join": join, "replace": replace, "format": format_}
+_FENCE_LINE = re.compile(r"^(\s*)(`{3,}|~{3,})", re.M)
+
+
+def code_block(value) -> Markdown:
+    """Text for the inside of a fenced code block, where Markdown reads nothing but a line
+    that closes the fence: such a line is broken with a zero-width space. The rest stays as
+    it is, line breaks included (the block escapes < and & itself)."""
+    return Markdown(_FENCE_LINE.sub("\\1\u200b\\2", str(value)))
+
+
+FILTERS = {"join": join, "replace": replace, "format": format_, "code_block": code_block}
 
 
 # ---- page titles ----------------------------------------------------------------------------

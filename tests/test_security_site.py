@@ -140,3 +140,14 @@ def test_filters_that_would_escape_for_html_alone_escape_for_markdown(expression
 
 def test_text_escape_keeps_a_value_on_one_line():
     assert "\n" not in markdown_text.text("a\n\n<b>\r\nc")
+
+
+def test_text_in_a_fenced_block_cannot_close_the_fence():
+    import markdown
+
+    template = template_environment().from_string("```text\n{{ value | code_block }}\n```\n")
+    page = markdown.markdown(template.render(value=f"ok\n```\n{PAYLOAD}\n  ~~~\n<b>x</b>"),
+                             extensions=["pymdownx.superfences", "attr_list", "md_in_html"])
+    assert "<script" not in page and "<b>" not in page and "onerror=" not in page.replace(
+        "&lt;img src=x onerror=", "")
+    assert page.count("<pre") == 1
