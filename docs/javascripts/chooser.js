@@ -33,8 +33,10 @@
     const named = (values) => Object.fromEntries(guide.fields.map((f, i) => [f, values[i]]));
     const points = guide.points.map(([env, workload, batch, dtype, answers]) =>
       ({env, workload, batch, dtype, answers: answers.map((a) => a && named(a))}));
-    fill(el.device, guide.environments.map((e) => e.id),
-         (id) => guide.environments.find((e) => e.id === id).label);
+    fill(el.device, guide.environments.map((e) => e.id), (id) => {
+      const env = guide.environments.find((e) => e.id === id);
+      return `${env.label} (${env.backend})`;
+    });
     fill(el.calls, guide.calls, count);
     el.calls.value = String(guide.calls[guide.calls.length - 1]);
     const matching = () => points.filter((p) => {
