@@ -192,7 +192,8 @@ def render(site: Site) -> None:
                   "move": moves["median_spread"] if moves else None}
         site.page(env_page(env.env_id), "guide-env.md.j2", env=env,
                   rows=rows(analysis.ordered(here, batch_first=True)),
-                  points=points, leaves=guide_rules.LEAVES, **shared)
+                  points=points, leaves=guide_rules.LEAVES, calls=analysis.CALLS_ANSWERED,
+                  **shared)
         return {"classes": classes, "paths": recommended_by_path(points),
                 "fastest": fastest_by_mode(here), "cases": len(here),
                 "page": env_page(env.env_id).removeprefix("analysis/"), **shared}
