@@ -50,10 +50,9 @@
       fill(el.dtype, dtypes, (d) => d);
       el.dtype.closest("label").hidden = dtypes.length < 2;
       const ofDtype = found.filter((p) => p.dtype === el.dtype.value);
-      fill(el.workload, [...new Set(ofDtype.map((p) => p.workload))], (w) => {
-        const d = guide.workloads[w].description;
-        return d ? `${w}: ${d}` : w;
-      });
+      const byKind = (a, b) => guide.workloads[a].kind.localeCompare(guide.workloads[b].kind);
+      fill(el.workload, [...new Set(ofDtype.map((p) => p.workload))].sort(byKind),
+           (w) => `${guide.workloads[w].kind}: ${w}`);
       const batches = ofDtype.filter((p) => p.workload === el.workload.value).map((p) => p.batch);
       fill(el.batch, batches, (b) => (b === null ? "—" : String(b)));
       const point = ofDtype.find((p) => p.workload === el.workload.value
@@ -95,6 +94,8 @@
     const conditions = text("p", `${env.label}; ${el.work.value}, ${el.shapes.value} shapes, `
       + `${point.workload} at batch ${point.batch === null ? "—" : point.batch}, ${point.dtype}. `,
       {class: "atlas-chooser-conditions"});
+    const about = guide.workloads[point.workload].description;
+    if (about) conditions.append(`${point.workload}: ${about}. `);
     conditions.append(text("a", "The row on the workload's page",
                            {href: `../../workloads/${point.workload}/`}), ".");
     out.append(conditions);
