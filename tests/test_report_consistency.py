@@ -165,3 +165,10 @@ def test_h100_gpt2_small_batch_1_at_100000_calls_is_the_mode_the_models_page_sho
                    if p[:3] == [h100.env_id, "gpt2-small", 1] or tuple(p[:3]) == (
                        h100.env_id, "gpt2-small", 1)]
     assert by_calls[step][0] == shown
+
+
+@pytest.mark.skipif(not (ROOT / "results").is_dir(), reason="the measured results are not here")
+def test_the_chooser_data_of_the_measured_results_stays_under_300_kb():
+    data = Data(load(ROOT / "results"))
+    text = json.dumps(guide.chooser_data(data), sort_keys=True, separators=(",", ":"))
+    assert len(text.encode()) <= 300_000
