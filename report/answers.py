@@ -89,6 +89,8 @@ def _choice_in(data: Data, env: analysis.Environment, device: str, workload: str
     chosen = analysis.row_of(table, env.env_id, workload, batch, row["mode"]) or {}
     return {
         "device": device, "env": env, "mode": row["mode"], "calls": calls,
+        # The environment's label without the device, which the answer names already.
+        "where": env.label.removeprefix(device).removeprefix(" · "),
         "speedup": row["speedup"], "lo": row["speedup_lo"], "hi": row["speedup_hi"],
         "processes": int(row["processes"]), "paired": row["timing"] == "paired",
         "runner_up": row.get("mode_runner_up"), "runner_up_speedup": row.get("speedup_runner_up"),
