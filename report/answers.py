@@ -130,6 +130,7 @@ def pays_within(data: Data, calls: int) -> list[dict[str, Any]]:
                 analysis.POINT, dropna=False).head(1)
             graph = found["cuda_graphs"].astype(bool) & ~found["compiling"].astype(bool)
             out.append({"device": device, "env": env, "points": len(found),
+                        "where": env.label.removeprefix(device).removeprefix(" · "),
                         "compiled": int(found["compiling"].astype(bool).sum()),
                         "graph": int(graph.sum()),
                         "eager": int((found["mode"] == BASELINE).sum()),
