@@ -115,8 +115,7 @@ def pays_within(data: Data, calls: int) -> list[dict[str, Any]]:
     """Per device of every backend, over the points of its newest environment (the one with
     the most records of the newest release): at how many `analysis.choose` within `calls`
     picks a mode that compiles (torch.compile), at how many the hand-captured CUDA graph
-    (no compiling), at how many eager, and the median calls the fastest compiling mode
-    needs to pay back its cold compile."""
+    (no compiling) and at how many eager."""
     out = []
     for backend in data.backends:
         for device, envs in _envs_by_device(data, backend).items():
@@ -125,17 +124,12 @@ def pays_within(data: Data, calls: int) -> list[dict[str, Any]]:
             found = analysis.choose(table, calls)
             if found.empty:
                 continue
-            compiling = table[table["compiling"] & table["speedup"].notna()]
-            fastest = compiling.sort_values("speedup", ascending=False, kind="stable").groupby(
-                analysis.POINT, dropna=False).head(1)
             graph = found["cuda_graphs"].astype(bool) & ~found["compiling"].astype(bool)
             out.append({"device": device, "env": env, "points": len(found),
                         "where": env.label.removeprefix(device).removeprefix(" · "),
                         "compiled": int(found["compiling"].astype(bool).sum()),
                         "graph": int(graph.sum()),
                         "eager": int((found["mode"] == BASELINE).sum()),
-                        "median": float(fastest["cold_calls"].median())
-                        if fastest["cold_calls"].notna().any() else None,
                         "processes": int(table.loc[table["ok"].eq(True), "processes"].min())
                         if table["ok"].any() else 0})
     return out
