@@ -15,20 +15,29 @@ TORCH_PIN = PYPROJECT["tool"]["atlas"]["torch"]
 CONSTRAINTS = Path(__file__).parent / "constraints.txt"
 
 
+def torch_releases(session: nox.Session) -> list[str]:
+    """Take every `--torch X` posarg off the argument list, in order; without one,
+    ATLAS_TORCH, else the pin."""
+    args, rest, releases = list(session.posargs), [], []
+    while args:
+        arg = args.pop(0)
+        if arg == "--torch" and args:
+            releases.append(args.pop(0))
+        elif arg.startswith("--torch="):
+            releases.append(arg.split("=", 1)[1])
+        else:
+            rest.append(arg)
+    session.posargs[:] = rest
+    return releases or [os.environ.get("ATLAS_TORCH", TORCH_PIN)]
+
+
 def torch_release(session: nox.Session) -> str:
-    """Take a `--torch X` posarg off the argument list, else ATLAS_TORCH, else the pin."""
-    args = list(session.posargs)
-    release = os.environ.get("ATLAS_TORCH", TORCH_PIN)
-    for i, arg in enumerate(args):
-        if arg == "--torch" and i + 1 < len(args):
-            release = args.pop(i + 1)
-            args.pop(i)
-            break
-        if arg.startswith("--torch="):
-            release = args.pop(i).split("=", 1)[1]
-            break
-    session.posargs[:] = args
-    return release
+    """The one release of a session that installs one (`--torch X`, ATLAS_TORCH or the pin)."""
+    releases = torch_releases(session)
+    if len(releases) > 1:
+        session.error(f"this session installs one torch release; got {', '.join(releases)} "
+                      f"(nox -s bench or nox -s ab measure several A/B)")
+    return releases[0]
 
 
 def install(session: nox.Session, *groups: str, torch: str | None = None) -> None:
@@ -47,10 +56,57 @@ def install(session: nox.Session, *groups: str, torch: str | None = None) -> Non
 @nox.session
 def bench(session: nox.Session) -> None:
     """Measure every backend found here (options after `--` go to `python -m bench`); the
-    models group too, so that the full profile measures the real models."""
-    release = torch_release(session)
-    install(session, "models", torch=release)
-    session.run("python", "-m", "bench", *session.posargs, env={"ATLAS_TORCH_PIN": release})
+    models group too, so that the full profile measures the real models. Two or more
+    `--torch` measure those releases A/B, as `nox -s ab` does."""
+    releases = torch_releases(session)
+    if len(releases) > 1:
+        measure_ab(session, releases)
+        return
+    install(session, "models", torch=releases[0])
+    session.run("python", "-m", "bench", *session.posargs, env={"ATLAS_TORCH_PIN": releases[0]})
+
+
+@nox.session
+def ab(session: nox.Session) -> None:
+    """Releases A/B on this host in one run: `nox -s ab -- --torch 2.14.1 --torch 2.15.0`
+    installs each into its own environment and runs `python -m bench.ab`, which alternates
+    their processes (ABBA per workload size); a release named twice is an A/A run. Other
+    options go to bench.ab (--group, --repeats, --workload, --backend, --results-dir,
+    --dry-run) or, any other, to every `python -m bench` turn (--profile, --machine...)."""
+    releases = torch_releases(session)
+    if len(releases) < 2:
+        session.error("name two or more releases: --torch A --torch B (the same one twice "
+                      "for an A/A run)")
+    measure_ab(session, releases)
+
+
+def ab_labels(releases: list[str]) -> list[str]:
+    """A label per release: the release, then `-aa`, `-aa2`... for a release named again."""
+    seen: dict[str, int] = {}
+    labels = []
+    for release in releases:
+        seen[release] = seen.get(release, 0) + 1
+        count = seen[release]
+        labels.append(release if count == 1 else f"{release}-aa" + (str(count - 1) if count > 2
+                                                                     else ""))
+    return labels
+
+
+def measure_ab(session: nox.Session, releases: list[str]) -> None:
+    """Each release in an environment of its own under .nox/ (made once, torch alone:
+    `bench/` needs nothing else), then `python -m bench.ab` over them; the session's own
+    environment runs the orchestrator, which never imports torch."""
+    index = os.environ.get("ATLAS_TORCH_INDEX")
+    sides = []
+    for release, label in zip(releases, ab_labels(releases), strict=True):
+        venv = Path(session.virtualenv.location).parent / f"ab-torch-{release}"
+        python = venv / "bin" / "python"
+        if not python.exists():
+            session.run("python", "-m", "venv", str(venv))
+        session.run(str(python), "-m", "pip", "install", "--quiet", f"torch=={release}",
+                    *(["--index-url", index] if index else []), external=True)
+        sides += ["--env", f"{label}={python}"]
+    session.run("python", "-m", "bench.ab", *sides, *session.posargs)
 
 
 @nox.session

@@ -58,9 +58,17 @@ def _unsupported(workload: Workload, mode: Mode) -> str | None:
     return None
 
 
-def _build(workload: Workload, device: torch.device, spec: dict, dtype: torch.dtype) -> Built:
+def _dtype(spec: dict) -> str:
+    return spec.get("dtype", "float32")
+
+
+def _build(workload: Workload, device: torch.device, spec: dict, reference: bool = False) -> Built:
+    """The workload as the case measures it, in its key's dtype, or as the float64 reference."""
     torch.manual_seed(0)  # external factories may draw their weights from the global seed
-    return workload.build(device, spec["batch_size"], spec["shapes"] == "tiny", dtype)
+    size, tiny = spec["batch_size"], spec["shapes"] == "tiny"
+    if reference:
+        return workload.build(device, size, tiny, torch.float64)
+    return workload.build_in(_dtype(spec), device, size, tiny)
 
 
 def _refuse_zero_inputs(built: Built) -> None:
@@ -70,10 +78,11 @@ def _refuse_zero_inputs(built: Built) -> None:
                 raise ValueError("refusing to time on an all-zero input")
 
 
-def _workload_info(workload: Workload, built: Built) -> dict:
+def _workload_info(workload: Workload, built: Built, spec: dict) -> dict:
+    dtype = torch.bfloat16 if _dtype(spec) == "bfloat16" else workload.dtype
     return {
         "family": workload.family, "description": workload.description,
-        "input_shapes": [list(x.shape) for x in built.inputs], "dtype": str(workload.dtype),
+        "input_shapes": [list(x.shape) for x in built.inputs], "dtype": str(dtype),
         "flops": built.flops, "bytes_moved": built.bytes_moved, "parameters": built.parameters,
         "training": workload.training, "axis": workload.axis,
         "batch_cycle": list(workload.batch_cycle),
@@ -92,7 +101,7 @@ def _correctness(workload: Workload, built: Built, call_fn, device: torch.device
     outputs = [snapshot(call_fn(*inputs)) for inputs in built.all_input_sets]
     steps = int(built.steps.item()) if built.steps is not None else 1
     try:
-        reference = _build(workload, device, spec, torch.float64)
+        reference = _build(workload, device, spec, reference=True)
         if built.steps is not None:
             for _ in range(steps):
                 expected = [reference.fn(*reference.inputs)]
@@ -112,8 +121,9 @@ def _correctness(workload: Workload, built: Built, call_fn, device: torch.device
     if not math.isfinite(error):
         error = NON_FINITE_ERROR
         notes.append(probes.result("correctness", "the output holds NaN or inf", "non-finite"))
+    tolerance = workload.tolerance_for(_dtype(spec))
     return {"reference": "float64", "rel_error": min(error, NON_FINITE_ERROR),
-            "tolerance": workload.tolerance, "passed": bool(error <= workload.tolerance)}, notes
+            "tolerance": tolerance, "passed": bool(error <= tolerance)}, notes
 
 
 def _probes(workload: Workload, mode: Mode, backend: Backend, built: Built, call_fn,
@@ -183,7 +193,7 @@ class Stages:
 def run(spec: dict, result: dict) -> None:
     backend, mode = BACKENDS[spec["backend"]], MODES[spec["mode"]]
     workload = lookup(spec["workload"])
-    reason = _unsupported(workload, mode)
+    reason = _unsupported(workload, mode) or workload.dtype_refusal(_dtype(spec))
     if reason:
         raise Unsupported(reason)
     # Inference runs without autograd; a training step needs it.
@@ -199,9 +209,9 @@ def _measure(spec: dict, result: dict, workload: Workload, mode: Mode, backend: 
     backend.reset_peak_memory()  # the case's own peak, from the build on
 
     stages.enter("build")
-    built = _build(workload, device, spec, workload.dtype)
+    built = _build(workload, device, spec)
     _refuse_zero_inputs(built)
-    result["workload_info"] = _workload_info(workload, built)
+    result["workload_info"] = _workload_info(workload, built, spec)
 
     stages.enter("prepare")
     call_fn = mode.prepare(built.fn, built.inputs)

@@ -31,6 +31,7 @@ from bench.runner import (  # noqa: E402
     shard,
 )
 from bench.workloads import ORDER, UnknownWorkload, check_name, lookup, optional  # noqa: E402
+from bench.workloads.registry import DTYPES  # noqa: E402
 
 
 class UsageError(Exception):
@@ -97,6 +98,11 @@ def parser() -> argparse.ArgumentParser:
                         "default: all in the profile")
     p.add_argument("--mode", action="append", type=_names("mode", MODES),
                    help=f"repeatable; default: all of {', '.join(MODES)}")
+    p.add_argument("--dtype", action="append", type=_names("dtype", DTYPES),
+                   help="repeatable; default: float32. bfloat16 casts inference workloads "
+                        "(model.to(torch.bfloat16), bfloat16 inputs) and runs training steps "
+                        "under torch.autocast; it is measured for the MLPs, ViTs, training "
+                        "steps and real models, and other workloads are left out of it")
     p.add_argument("--batch-size", action="append", type=_count,
                    help="repeatable filter on the size axis (a batch, or n for a sweep)")
     p.add_argument("--profile", choices=PROFILES, default="quick",
@@ -153,6 +159,14 @@ def _absent(names) -> dict[str, list[str]]:
             and (gone := optional.missing(lookup(name).requires))}
 
 
+def _in_dtype(dtype: str) -> list[str]:
+    return [name for name in ORDER if not lookup(name).dtype_refusal(dtype)]
+
+
+def _workloads_text(names: list[str]) -> str:
+    return "every workload" if len(names) == len(ORDER) else ", ".join(names)
+
+
 def _listing() -> str:
     lines = ["workloads:"]
     lines += [f"  {name:<22} {lookup(name).description}" for name in ORDER]
@@ -161,6 +175,7 @@ def _listing() -> str:
         packages = list(dict.fromkeys(p for gone in absent.values() for p in gone))
         lines.append(f"  note: {', '.join(absent)} need {optional.needs(packages)}")
     lines += ["modes:"] + [f"  {m.name:<28} {m.description}" for m in MODES.values()]
+    lines += ["dtypes:"] + [f"  {dtype:<28} {_workloads_text(_in_dtype(dtype))}" for dtype in DTYPES]
     here = set(available_backends())
     lines += ["backends:"] + [f"  {name:<6} {'available' if name in here else 'not available'}"
                               for name in BACKENDS]
@@ -222,12 +237,17 @@ def _plans(args, backends: list[str]) -> dict:
             print(f"note: {backend}: leaving out {', '.join(left_out)}, which need "
                   f"{optional.needs(packages)}", file=sys.stderr)
         for name in args.workload or []:
+            refusals = [lookup(name).dtype_refusal(d) for d in args.dtype or ["float32"]]
+            if all(refusals):
+                raise UsageError(f"{refusals[0]}; bfloat16 is measured for "
+                                 f"{', '.join(_in_dtype('bfloat16'))}")
             if not lookup(name).sizes(args.profile, backend):
                 other = "full" if args.profile == "quick" else "quick"
                 raise UsageError(f"workload {name!r} is not in the {args.profile} profile on "
                                  f"{backend} (try --profile {other})")
         plans[backend] = plan(backend, workloads, args.mode or list(MODES), args.profile,
-                              set(args.batch_size or []), args.shapes, args.tag)
+                              set(args.batch_size or []), args.shapes, args.tag,
+                              args.dtype or ["float32"])
     if not any(plans.values()):
         sizes = sorted({str(s) for b in backends for n in (args.workload or ORDER)
                         for s in lookup(n).sizes(args.profile, b)})

@@ -1,9 +1,10 @@
-"""`python -m bench host`: how fast this host dispatches eager work, against the hosts measured.
+"""`python -m bench host`: how fast this host dispatches eager work, and what that predicts.
 
 A launch-bound figure (eager or default on small work) is set by the CPU that issues the
-kernels. This times the same probe every benchmark process records (bench/host.py) and
-sets it beside the hosts in the results folder, so a reader knows whether the site's
-launch-bound speedups were measured on a faster or a slower host than theirs.
+kernels. This times the same probe every benchmark process records (bench/host.py), sets it
+beside the hosts in the results folder, and predicts each host-dependent speedup of this GPU
+type at this host's probe from the host model (bench/hostfit.py), with its band. It refuses
+to predict outside the probe values the model was fitted on, and says how far outside.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from bench import hostfit
 from bench.records import MalformedRecord, Record, read_records
 from bench.stats import paired_speedup
 
@@ -22,11 +24,16 @@ NEAR = 0.25  # hosts within this fraction of each other are "about as fast"
 GRAPH_MODES = ("reduce-overhead", "cuda-graph")
 
 
-def _probe(backend_name: str) -> tuple[list[float], list[float], str]:
+def _device(backend_name: str) -> str:
     import torch
 
-    from bench.backends import BACKENDS
     from bench.environment import cpu_model
+
+    return torch.cuda.get_device_name(0) if backend_name == "cuda" else cpu_model()
+
+
+def _probe(backend_name: str) -> tuple[list[float], list[float]]:
+    from bench.backends import BACKENDS
     from bench.host import Probe
 
     backend = BACKENDS[backend_name]
@@ -35,25 +42,38 @@ def _probe(backend_name: str) -> tuple[list[float], list[float], str]:
     probe.op_s.clear(), probe.launch_s.clear()
     for _ in range(BLOCKS):
         probe.block()
-    device = torch.cuda.get_device_name(0) if backend_name == "cuda" else cpu_model()
-    return probe.op_s, probe.launch_s, device
+    return probe.op_s, probe.launch_s
 
 
-def _hosts(results: Path, backend: str) -> dict[tuple, dict]:
+def _records(results: Path, backend: str) -> list[Record]:
+    return [record for path in (sorted(results.rglob("*.jsonl")) if results.is_dir() else [])
+            for record in read_records(path, warn=lambda message: None)
+            if record.key.backend == backend]
+
+
+def _models(records: list[Record]) -> tuple[list[hostfit.SpeedupModel], set]:
+    """The host model of every host-dependent case in `records`, as the site publishes it,
+    and those a slowed host measured outside their band (not predictable)."""
+    rows = [hostfit.row_of(record) for record in records]
+    models = hostfit.models(hostfit.processes(rows), hostfit.sides(rows))
+    slowed = hostfit.slowed(hostfit.processes(rows, hostfit.SLOWED_TAG), models)
+    return models, {id(check.model) for check in slowed if not check.inside}
+
+
+def _hosts(records: list[Record]) -> dict[tuple, dict]:
     """Per measured host (machine, host name, boot): its probe medians and paired ratios
     of a graph-replayed mode over eager where eager was launch-bound."""
     found: dict[tuple, dict] = defaultdict(lambda: {"op": [], "launch": [], "ratios": defaultdict(list)})
     groups: dict[str, list[Record]] = defaultdict(list)
-    for path in sorted(results.rglob("*.jsonl")) if results.is_dir() else []:
-        for record in read_records(path, warn=lambda message: None):
-            if record.key.backend != backend or record.host is None:
-                continue
-            lease = (record.env.device_name, record.env.machine, record.host.hostname,
-                     record.host.boot_id)
-            found[lease]["op"].extend(record.host.op_s)
-            found[lease]["launch"].extend(record.host.launch_s)
-            if record.paired and record.status == "ok":
-                groups[record.paired.group].append(record)
+    for record in records:
+        if record.host is None:
+            continue
+        lease = (record.env.device_name, record.env.machine, record.host.hostname,
+                 record.host.boot_id)
+        found[lease]["op"].extend(record.host.op_s)
+        found[lease]["launch"].extend(record.host.launch_s)
+        if record.paired and record.status == "ok":
+            groups[record.paired.group].append(record)
     for members in groups.values():
         by_mode = {r.key.mode: r for r in members}
         eager = by_mode.get("eager")
@@ -73,13 +93,17 @@ def _us(values: list[float]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    from bench.cli import PROCESS_STARTED, OneLineParser, UsageError
+    from bench.cli import PROCESS_STARTED, OneLineParser, UsageError, _positive
 
     parser = OneLineParser(prog="python -m bench host", description=__doc__)
     parser.add_argument("--backend", choices=("cuda", "cpu", "mps"),
                         help="default: cuda where there is one, else cpu")
     parser.add_argument("--results", type=Path, default=Path("results"),
                         help="the measured hosts to compare with (default: results)")
+    parser.add_argument("--workload", help="predict this workload's host-dependent speedups only")
+    parser.add_argument("--op-us", type=_positive, metavar="US",
+                        help="an eager op's cost on your host in microseconds, as this command "
+                             "printed it, instead of timing the probe here")
     try:
         args = parser.parse_args(argv)
     except UsageError as error:
@@ -95,14 +119,23 @@ def main(argv: list[str]) -> int:
               f"(available: {', '.join(here)})", file=sys.stderr)
         return 2
     try:
-        hosts = _hosts(args.results, backend)
+        records = _records(args.results, backend)
     except (MalformedRecord, OSError) as error:
         print(f"python -m bench host: error: {error}", file=sys.stderr)
         return 1
-    op_s, launch_s, device = _probe(backend)
+    hosts, (models, unpredictable) = _hosts(records), _models(records)
+    if args.workload is not None and args.workload not in {m.workload for m in models}:
+        known = sorted({m.workload for m in models})
+        print(f"python -m bench host: error: workload {args.workload!r} has no host model in "
+              f"{args.results} on {backend} (workloads with one: {', '.join(known) or 'none'})",
+              file=sys.stderr)
+        return 2
+    device = _device(backend)
+    op_s, launch_s = ([args.op_us * 1e-6], []) if args.op_us else _probe(backend)
     mine = statistics.median(op_s)
-    print(f"this host ({device}, {backend}): an eager op costs {_us(op_s)} "
-          f"(IQR {_iqr_us(op_s)}); a bare kernel launch {_us(launch_s)}")
+    given = " (given with --op-us)" if args.op_us else f" (IQR {_iqr_us(op_s)})"
+    print(f"this host ({device}, {backend}): an eager op costs {_us(op_s)}{given}; "
+          f"a bare kernel launch {_us(launch_s)}")
     measured = sorted(((statistics.median(h["op"]), lease, h) for lease, h in hosts.items()
                        if h["op"]), key=lambda row: row[0])
     if not measured:
@@ -113,24 +146,70 @@ def main(argv: list[str]) -> int:
         for op, (device_name, machine, hostname, boot), _ in measured:
             print(f"  {_us([op]):>12}  {device_name}, machine {machine}, host {hostname} "
                   f"boot {str(boot)[:8]}")
-        nearest_op, lease, nearest = min(measured, key=lambda row: abs(row[0] / mine - 1))
         print(f"\n{_verdict(mine, [row[0] for row in measured])}")
         if backend != "cuda":
             print("On a CPU backend the CPU is the device as well: every figure depends on its "
                   "model, core count and load, not only the launch-bound ones.")
-        elif nearest["ratios"]:
-            print(f"\nhost-dependent speedups measured on the nearest host ({_us([nearest_op])} "
-                  f"per eager op; paired, median of processes, graph replay over eager):")
-            for (workload, batch, mode), ratios in sorted(nearest["ratios"].items(),
-                                                          key=lambda item: str(item[0])):
-                size = "" if batch is None else f" batch {batch}"
-                print(f"  {workload}{size}: {mode} {statistics.median(ratios):.2f}x "
-                      f"({min(ratios):.2f}-{max(ratios):.2f}, {len(ratios)} processes)")
-            print("Where eager is launch-bound these grow on a slower host and shrink on a "
-                  "faster one; ratios between two launch-bound modes carry over. The site's "
-                  "guide marks which figures are which.")
+    mine_models = [m for m in models if m.device_name == device
+                   and (args.workload is None or m.workload == args.workload)]
+    if mine_models:
+        print()
+        print("\n".join(prediction_lines(mine_models, mine, unpredictable)))
+    elif measured:
+        _nearest(mine, measured, backend, device, models)
     print(f"\n(took {time.perf_counter() - started:.1f} s)")
     return 0
+
+
+def prediction_lines(models: list[hostfit.SpeedupModel], probe_s: float,
+                     unpredictable: set = frozenset()) -> list[str]:
+    """Each model's speedup predicted at `probe_s` with its band, or why it is not predicted;
+    a model whose id is in `unpredictable` is marked so (a slowed host fell outside its band)."""
+    lines = [f"speedups over eager predicted at {probe_s * 1e6:.2f} us per eager op "
+             f"(host model: the host-bound side's time as a line of the probe, fitted on the "
+             f"measured processes; {hostfit.BAND:.0%} band):"]
+    for model in sorted(models, key=lambda m: (m.workload, m.batch_size or 0, m.mode)):
+        size = "" if model.batch_size is None else f" batch {model.batch_size}"
+        lo, hi = model.probe_range_s
+        fitted = (f"measured range {lo * 1e6:.2f}-{hi * 1e6:.2f} us, {model.processes} "
+                  f"processes, {max(line.leases for line in model.lines)} leases")
+        found = model.at(probe_s)
+        if found.outside_s:
+            edge, side = (hi, "above") if found.outside_s > 0 else (lo, "below")
+            lines.append(f"  {model.workload}{size}, {model.mode}: not predicted, outside the "
+                         f"measured range: {abs(found.outside_s) * 1e6:.2f} us "
+                         f"({abs(found.outside_s) / edge:.0%}) {side} it ({fitted})")
+        else:
+            high = "unbounded" if found.high == float("inf") else f"{found.high:.2f}x"
+            lines.append(f"  {model.workload}{size}, {model.mode}: {found.speedup:.2f}x "
+                         f"({found.low:.2f}x-{high}; {fitted})")
+        if id(model) in unpredictable:
+            lines[-1] += "; not predictable: a slowed host measured it outside its band"
+    return lines
+
+
+def _nearest(mine: float, measured: list, backend: str, device: str,
+             models: list[hostfit.SpeedupModel]) -> None:
+    """Without a host model for this GPU type: the host-dependent speedups measured on the
+    host nearest to this one."""
+    if backend != "cuda":
+        return
+    modelled = sorted({m.device_name for m in models})
+    if modelled:
+        print(f"\nno host model for {device}; the results model {', '.join(modelled)}")
+    nearest_op, lease, nearest = min(measured, key=lambda row: abs(row[0] / mine - 1))
+    if not nearest["ratios"]:
+        return
+    print(f"\nhost-dependent speedups measured on the nearest host ({_us([nearest_op])} "
+          f"per eager op; paired, median of processes, graph replay over eager):")
+    for (workload, batch, mode), ratios in sorted(nearest["ratios"].items(),
+                                                  key=lambda item: str(item[0])):
+        size = "" if batch is None else f" batch {batch}"
+        print(f"  {workload}{size}: {mode} {statistics.median(ratios):.2f}x "
+              f"({min(ratios):.2f}-{max(ratios):.2f}, {len(ratios)} processes)")
+    print("Where eager is launch-bound these grow on a slower host and shrink on a "
+          "faster one; ratios between two launch-bound modes carry over. The site's "
+          "guide marks which figures are which.")
 
 
 def _iqr_us(values: list[float]) -> str:

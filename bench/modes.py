@@ -95,6 +95,10 @@ MODES: dict[str, Mode] = {
         _mode("eager", _eager, "PyTorch eager execution, one kernel launch per op", compiled=False),
         _mode("default", _compiled(None),
               "torch.compile() with default options: Inductor fusion, no CUDA graphs"),
+        _mode("lite", _compiled("lite"),
+              "torch.compile(mode='lite'): Inductor falling back to eager kernels by default, "
+              "without graph passes, dead-code elimination or buffer reuse; the least compile "
+              "time, meant for regional compilation"),
         _mode("reduce-overhead", _compiled("reduce-overhead"),
               "torch.compile(mode='reduce-overhead'): Inductor plus CUDA graph trees on CUDA",
               cuda_graphs=True),

@@ -98,10 +98,10 @@ def _fail(member: Member, stage: str, error: BaseException) -> None:
 def _set_up(member: Member, workload, backend: Backend, spec: dict) -> None:
     """Build, compile and warm one mode; its first calls are kept, marked by position."""
     device = torch.device(backend.device)
-    built = _build(workload, device, spec, workload.dtype)
+    built = _build(workload, device, spec)
     _refuse_zero_inputs(built)
     member.built = built
-    member.entry["workload_info"] = _workload_info(workload, built)
+    member.entry["workload_info"] = _workload_info(workload, built, spec)
     member.call_fn = call_fn = member.mode.prepare(built.fn, built.inputs)
     sets = built.all_input_sets
     turn = itertools.cycle(sets)

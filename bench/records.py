@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 STATUSES = ("ok", "error", "timeout", "oom", "unsupported")
 
@@ -41,6 +41,10 @@ class CaseKey:
     batch_size: int | None  # the workload's size axis: a batch, or a matrix size for sweeps
     shapes: str = "seed"  # "tiny" shrinks every shape, for tests and smoke runs
     tag: str = "main"  # lets the same case be measured again on purpose, apart from its repeats
+    # The precision it ran in: "float32" is the workload's own (float32, or a model of your own
+    # in the dtype it came in); "bfloat16" casts inference to bfloat16 and runs training
+    # under torch.autocast (bench/workloads/base.py says how, and WorkloadInfo.settings too).
+    dtype: str = "float32"
 
 
 @dataclass(frozen=True)
@@ -622,7 +626,15 @@ def _upgrade_2_to_3(data: dict[str, Any]) -> dict[str, Any]:
     return dict(data, schema_version=3)
 
 
-UPGRADES = {1: _upgrade_1_to_2, 2: _upgrade_2_to_3}
+def _upgrade_3_to_4(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 4 put the precision in the case key; every earlier case ran in float32 (or,
+    for a model of your own, its own dtype, which key.dtype "float32" also stands for)."""
+    key = data.get("key")
+    key = dict(key, dtype="float32") if isinstance(key, dict) else key
+    return dict(data, key=key, schema_version=4)
+
+
+UPGRADES = {1: _upgrade_1_to_2, 2: _upgrade_2_to_3, 3: _upgrade_3_to_4}
 
 
 def upgrade(data: dict[str, Any]) -> dict[str, Any]:

@@ -114,17 +114,23 @@ class Terminated(Exception):
 # ---- planning ---------------------------------------------------------------------------
 
 def plan(backend: str, workloads: Iterable[str], modes: Iterable[str], profile: str,
-         batch_sizes: set[int] | None, shapes: str, tag: str) -> list[CaseKey]:
+         batch_sizes: set[int] | None, shapes: str, tag: str,
+         dtypes: Iterable[str] = ("float32",)) -> list[CaseKey]:
+    """Every case of the selection; a workload that does not run in one of `dtypes` has no
+    case in it (the CLI refuses a workload named outright that runs in none of them)."""
     cases = []
     for name in dict.fromkeys(workloads):  # a name given twice is still one case
         workload = lookup(name)
         for batch in workload.sizes(profile, backend):
             if batch_sizes and batch not in batch_sizes:
                 continue
-            cases.extend(CaseKey(backend, name, mode, batch, shapes, tag)
-                         for mode in dict.fromkeys(modes)
-                         if MODES[mode].applies_to(workload.varying_shapes)
-                         and workload.measures(profile, MODES[mode].traits.autotune, batch))
+            for dtype in dict.fromkeys(dtypes):
+                if workload.dtype_refusal(dtype):
+                    continue
+                cases.extend(CaseKey(backend, name, mode, batch, shapes, tag, dtype)
+                             for mode in dict.fromkeys(modes)
+                             if MODES[mode].applies_to(workload.varying_shapes)
+                             and workload.measures(profile, MODES[mode].traits.autotune, batch))
     return cases
 
 
@@ -174,7 +180,7 @@ def _isolated_jobs(cases: list[CaseKey], repeats: int, done: set[tuple]) -> list
 
 
 def groups(cases: list[CaseKey]) -> list[list[CaseKey]]:
-    """The cases of one workload and size (every field but the mode), in plan order."""
+    """The cases of one workload, size and dtype (every field but the mode), in plan order."""
     found: dict[tuple, list[CaseKey]] = {}
     for key in cases:
         found.setdefault(replace(key, mode=""), []).append(key)
@@ -223,7 +229,8 @@ def signature(job: Job, cold: bool | None = None) -> tuple:
     """What makes two jobs cost alike: one workload and size, the same modes in the same kind
     of process, compiling cold (by default repeat 0's) or from caches already on disk."""
     key = job.key
-    return (key.workload, key.batch_size, key.shapes, key.tag, tuple(k.mode for k in job.keys),
+    return (key.workload, key.batch_size, key.dtype, key.shapes, key.tag,
+            tuple(k.mode for k in job.keys),
             "paired" if job.group else "isolated", job.repeat == 0 if cold is None else cold)
 
 
@@ -392,7 +399,7 @@ def exclusive(path: Path) -> Iterator[None]:
 def case_cache_dir(cache_root: Path, env_id: str, key: CaseKey) -> Path:
     """The compile caches of one case, shared by its repeats."""
     text = json.dumps(asdict(key), sort_keys=True)
-    slug = re.sub(r"[^A-Za-z0-9.]+", "-", f"{key.workload}-{key.mode}-{key.batch_size}")
+    slug = re.sub(r"[^A-Za-z0-9.]+", "-", f"{key.workload}-{key.mode}-{key.batch_size}-{key.dtype}")
     return cache_root / env_id / f"{slug}-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
 
 
@@ -556,7 +563,7 @@ class _Run:
         modes = f"paired {'+'.join(k.mode for k in job.group)}" if job.group else key.mode
         self.say(f"[{self.started}/{self.total} r{job.repeat + 1}/{self.config.repeats}{where} "
                  f"{_clock(time.monotonic() - self.began)}] {key.backend} {key.workload} "
-                 f"{modes} bs={batch} ...")
+                 f"{modes} bs={batch}{'' if key.dtype == 'float32' else ' ' + key.dtype} ...")
         return self.started
 
     def save(self, record: Record | list[Record], number: int) -> None:

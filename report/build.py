@@ -12,6 +12,7 @@ from report.pages import (
     break_even,
     byom,
     changes,
+    cold_start,
     concepts,
     gpu_types,
     guide,
@@ -31,7 +32,7 @@ from report.site import Site
 # home page, history and changes read one case table.
 HALVES = ((overview, ledger, history, changes, stability, methodology),
           (guide, models, concepts, gpu_types, break_even, all_results, workloads, byom,
-           launch_overhead))
+           launch_overhead, cold_start))
 PAGES = tuple(page for half in HALVES for page in half)
 
 

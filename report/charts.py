@@ -1,7 +1,12 @@
 """Matplotlib SVG charts, byte-identical from the same data.
 
 Determinism: a fixed `svg.hashsalt` (clip-path ids), no Date metadata, text kept as
-<text> (no glyph ids, smaller files), and callers pass data already sorted. Figures
+<text> (no glyph ids, smaller files), and callers pass data already sorted.
+
+Legibility: no text is smaller than MIN_FONT_PT. A chart is shown at its natural size on a
+large screen (1 pt = 4/3 px, so 12 px) and at most 6.2 inches across a phone's 358 px
+column (9 pt is then 7.2 px); the stylesheet zooms wider charts (heat maps) to the same
+scale on a phone and lets them scroll. Figures
 are built with `matplotlib.figure.Figure`, not pyplot, so no global figure state
 leaks between charts and nothing needs closing.
 """
@@ -11,8 +16,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import io
 import math
 import os
+import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +28,7 @@ import matplotlib
 from matplotlib.colors import TwoSlopeNorm
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+from matplotlib.textpath import TextPath
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from report.analysis import MODE_ORDER
@@ -30,13 +38,17 @@ STYLE = {
     "svg.fonttype": "none",
     "font.size": 9,
     "axes.titlesize": 10,
+    "figure.titlesize": 10,
     "axes.spines.top": False,
     "axes.spines.right": False,
     "axes.grid": True,
     "grid.alpha": 0.3,
     "legend.frameon": False,
-    "legend.fontsize": 8,
+    "legend.fontsize": 9,
 }
+
+MIN_FONT_PT = 9  # the smallest text in any chart, in points of the SVG
+WIDTH_IN = 6.2  # every chart but the heat maps: fits a phone's column at 9 pt >= 7 px
 
 _PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860",
             "#da8bc3", "#8c8c8c", "#ccb974", "#64b5cd")
@@ -146,8 +158,35 @@ def _figure(width: float, height: float) -> Figure:
 
 def _save(fig: Figure, path: Path, title: str, key: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="svg", metadata={"Date": None, "Description": key,
-                                              "Title": title.replace("\n", " · ")})
+    svg = io.StringIO()
+    fig.savefig(svg, format="svg", metadata={"Date": None, "Description": key,
+                                             "Title": title.replace("\n", " · ")})
+    path.write_text(slim_svg(svg.getvalue()), encoding="utf-8")
+
+
+_FONT_FAMILY = re.compile(r"(?:; )?font-family: ([^;\"]*)")
+# Coordinates inside drawing attributes; 1/100 pt is far below a screen pixel.
+_DRAWING_ATTRIBUTE = re.compile(r'\b(d|transform|x|y|width|height)="([^"]*)"')
+_LONG_DECIMAL = re.compile(r"(-?\d+\.\d\d)\d+")
+_INDENT = re.compile(r"\n[ \t]+")
+
+
+def slim_svg(svg: str) -> str:
+    """Matplotlib's SVG in about half the bytes: the font list it repeats on every <text>
+    (two thirds of a heat map) is said once in the stylesheet, coordinates keep two
+    decimals instead of six, and lines lose their indentation. It draws the same."""
+    families = set(_FONT_FAMILY.findall(svg))
+    if len(families) == 1:
+        rule = f"text{{font-family: {families.pop()}}}"
+        svg = _FONT_FAMILY.sub("", svg).replace(
+            '<style type="text/css">', '<style type="text/css">' + rule + "\n", 1)
+    svg = _INDENT.sub("\n", svg)  # SVG ignores whitespace between elements
+    return _DRAWING_ATTRIBUTE.sub(_two_decimals, svg)
+
+
+def _two_decimals(attribute: re.Match) -> str:
+    name, value = attribute.groups()
+    return f'{name}="{_LONG_DECIMAL.sub(lambda number: number[1], value)}"'
 
 
 def _plain_log_ticks(axis) -> None:
@@ -165,7 +204,7 @@ def _legend_below(fig: Figure, ax, count: int) -> None:
     # Below the plot, so long series names never squeeze the axes.
     handles, labels = ax.get_legend_handles_labels()
     longest = max((len(label) for label in labels), default=1)
-    columns = max(1, min(count, 90 // (longest + 6)))  # ~90 characters fit across
+    columns = max(1, min(count, 74 // (longest + 6)))  # ~74 characters of 9 pt fit across
     fig.legend(handles, labels, loc="outside lower center", ncols=columns)
 
 
@@ -178,7 +217,7 @@ def line_chart(path: Path, key: str, *, title: str, xlabel: str, ylabel: str,
     where one process is far off. With `speedups`, a second panel below shows each series
     over the baseline at the same x, which separates lines that merge on the first."""
     with matplotlib.rc_context(STYLE):
-        fig = _figure(6.4, 6.4 if speedups else 4.0)
+        fig = _figure(WIDTH_IN, 6.4 if speedups else 4.0)
         if speedups:
             ax, below = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
         else:
@@ -252,7 +291,7 @@ def release_chart(path: Path, key: str, *, title: str, ylabel: str, releases: li
     range of the process medians as error bars, clipped where one process is far off."""
     colors = {mode: mode_color(mode) for mode in series}
     with matplotlib.rc_context(STYLE):
-        fig = _figure(6.4, 4.0)
+        fig = _figure(WIDTH_IN, 4.0)
         ax = fig.add_subplot()
         for mode, points in series.items():
             low = [p.y - (p.low if p.low is not None else p.y) for p in points]
@@ -281,7 +320,7 @@ def bar_chart(path: Path, key: str, *, title: str, xlabel: str, bars: list[tuple
               colors: dict[str, str]) -> None:
     """Horizontal bars, one per label (top to bottom in the given order), with error bars."""
     with matplotlib.rc_context(STYLE):
-        fig = _figure(6.4, 1.2 + 0.32 * len(bars))
+        fig = _figure(WIDTH_IN, 1.2 + 0.32 * len(bars))
         ax = fig.add_subplot()
         labels = [label for label, _ in bars]
         values = [p.y for _, p in bars]
@@ -304,7 +343,7 @@ def scatter_chart(path: Path, key: str, *, title: str, xlabel: str, ylabel: str,
                   bands: tuple[float, float] | None = None) -> None:
     """Points per series over a log x axis; optional shaded y bands (overhead anatomy)."""
     with matplotlib.rc_context(STYLE):
-        fig = _figure(6.4, 4.2)
+        fig = _figure(WIDTH_IN, 4.2)
         ax = fig.add_subplot()
         if bands:
             ax.axhspan(0, bands[0], color="#c44e52", alpha=0.07, linewidth=0)
@@ -320,6 +359,10 @@ def scatter_chart(path: Path, key: str, *, title: str, xlabel: str, ylabel: str,
         ax.set_ylabel(ylabel)
         _legend_below(fig, ax, len(series))
         _save(fig, path, title, key)
+
+
+def _text_width_in(text: str, size_pt: float) -> float:
+    return TextPath((0, 0), text, size=size_pt).get_extents().width / 72 if text else 0.0
 
 
 @dataclass(frozen=True)
@@ -338,7 +381,14 @@ def heatmap(path: Path, key: str, *, title: str, rows: list[str], columns: list[
     norm = TwoSlopeNorm(vmin=-limit, vcenter=0.0, vmax=limit)
     cmap = matplotlib.colormaps["RdBu"]
     with matplotlib.rc_context(STYLE | {"axes.grid": False}):
-        fig = _figure(1.9 + 1.05 * len(columns), 2.3 + 0.3 * len(rows))
+        widest = max((_text_width_in(text, MIN_FONT_PT + (0 if text == cell.detail else 1))
+                      for cell in cells.values() for text in (cell.detail, cell.label)),
+                     default=0.0)
+        column_in = max(1.0, widest + 0.15)  # a range like "220.34–270.41" stays in its cell
+        # Row labels and the axis title on the left, the colour bar and its labels on the
+        # right: the columns get the rest, so the figure is as wide as all three.
+        left_in = max((_text_width_in(row, MIN_FONT_PT) for row in rows), default=0.0) + 0.5
+        fig = _figure(left_in + column_in * len(columns) + 1.4, 2.5 + 0.42 * len(rows))
         ax = fig.add_subplot()
         for i, row in enumerate(rows):
             for j, column in enumerate(columns):
@@ -350,17 +400,17 @@ def heatmap(path: Path, key: str, *, title: str, rows: list[str], columns: list[
                     dark = abs(level) > 0.6 * limit
                     ax.add_patch(Rectangle((j, i), 1, 1, facecolor=color, edgecolor="white"))
                     ink = "white" if dark else "black"
-                    ax.text(j + 0.5, i + (0.4 if cell.detail else 0.5), text, ha="center",
-                            va="center", fontsize=7.5, color=ink)
+                    ax.text(j + 0.5, i + (0.32 if cell.detail else 0.5), text, ha="center",
+                            va="center", fontsize=MIN_FONT_PT + 1, color=ink)
                     if cell.detail:
-                        ax.text(j + 0.5, i + 0.75, cell.detail, ha="center", va="center",
-                                fontsize=5.5, color=ink)
+                        ax.text(j + 0.5, i + 0.72, cell.detail, ha="center", va="center",
+                                fontsize=MIN_FONT_PT, color=ink)
                 else:
                     face = STATUS_COLOR if cell.measured else NOT_MEASURED_COLOR
                     ax.add_patch(Rectangle((j, i), 1, 1, facecolor=face, edgecolor="white",
                                            hatch=None if cell.measured else "///"))
                     ax.text(j + 0.5, i + 0.5, cell.label, ha="center", va="center",
-                            fontsize=7, color="#333333")
+                            fontsize=MIN_FONT_PT, color="#333333")
         ax.set_xlim(0, len(columns))
         ax.set_ylim(len(rows), 0)
         ax.set_xticks([j + 0.5 for j in range(len(columns))], columns, rotation=30,

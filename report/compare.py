@@ -6,6 +6,7 @@
 OLD and NEW are each a results folder or file, or a selector of one environment within
 `--results` (default `results`): comma-separated `field=value` terms over the
 environment's fields (`machine`, `torch`, `python`, `backend`, ...), `env_id=PREFIX`,
+`group=G` and `label=L` (the records of one side of an A/B group),
 `profile=quick|full`, or a bare env_id prefix. `torch=2.15.0` also matches a local build
 such as `2.15.0+cpu`. A side must come down to exactly one environment.
 
@@ -15,6 +16,14 @@ the changes page (report/pages/changes.py) calls it too. A case changed when
 1. both sides rest on two or more processes (a single run is never flagged),
 2. the ranges [min, max] of the two sides' process medians do not overlap, and
 3. the ratio of medians (new / old) is at least 1 + MIN_EFFECT or at most 1 / (1 + MIN_EFFECT).
+
+Two figures are compared only when they share a host and a time. By default the command
+looks for an A/B group (bench/ab.py) holding both sides: releases measured alternately on
+one host in one run, judged by `report.ab` against the group's A/A noise floor (`--group`
+names one). Without one, it compares two environments' older runs, and only when every
+record of both ran on the same host (host name and boot id): otherwise it prints one line
+saying that the hosts differ, with the host probe beside it as a hint (never a correction),
+and no faster/slower verdict, unless `--across-hosts` asks for one.
 
 Exit status: 0, or 1 with `--fail-above X%` when a significant regression is slower by more
 than X%, or 2 with a one-line error when a side names no environment, several, or no
@@ -143,7 +152,8 @@ class Side:
     records: pd.DataFrame
 
 
-SELECTOR_FIELDS = ("env_id", "profile", *analysis.ENV_FIELDS)
+# group and label pick the records of an A/B group (tag ab-<group>-<label>, bench/ab.py).
+SELECTOR_FIELDS = ("env_id", "profile", "group", "label", *analysis.ENV_FIELDS)
 
 
 def public_release(torch: str) -> str:
@@ -162,6 +172,13 @@ def select(records: pd.DataFrame, selector: str) -> pd.DataFrame:
         if name not in SELECTOR_FIELDS:
             raise SelectionError(f"unknown field {name!r} in {selector!r}; use one of "
                                  f"{', '.join(SELECTOR_FIELDS)}")
+        if name in ("group", "label"):
+            from bench.ab import parse_tag
+
+            part = 0 if name == "group" else 1
+            found = [(parse_tag(t) or (None, None))[part] for t in records["tag"]]
+            mask &= pd.Series(found, index=records.index, dtype=object) == value
+            continue
         column = records[name].astype(str)
         if name == "env_id":
             mask &= column.str.startswith(value)
@@ -358,6 +375,107 @@ def percentage(value: str) -> float:
     return number / 100
 
 
+# ---- hosts and A/B groups ----------------------------------------------------------------
+
+def side_hosts(records: pd.DataFrame) -> tuple[str, ...] | None:
+    """The hosts of a side's older runs (process tags), None when any record lacks one."""
+    from report import ab
+
+    return ab.hosts_of(records[records["tag"].str.match(analysis.PROCESS_TAGS)])
+
+
+def probe_us(records: pd.DataFrame) -> float | None:
+    """The median host probe (eager trivial op, µs) over a side's records that timed it."""
+    from report import ab
+
+    found = [p for p in map(ab._probe_us, records["op_s"]) if p is not None]
+    return float(pd.Series(found).median()) if found else None
+
+
+def hosts_differ_line(old: Side, new: Side) -> str | None:
+    """The one line saying that the two sides ran on different hosts, or None if they share
+    one. The probe is a hint of how fast each host dispatches, not a correction."""
+    from report import ab
+
+    a, b = side_hosts(old.records), side_hosts(new.records)
+    if a is not None and a == b:
+        return None
+    probes = [probe_us(side.records) for side in (old, new)]
+    hint = " vs ".join("not recorded" if p is None else f"{p:.2f} µs" for p in probes)
+    differ = "the hosts differ" if a is not None and b is not None else (
+        "the hosts are not known to be the same")
+    return (f"{differ}: {old.spec} ran on {ab.host_text(a)}, {new.spec} on "
+            f"{ab.host_text(b)}; no faster/slower verdict across hosts (--across-hosts "
+            f"compares anyway); host probe, a hint and not a correction: eager trivial op {hint}")
+
+
+def _pool(spec: str, results_dir: Path, everything: pd.DataFrame) -> pd.DataFrame:
+    path = Path(spec)
+    if "\0" not in spec and path.exists():
+        return _read(path)
+    return select(everything, spec) if not everything.empty else everything
+
+
+def ab_pair(old_pool: pd.DataFrame, new_pool: pd.DataFrame, group: str | None
+            ) -> tuple[str, str, str] | None:
+    """(group, old label, new label) of the newest A/B group with a label on each side (or
+    of `group`), or None."""
+    from report import ab
+
+    old_sides, new_sides = ab.sides(old_pool), ab.sides(new_pool)
+    common = [g for g in dict.fromkeys(new_sides["group"]) if g in set(old_sides["group"])
+              and (group is None or g == group)]
+    for g in reversed(common):  # sides() is in run order: the newest group last
+        old_labels = list(old_sides.loc[old_sides["group"] == g, "label"])
+        new_labels = [x for x in new_sides.loc[new_sides["group"] == g, "label"]
+                      if x not in old_labels]
+        if old_labels and new_labels:
+            return g, old_labels[0], new_labels[0]
+    return None
+
+
+def ab_text(records: pd.DataFrame, group: str, old_label: str, new_label: str) -> tuple[str, pd.DataFrame]:
+    """The command's output for one A/B comparison, and its judged rows."""
+    from report import ab
+
+    found = ab.pair_steps(records, group, old_label, new_label)
+    rows = ab.summary(found)
+    first = rows.iloc[0] if not rows.empty else None
+    side_rows = ab.sides(records).set_index(["group", "label"])
+    old_side, new_side = side_rows.loc[(group, old_label)], side_rows.loc[(group, new_label)]
+    hosts = old_side["hosts"] if old_side["hosts"] == new_side["hosts"] else None
+    lines = [f"A/B group {group}: old {old_side['release']} (label {old_label}, env "
+             f"{old_side['env_id']}), new {new_side['release']} (label {new_label}, env "
+             f"{new_side['env_id']}); " + (f"one host, one run: {ab.host_text(hosts)}" if hosts
+                                           else "the sides' hosts differ or are not recorded")]
+    if first is not None and first["floor_cases"]:
+        lines.append(f"A/A noise floor: {ab.percent(first['floor_median'])} (median over "
+                     f"{first['floor_cases']} cases, largest {ab.percent(first['floor_max'])}; "
+                     f"A/A run of group {first['floor_group']})")
+    else:
+        lines.append(f"A/A noise floor: {ab.NO_FLOOR} on this host, so no step is called "
+                     f"(measure one: python -m bench.ab with one interpreter under two labels)")
+    lines += [f"rule: a step is called when every ABBA pair's new/old ratio lies beyond the "
+              f"case's A/A floor and beyond {1 + MIN_EFFECT:.2f} (or below their inverses)", ""]
+    header = ["workload", "mode", "batch", "old", "new", "ratio", "range", "pairs", "A/A floor",
+              "change"]
+    body = [[r.workload, r.mode, _batch(r.batch_size), latency_text(r.old_median_s),
+             latency_text(r.new_median_s), f"{r.ratio:.3f}", f"{r.lo:.3f}–{r.hi:.3f}",
+             str(r.pairs), ab.percent(r.floor), r.verdict] for r in found.itertuples()]
+    lines += _aligned(header, body) if body else ["no case timed on both sides"]
+    if first is not None:
+        lines += ["", f"{first['cases']} cases: {first['slower']} slower, {first['faster']} "
+                  f"faster, {first['same']} same, {first[ab.NO_FLOOR] + first[ab.SINGLE]} not "
+                  f"judged"]
+    return "\n".join(lines) + "\n", found
+
+
+def latency_text(seconds: float) -> str:
+    from report.formatting import seconds as as_text
+
+    return as_text(seconds)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m report compare",
@@ -374,21 +492,47 @@ def parser() -> argparse.ArgumentParser:
                         "e.g. 10%%")
     p.add_argument("--only-changed", action="store_true",
                    help="list only the cases that changed significantly")
+    p.add_argument("--group", help="the A/B group to read (default: the newest holding both)")
+    p.add_argument("--across-hosts", action="store_true",
+                   help="compare older runs even when their hosts differ (default: one line "
+                        "saying so, and no verdict)")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        old, new = resolve(args.old, args.results), resolve(args.new, args.results)
+        everything = analysis.load(args.results)
+        pools = [_pool(spec, args.results, everything) for spec in (args.old, args.new)]
+        found = ab_pair(*pools, args.group)
+        if found is None and args.group:
+            raise SelectionError(f"no A/B group {args.group!r} has a label on each side")
+        if found is None:
+            old, new = resolve(args.old, args.results), resolve(args.new, args.results)
     except (SelectionError, analysis.ResultsError) as error:
         print(f"report compare: error: {error}", file=sys.stderr)
         return 2
+    if found is not None:
+        output, rows = ab_text(pd.concat([everything, *pools]).drop_duplicates("source"), *found)
+        sys.stdout.write(output)
+        failing = rows[(rows["verdict"] == "slower") & (rows["ratio"] > 1 + (args.fail_above or 0))]
+        if args.fail_above is not None and not failing.empty:
+            print(f"FAIL: {len(failing)} step(s) slower by more than {100 * args.fail_above:g}% "
+                  f"in A/B group {found[0]}", file=sys.stderr)
+            return 1
+        return 0
+    differ = hosts_differ_line(old, new)
+    if differ and not args.across_hosts:
+        print(differ)
+        return 0
     judged = compare_sides(old, new)
     if not judged["timed"].any():
         print(f"report compare: error: {old.spec!r} and {new.spec!r} have no timed case in "
               f"common", file=sys.stderr)
         return 2
+    if differ:
+        print(f"note: {differ.split(';')[0]}; compared anyway (--across-hosts): a verdict here "
+              f"may be the hosts' difference, not the releases'")
     sys.stdout.write(text(old, new, judged, only_changed=args.only_changed))
     if args.fail_above is not None:
         failing = regressions(judged, args.fail_above)

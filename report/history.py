@@ -11,7 +11,12 @@ such as +cpu or +cu130 is ignored for ordering and kept for display).
 - `history(records)`: every case with its lineage and release, and its speedup over eager
   in the same environment and profile.
 - `changes(records)`: every case of each pair of consecutive releases of a lineage,
-  judged by `compare.judge`, the same rule as `python -m report compare`.
+  judged by `compare.judge`, the same rule as `python -m report compare`, where both
+  releases ran on the same host (`older_pairs` says which do).
+
+These are the *older runs*: records under the process tags (`main`, `rerun-N`), each
+release measured in a run of its own. Releases measured alternately in one run, A/B
+groups, are `report/ab.py`'s; pages set a release against another from those by default.
 """
 
 from __future__ import annotations
@@ -119,14 +124,48 @@ def history(records: pd.DataFrame, table: pd.DataFrame | None = None) -> pd.Data
     return analysis.ordered(out, "profile", "lineage", "position").reset_index(drop=True)
 
 
+def older(records: pd.DataFrame) -> pd.DataFrame:
+    """The records of older runs: those under the process tags, not of an A/B group."""
+    return records[records["tag"].str.match(analysis.PROCESS_TAGS)]
+
+
+def site_older(data: analysis.Data) -> pd.DataFrame:
+    return data.memo("older_records", lambda: older(data.records))
+
+
 def site_changes(data: analysis.Data) -> pd.DataFrame:
-    """`changes` of a site's records, once per build (the home page and the changes page)."""
-    return data.memo("changes", lambda: changes(data.records, site_case_table(data)))
+    """`changes` of a site's older runs, once per build, of the release pairs that ran on
+    one host only: across hosts no verdict is given (`older_pairs`)."""
+    def same_host() -> pd.DataFrame:
+        found = changes(site_older(data), site_case_table(data))
+        if found.empty:
+            return found
+        pairs = older_pairs(site_older(data))
+        kept = pairs[pairs["same_host"]]
+        return found.merge(kept[["old_env_id", "new_env_id"]], on=["old_env_id", "new_env_id"])
+    return data.memo("changes", same_host)
 
 
 def site_case_table(data: analysis.Data) -> pd.DataFrame:
-    """`case_table` of a site's records, once per build (history and changes)."""
-    return data.memo("case_table", lambda: case_table(data.records))
+    """`case_table` of a site's older runs, once per build (history and changes)."""
+    return data.memo("case_table", lambda: case_table(site_older(data)))
+
+
+def older_pairs(records: pd.DataFrame) -> pd.DataFrame:
+    """`pairs` of the older runs, with each side's hosts (`old_hosts`, `new_hosts`: None
+    where a record ran before hosts were recorded), its median host probe in µs, and
+    `same_host`: both known and equal, the one case where a verdict is given."""
+    from report import ab, compare
+
+    records = older(records)
+    found = pairs(releases(records))
+    by_env = analysis.by_env(records)
+    for side in ("old", "new"):
+        found[f"{side}_hosts"] = [ab.hosts_of(by_env[e]) for e in found[f"{side}_env_id"]]
+        found[f"{side}_probe_us"] = [compare.probe_us(by_env[e]) for e in found[f"{side}_env_id"]]
+    found["same_host"] = [a is not None and a == b
+                          for a, b in zip(found["old_hosts"], found["new_hosts"], strict=True)]
+    return found
 
 
 def pairs(envs: pd.DataFrame) -> pd.DataFrame:

@@ -1,9 +1,12 @@
 """Which PyTorch release CI should measure next: the newest on PyPI that results/ lacks.
 
     python -m report.releases [--results results] [--backend cpu] [--pypi-json FILE]
+    python -m report.releases --before 2.15.0
 
 prints that release, or nothing when the results already cover the newest one, so the
 scheduled workflow (.github/workflows/torch-release.yml) measures each release once.
+With `--before X` it prints the final release that came before X instead: the one the
+workflow measures A/B against X on the same runner.
 --pypi-json (or ATLAS_PYPI_JSON) reads PyPI's answer from a file: the tests simulate
 the workflow offline with tests/fixtures/pypi_torch.json. Standard library only: the
 workflow runs this before it installs anything.
@@ -52,6 +55,13 @@ def next_release(pypi: dict[str, Any], measured: set[str]) -> str | None:
     return newest if newest not in measured else None
 
 
+def previous_release(pypi: dict[str, Any], release: str) -> str | None:
+    """The newest final, installable release older than `release`, or None."""
+    key = tuple(int(part) for part in release.split("."))
+    older = [v for v in final_releases(pypi) if tuple(int(p) for p in v.split(".")) < key]
+    return older[-1] if older else None
+
+
 def _fetch_pypi() -> dict[str, Any]:
     with urllib.request.urlopen(PYPI_TORCH, timeout=60) as response:
         return json.load(response)
@@ -65,10 +75,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pypi-json", type=Path, default=os.environ.get("ATLAS_PYPI_JSON") or None,
                         help=f"read PyPI's answer from a file instead of {PYPI_TORCH} "
                              "(default: $ATLAS_PYPI_JSON when set)")
+    parser.add_argument("--before", metavar="X.Y.Z",
+                        help="print the final release before this one instead")
     args = parser.parse_args(argv)
+    if args.before is not None and not _FINAL.fullmatch(args.before):
+        print(f"report.releases: --before {args.before!r} is not a final release such as 2.15.0",
+              file=sys.stderr)
+        return 2
     try:
         pypi = json.loads(args.pypi_json.read_text()) if args.pypi_json else _fetch_pypi()
-        release = next_release(pypi, measured_releases(args.results, args.backend))
+        release = (previous_release(pypi, args.before) if args.before is not None
+                   else next_release(pypi, measured_releases(args.results, args.backend)))
     except (OSError, ValueError) as error:  # MalformedRecord is a ValueError naming file:line
         print(f"report.releases: {error}", file=sys.stderr)
         return 1

@@ -21,8 +21,10 @@ SEEDS = ROOT.parent / "shared" / "seeds"
 # by report/ledger.py, which judges the claims. Families are listed here: only the
 # workload modules (which import torch) define them.
 FAMILIES = {"launch-overhead", "matmul", "matmul-softmax", "elementwise", "entropy", "mlp",
-            "conv", "vit", "train", "dynamic", "matmul-sweep", "warmup"}
-SEED = re.compile(r"^\d{3}$")
+            "conv", "vit", "train", "dynamic", "matmul-sweep", "warmup", "model"}
+SEED = re.compile(r"^\d{3}$|^doc$")
+# The sixth source, PyTorch's own documentation of its modes, kept as data in the repository.
+DOCUMENTATION = ROOT / "report" / "mode-options.yaml"
 
 
 def load(path: Path = LEDGER) -> dict:
@@ -33,7 +35,8 @@ def seed_files() -> dict[str, Path] | None:
     """Seed number -> file, or None where the seeds are not checked out (CI)."""
     if not SEEDS.is_dir():
         return None
-    return {p.name[:3]: p for p in sorted(SEEDS.glob("*.txt")) if SEED.match(p.name[:3])}
+    found = {p.name[:3]: p for p in sorted(SEEDS.glob("*.txt")) if SEED.match(p.name[:3])}
+    return {**found, "doc": DOCUMENTATION}
 
 
 def claim_problems(claim: dict, seeds: dict[str, Path] | None) -> list[str]:

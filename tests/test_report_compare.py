@@ -7,7 +7,9 @@ builds on it too.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -17,6 +19,7 @@ from bench.modes import MODES
 from bench.records import (
     CaseKey,
     Environment,
+    Host,
     Process,
     Record,
     Timing,
@@ -47,6 +50,13 @@ SPREADS = {("2.9.0", "matmul-128", "default"): 0.001, ("2.10.0", "matmul-128", "
            ("2.11.0", "mlp", "default"): 0.15}
 
 
+# Every fixture record ran on this host, unless a test says otherwise: older runs are
+# compared only when both sides share a host.
+HOST = Host(hostname="fixture-host", boot_id="boot-0", cpu_model="Fixture CPU", cpu_mhz=None,
+            cpus_available=2, load_before=(0.1,), load_after=(0.1,), gpu_sm_clock_mhz=None,
+            gpu_memory_clock_mhz=None, op_s=(2.5e-6,))
+
+
 def environment(torch: str, machine: str = "fixture-cpu") -> Environment:
     return Environment(
         machine=machine, backend="cpu", os="Linux-6.8", python="3.11.7", torch=torch,
@@ -57,7 +67,8 @@ def environment(torch: str, machine: str = "fixture-cpu") -> Environment:
 
 
 def record(env: Environment, workload: str, mode: str, median: float, repeat: int = 0,
-           repeats: int = 3, batch: int | None = None, profile: str = "quick") -> Record:
+           repeats: int = 3, batch: int | None = None, profile: str = "quick",
+           host: Host | None = HOST) -> Record:
     samples = (median * 0.99, median, median, median * 1.01, median)
     return Record(
         key=CaseKey("cpu", workload, mode, batch), status="ok", reason=None, profile=profile,
@@ -68,7 +79,8 @@ def record(env: Environment, workload: str, mode: str, median: float, repeat: in
         mode_traits=MODES[mode].traits,
         workload_info=WorkloadInfo("fixture", workload, ((8, 8),), "float32", None, None, 0),
         timing=Timing(samples=samples, calls_per_sample=1, warmup_calls=1,
-                      wall_per_call_s=median, timer="perf-counter", **summarize(samples)))
+                      wall_per_call_s=median, timer="perf-counter", **summarize(samples)),
+        host=host)
 
 
 def failed_record(env: Environment, workload: str, mode: str, status: str = "error",
@@ -79,7 +91,7 @@ def failed_record(env: Environment, workload: str, mode: str, status: str = "err
         started_at=f"2026-12-01T10:00:0{repeat}+00:00", duration_s=1.0,
         process=Process(repeat=repeat, repeats=repeats, run_id="r", gpu=None, workers=1,
                         parent_import_s=None, cache="cold"),
-        mode_traits=MODES[mode].traits)
+        mode_traits=MODES[mode].traits, host=HOST)
 
 
 def case_records(env: Environment, workload: str, mode: str, median: float, spread: float,
@@ -317,3 +329,68 @@ def test_a_case_that_fails_in_the_new_release_is_a_status_change_not_a_ratio(tmp
     assert list(changed["mode"]) == ["default"] and not changed["significant"].any()
     assert compare.table_rows(changed)[0]["change"] == "ok -> error"
     assert run(folder, "torch=2.9.0", "torch=2.10.0", "--fail-above", "1%") == 0
+
+
+# ---- hosts and A/B groups -----------------------------------------------------------------
+
+def two_hosts(tmp_path: Path) -> Path:
+    """2.9.0 on the fixture host, 2.10.0 (20% slower in mlp default) on another, with a
+    host probe three times as slow."""
+    other = dataclasses.replace(HOST, hostname="busy-host", boot_id="boot-7", op_s=(7.5e-6,))
+    return write(tmp_path / "r", [
+        *case_records(environment("2.9.0"), "mlp", "default", 1e-3, 0.01),
+        *case_records(environment("2.10.0"), "mlp", "default", 1.2e-3, 0.01, host=other)])
+
+
+def test_across_two_hosts_compare_prints_one_line_and_no_verdict(tmp_path, capsys):
+    folder = two_hosts(tmp_path)
+    assert run(folder, "torch=2.9.0", "torch=2.10.0", "--fail-above", "5%") == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and out.startswith("the hosts differ:")
+    assert "fixture-host (boot boot-0)" in out and "busy-host (boot boot-7)" in out
+    assert "2.50 µs vs 7.50 µs" in out  # the probe, as a hint
+    assert "slower" not in out.replace("faster/slower", "") and "faster" not in out.replace(
+        "faster/slower", "")
+
+
+def test_across_hosts_compares_when_asked_and_says_the_hosts_differ(tmp_path, capsys):
+    assert run(two_hosts(tmp_path), "torch=2.9.0", "torch=2.10.0", "--across-hosts") == 0
+    out = capsys.readouterr().out
+    assert out.startswith("note: the hosts differ") and "slower" in out.splitlines()[-5]
+
+
+def test_records_without_a_host_are_not_known_to_share_one(tmp_path, capsys):
+    folder = write(tmp_path / "r", [
+        *case_records(environment("2.9.0"), "mlp", "default", 1e-3, 0.01, host=None),
+        *case_records(environment("2.10.0"), "mlp", "default", 1.2e-3, 0.01)])
+    assert run(folder, "torch=2.9.0", "torch=2.10.0") == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and "ran on host not recorded" in out
+    assert out.startswith("the hosts are not known to be the same:")
+
+
+def test_compare_reads_the_ab_group_that_holds_both_releases_and_only_it(tmp_path, capsys):
+    from ab_fixtures import group_records
+    from test_report_ab import EFFECTS, LABELS, NOISE
+
+    older = release_records(releases=("2.14.1", "2.15.0"), machine="ab-cpu",
+                            effects={("2.15.0", "mlp", "default"): 3.0})
+    other_group = group_records("g0", {"2.14.1": "2.14.1", "2.15.0": "2.15.0"},
+                                {("2.15.0", "mlp", "eager"): 2.0})
+    folder = write(tmp_path / "r", older + other_group + group_records(
+        "g1", LABELS, EFFECTS, NOISE, start=datetime(2026, 12, 2, tzinfo=timezone.utc)))
+    assert run(folder, "torch=2.14.1", "torch=2.15.0", "--fail-above", "20%") == 1
+    out = capsys.readouterr().out
+    assert out.startswith("A/B group g1: old 2.14.1 (label 2.14.1")
+    assert "one host, one run: quiet (boot boot-1)" in out
+    assert "A/A noise floor: ±2.0% (median over 4 cases" in out
+    rows = {tuple(line.split()[:2]): line.split() for line in out.splitlines()
+            if line.startswith(("mlp", "matmul-128"))}
+    assert rows[("mlp", "default")][-1] == "slower" and rows[("mlp", "default")][-5] == "1.300"
+    assert rows[("mlp", "eager")][-1] == "same"  # g0's 2x and the older runs' 3x are not read
+    assert rows[("matmul-128", "eager")][-1] == "faster"
+    assert "4 cases: 1 slower, 1 faster, 2 same, 0 not judged" in out
+    assert run(folder, "torch=2.14.1", "torch=2.15.0", "--group", "g0") == 0
+    out = capsys.readouterr().out  # g0 has no A/A run: g1's, on the same host, is its floor
+    assert out.startswith("A/B group g0") and "A/A run of group g1" in out
+    assert "4 cases: 1 slower, 0 faster, 3 same" in out

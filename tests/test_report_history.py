@@ -164,13 +164,13 @@ def test_the_history_page_lists_machines_with_one_release_apart(site):
 
 def test_the_changes_page_states_the_rule_and_cites_its_models(site):
     text = page(site, "changes.md")
-    assert "do not overlap" in text and "5.0%" in text
+    assert "A/A noise floor" in text and "process medians disjoint" in text and "5.0%" in text
     assert "https://asv.readthedocs.io/" in text and "https://pyperf.readthedocs.io/" in text
 
 
 def test_the_changes_page_lists_the_known_changes_with_geometric_means(site):
     text = page(site, "changes.md")
-    section = text.split("## 2.9.0+cpu → 2.10.0")[1].split("## 2.10.0 → 2.11.0")[0]
+    section = text.split("### 2.9.0+cpu → 2.10.0")[1].split("### 2.10.0 → 2.11.0")[0]
     assert re.search(r"\*\*Slower\*\* \(1\):.*\| \[mlp\]\([^)]*\) \| — \| default \|", section,
                      re.S)
     assert re.search(r"\*\*Faster\*\* \(1\):.*\| \[matmul-128\]\([^)]*\) \| — \| eager \|",
@@ -178,16 +178,66 @@ def test_the_changes_page_lists_the_known_changes_with_geometric_means(site):
     assert "| eager | 2 | 0.894 |" in section  # geomean of 0.8 and 1.0
 
 
-def test_the_changes_page_shows_the_compare_commands_own_output(site, records):
-    from report import compare
+# ---- A/B groups on the pages ---------------------------------------------------------------
 
-    text = page(site, "changes.md")
-    command = ("python -m report compare machine=fixture-cpu,torch=2.10.0 "
-               "machine=fixture-cpu,torch=2.11.0")
-    assert f"$ {command}" in text
-    old = compare.choose(records, "machine=fixture-cpu,torch=2.10.0")
-    new = compare.choose(records, "machine=fixture-cpu,torch=2.11.0")
-    assert compare.text(old, new, compare.compare_sides(old, new)) in text
+@pytest.fixture
+def ab_site(tmp_path: Path) -> Site:
+    """Older runs of 2.14.1 and 2.15.0 on two hosts (2.15.0 3x slower there, a host effect),
+    and an A/B group with an A/A run on a third, quiet one."""
+    import dataclasses
+
+    from ab_fixtures import group_records
+    from test_report_ab import EFFECTS, LABELS, NOISE
+    from test_report_compare import HOST, case_records
+
+    slow = dataclasses.replace(HOST, hostname="busy", boot_id="boot-9", op_s=(8.8e-6,))
+    older = [*case_records(environment("2.14.1", "ab-cpu"), "mlp", "eager", 1e-3, 0.01),
+             *case_records(environment("2.15.0", "ab-cpu"), "mlp", "eager", 3e-3, 0.01,
+                           host=slow)]
+    records = analysis.load(write(tmp_path / "r", older + group_records("g1", LABELS, EFFECTS,
+                                                                         NOISE)))
+    site = Site(Data(records), tmp_path / "docs")
+    history_page.render(site)
+    changes_page.render(site)
+    return site
+
+
+def test_the_changes_page_judges_the_ab_group_with_its_floor_beside_it(ab_site):
+    text = page(ab_site, "changes.md")
+    assert "| g1 | 2.14.1 → 2.15.0 | quiet (boot boot-1) | ±2.0% | 4 | 1 | 1 | 2 | 0 |" in text
+    section = text.split("### 2.14.1 → 2.15.0 · A/B group g1")[1].split("## Older runs")[0]
+    assert "A/A noise floor: ±2.0% (median over 4 cases" in section
+    assert re.search(r"\| \[mlp\]\([^)]*\) \| — \| default \|.* \| 1.300–1.313 \| 3 \| ±2.0% \| "
+                     r"slower \|", section)
+    assert "$ python -m report compare group=g1,label=2.14.1 group=g1,label=2.15.0" in section
+
+
+def test_older_runs_on_different_hosts_get_one_line_and_no_verdict(ab_site):
+    older = page(ab_site, "changes.md").split("## Older runs")[1]
+    line = next(x for x in older.splitlines() if x.startswith("- 2.14.1 → 2.15.0"))
+    assert "the hosts differ" in line and "no faster/slower verdict" in line
+    assert "2.50 µs vs 8.80 µs" in line
+    assert "**Slower**" not in older and "**Faster**" not in older
+
+
+def test_the_history_chart_draws_the_ab_group_as_a_line_and_older_runs_apart(ab_site):
+    text = page(ab_site, "history.md")
+    assert "| g1 | 2.14.1 (torch 2.14.1), 2.15.0 (torch 2.15.0), 2.15.0-aa (torch 2.15.0) |" in text
+    link = re.search(r"\]\((\.\./charts/history/[^)]+-mlp\.svg)\)", text)[1]
+    svg = (ab_site.docs / "analysis" / link).resolve().read_text(encoding="utf-8")
+    assert "A/B group g1" in svg and "older runs, each apart" in svg
+
+
+def test_the_release_answer_and_the_changes_page_say_the_same(ab_site):
+    from report import ab
+
+    answer = ab.release_answer(ab_site.data)
+    text = page(ab_site, "changes.md")
+    row = f"| {answer['group']} | {answer['old']} → {answer['release']} | {answer['host']} |"
+    cells = next(x for x in text.splitlines() if x.startswith(row)).split("|")[4:-1]
+    assert [c.strip() for c in cells] == [answer["floor"]["median"], str(answer["compared"]),
+                                         str(answer["slower"]), str(answer["faster"]),
+                                         str(answer["same"]), str(answer["undecided"])]
 
 
 def test_the_gpu_recipe_link_names_a_heading_of_the_readme():

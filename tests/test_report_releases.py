@@ -119,3 +119,22 @@ def test_cli_unreadable_answer_is_one_line_and_nonzero(tmp_path):
     assert done.returncode == 1
     assert done.stdout == ""
     assert done.stderr.startswith("report.releases: ") and done.stderr.count("\n") == 1
+
+
+def test_the_release_before_is_the_previous_final_installable_one():
+    from report.releases import previous_release
+
+    fixture = json.loads(PYPI_FIXTURE.read_text())
+    assert previous_release(fixture, NEWEST) == "2.14.1"  # 2.15.1 is yanked, previews skipped
+    assert previous_release(fixture, "2.12.1") == "2.12.0"
+    assert previous_release(pypi("2.13.0", "2.14.0", yanked=("2.13.0",)), "2.14.0") is None
+
+
+@pytest.mark.parametrize(("before", "code", "printed"), [("2.15.0", 0, "2.14.1\n"),
+                                                         ("1.0.0", 0, ""), ("2.15", 2, "")])
+def test_cli_before_prints_the_release_to_measure_against(before, code, printed):
+    done = subprocess.run([sys.executable, "-m", "report.releases", "--pypi-json",
+                           str(PYPI_FIXTURE), "--before", before], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (code, printed)
+    assert done.stderr.count("\n") == (1 if code else 0)

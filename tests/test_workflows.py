@@ -120,14 +120,15 @@ def test_ci_runs_the_readme_check_and_lint():
     assert '"zizmor", "--offline", "--min-severity", "medium"' in lint_session
 
 
-def test_the_measurement_stops_inside_the_job_timeout_on_the_cpu_build_and_keeps_its_records():
+def test_the_ab_run_stops_inside_the_job_timeout_on_the_cpu_build_and_keeps_its_records():
     measure = load("torch-release.yml")["jobs"]["measure"]
-    bench = step({"jobs": {"m": measure}}, "m", name_has="measure it")
-    max_minutes = int(re.search(r"--max-minutes (\d+)", bench["run"]).group(1))
-    assert max_minutes <= measure["timeout-minutes"] - 20  # room to build the site and upload
+    bench = step({"jobs": {"m": measure}}, "m", name_has="measure it A/B")
+    max_minutes = int(re.search(r"--max-minutes (\d+)", bench["env"]["AB_OPTIONS"]).group(1))
+    assert max_minutes <= measure["timeout-minutes"] - 30  # room to build the site and upload
     assert bench["env"]["ATLAS_TORCH_INDEX"] == "https://download.pytorch.org/whl/cpu"
     assert "ATLAS_TORCH_INDEX" in (ROOT / "noxfile.py").read_text()
-    assert '--torch "$TORCH_RELEASE"' in bench["run"] and "nox -s release" in bench["run"]
+    assert ('nox -s ab -- --torch "$PREVIOUS" --torch "$TORCH_RELEASE" --torch "$TORCH_RELEASE"'
+            in bench["run"])  # one job, one runner: A/B, and the new release again for A/A
     uploads = {s["with"]["name"].split("-")[0]: s for s in measure["steps"]
                if s.get("uses", "").startswith("actions/upload-artifact@")}
     assert uploads["results"]["with"]["path"].rstrip("/") == "results"
@@ -199,7 +200,8 @@ def run_script(script: str, cwd: Path, tmp_path: Path, **env: str) -> subprocess
     base = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1",
             "PYTHONPATH": str(ROOT), "ATLAS_PYPI_JSON": str(PYPI_FIXTURE),
             "FAKE_GH_LOG": str(tmp_path / "gh.log"), "GITHUB_OUTPUT": str(tmp_path / "output"),
-            "RUNNER_TEMP": str(tmp_path), "GH_TOKEN": "fake-token", "REPOSITORY": "owner/atlas"}
+            "RUNNER_TEMP": str(tmp_path), "GH_TOKEN": "fake-token", "REPOSITORY": "owner/atlas",
+            "RUN_ID": "7"}
     return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(tmp_path / "step.sh")],
                           cwd=cwd, env=base | env, capture_output=True, text=True, check=False)
 
@@ -226,7 +228,8 @@ def pick(tmp_path: Path, measured: tuple[str, ...] = ("2.14.1+cpu",), **env: str
 def test_the_release_step_picks_each_release_once(tmp_path, case, env, measured, picked):
     done, output = pick(tmp_path, measured, **env)
     assert done.returncode == 0, f"{case}: {done.stderr}"
-    assert output == (f"torch={picked}\n" if picked else ""), case
+    previous = {NEWEST: "2.14.1", "2.12.1": "2.12.0"}.get(picked)
+    assert output == (f"torch={picked}\nprevious={previous}\ngroup=ci7\n" if picked else ""), case
 
 
 @pytest.mark.parametrize("requested", ['2.15.0"; touch pwned; "', "2.15", "2.15.0rc1",
@@ -264,7 +267,8 @@ def propose(tmp_path: Path, new_records: bool) -> tuple[subprocess.CompletedProc
     if new_records:  # what actions/download-artifact leaves in results/
         (checkout / "results" / f"cpu-torch{NEWEST}.jsonl").write_text("{}\n")
     script = step(load("torch-release.yml"), "propose", name_has="open the pull request")["run"]
-    done = run_script(script, checkout, tmp_path, TORCH_RELEASE=NEWEST, BASE="main",
+    done = run_script(script, checkout, tmp_path, TORCH_RELEASE=NEWEST, PREVIOUS="2.14.1",
+                      GROUP="ci7", BASE="main",
                       SERVER="https://github.com", RUN_URL="https://github.com/owner/atlas/actions/runs/7")
     return done, origin
 
@@ -279,6 +283,7 @@ def test_propose_pushes_the_records_to_their_branch_and_opens_the_pr(tmp_path):
     assert f"pr create --repo owner/atlas --base main --head {branch} " in calls
     body = (tmp_path / "gh.log.body").read_text()
     assert f"site-torch-{NEWEST}" in body and "https://github.com/owner/atlas/actions/runs/7" in body
+    assert "A/B against torch 2.14.1" in body and "group=ci7,label=2.14.1" in body
     assert "fake-token" not in done.stdout + done.stderr
 
 
@@ -289,3 +294,80 @@ def test_propose_does_nothing_without_new_records(tmp_path):
     assert not (tmp_path / "gh.log").exists()
     heads = git("--git-dir", str(origin), "for-each-ref", "--format=%(refname)", "refs/heads", cwd=tmp_path)
     assert heads.split() == ["refs/heads/main"]
+
+
+# The A/B step and the compare step, run here against one release under three labels: a
+# nox without installs makes every --torch this interpreter, through noxfile's own
+# argument handling and labels.
+
+FAKE_NOX = """#!{python}
+import os, subprocess, sys, tomllib, types
+
+root = os.environ["PYTHONPATH"]
+nox = types.ModuleType("nox")
+nox.options = types.SimpleNamespace()
+nox.Session = object
+nox.session = lambda f=None, **k: f if f else (lambda g: g)
+nox.project = types.SimpleNamespace(load_toml=lambda p: tomllib.load(open(os.path.join(root, p), "rb")),
+                                    dependency_groups=lambda *a: [])
+sys.modules["nox"] = nox
+sys.path.insert(0, root)
+cwd = os.getcwd()
+os.chdir(root)
+import noxfile
+os.chdir(cwd)
+
+args = sys.argv[1:]
+name = args[args.index("-s") + 1]
+session = types.SimpleNamespace(posargs=args[args.index("--") + 1:] if "--" in args else [])
+with open(os.environ["FAKE_NOX_LOG"], "a") as log:
+    log.write(" ".join(args) + "\\n")
+if name == "ab":
+    releases = noxfile.torch_releases(session)
+    sides = [x for label in noxfile.ab_labels(releases) for x in ("--env", f"{{label}}={{sys.executable}}")]
+    sys.exit(subprocess.call([sys.executable, "-m", "bench.ab", *sides, *session.posargs]))
+if name == "docs":  # the site build is tested elsewhere; its environment's python is used
+    os.makedirs(".nox/docs/bin", exist_ok=True)
+    with open(".nox/docs/bin/python", "w") as wrapper:  # a link would lose the venv
+        wrapper.write(f"#!/bin/sh\\nexec {{sys.executable}} \\"$@\\"\\n")
+    os.chmod(".nox/docs/bin/python", 0o755)
+    sys.exit(0)
+sys.exit(f"fake nox: no session {{name}}")
+"""
+
+
+@pytest.mark.slow
+def test_the_ab_step_and_the_compare_step_run_here_under_three_labels(tmp_path):
+    from bench import ab
+    from bench.records import read_records
+
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    run_script("true", checkout, tmp_path)  # makes bin/ with the fake gh and python
+    (tmp_path / "bin" / "nox").write_text(FAKE_NOX.format(python=sys.executable))
+    (tmp_path / "bin" / "nox").chmod(0o755)
+    (tmp_path / "tmp").mkdir()
+    workflow = load("torch-release.yml")
+    env = {"TORCH_RELEASE": NEWEST, "PREVIOUS": "2.14.1", "GROUP": "ci7",
+           "FAKE_NOX_LOG": str(tmp_path / "nox.log"), "TMPDIR": str(tmp_path / "tmp"),
+           "AB_OPTIONS": "--backend cpu --workload matmul-128 --mode eager --mode default "
+                         "--shapes tiny --rounds 3 --budget 0.02 --repeats 2 --machine ci-test "
+                         f"--cache-dir {tmp_path / 'cache'}",
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
+    measured = run_script(step(workflow, "measure", name_has="measure it A/B")["run"], checkout,
+                          tmp_path, **env)
+    assert measured.returncode == 0, measured.stdout[-2000:] + measured.stderr[-2000:]
+    records = [r for path in sorted((checkout / "results").glob("*.jsonl"))
+               for r in read_records(path)]
+    paired = sorted((r for r in records if r.process.timing == "paired"), key=lambda r: r.started_at)
+    turns = list(dict.fromkeys((ab.parse_tag(r.key.tag)[1], r.process.repeat) for r in paired))
+    assert turns == [("2.14.1", 0), (NEWEST, 0), (f"{NEWEST}-aa", 0),
+                     (f"{NEWEST}-aa", 1), (NEWEST, 1), ("2.14.1", 1)]
+    assert {ab.parse_tag(r.key.tag)[0] for r in records} == {"ci7"}
+    compared = run_script(step(workflow, "measure", name_has="compare the two releases")["run"],
+                          checkout, tmp_path, **env)
+    assert compared.returncode == 0, compared.stderr[-2000:]
+    summary = (tmp_path / "summary.md").read_text()
+    assert "A/B group ci7: old " in summary and "(label 2.14.1" in summary
+    assert f"(label {NEWEST}," in summary and "one host, one run" in summary
+    assert "A/A noise floor: ±" in summary  # the group measured its own floor

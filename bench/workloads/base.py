@@ -10,11 +10,30 @@ comes from `random`, which draws float32 on the CPU and then casts.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 
+from bench.workloads.registry import DTYPES
+
 AXES = ("batch", "n")
+# How a workload runs in bfloat16, as people write it: inference casts the module and its
+# inputs (model.to(torch.bfloat16)); a training step keeps float32 weights, gradients and
+# optimizer and runs forward and loss under torch.autocast (the builder does that when
+# asked for bfloat16, see bench/workloads/train.py). Recorded in WorkloadInfo.settings.
+BFLOAT16_FORMS = {
+    False: "weights and inputs in bfloat16, as model.to(torch.bfloat16) gives",
+    True: "torch.autocast(dtype=torch.bfloat16) around forward and loss; float32 weights, "
+          "gradients and SGD",
+}
+# bfloat16 keeps 8 significant bits, a rounding error of up to 2**-9 (about 2e-3) per
+# operation; what a whole workload gets in eager bfloat16 against float64 was measured on a
+# CPU (tiny and seed shapes) before these were set, at several times that, so that a
+# compiled mode that rounds in other places still passes, and a wrong result does not.
+BFLOAT16_TOLERANCE = 2e-2  # the MLPs and the project's training steps (eager: 5e-7 to 4e-3)
+# The ViTs and the real models, inference and training (eager: 3e-3 to 1.4e-2 at batch 1;
+# train-resnet50's loss with batch norm over a batch of 1, tiny shapes: 1.1e-2).
+BFLOAT16_DEEP_TOLERANCE = 5e-2
 # Shapes are tiny in tests and smoke runs: a warm-up curve of this many calls is enough there.
 TINY_CURVE_CALLS = 50
 
@@ -68,7 +87,10 @@ class Workload:
     # A narrower full sweep where a backend is too slow for all of batch_sizes.
     batch_sizes_on: dict[str, tuple[int | None, ...]] = field(default_factory=dict)
     dtype: torch.dtype = torch.float32
-    tolerance: float = 1e-3  # relative L2 error against the float64 reference
+    tolerance: float = 1e-3  # relative L2 error against the float64 reference, in float32
+    # The same in bfloat16; None: the workload runs in float32 only. Set at a few times what
+    # eager bfloat16 gets (an eager bfloat16 record's correctness.rel_error shows it).
+    bfloat16_tolerance: float | None = None
     training: bool = False  # one call is a whole optimizer step; runs with autograd on
     axis: str = "batch"  # what the size means: "batch", or "n" for a square matrix size
     batch_cycle: tuple[int, ...] = ()  # batch sizes successive calls take in turn
@@ -105,6 +127,28 @@ class Workload:
                 or (size is not None and size not in self.autotune_batch_sizes)):
             return False
         return not (profile == "quick" and autotunes and self.quick_without_autotune)
+
+    def dtype_refusal(self, dtype: str) -> str | None:
+        """Why this workload is not measured in `dtype`, one line; None if it is."""
+        if dtype not in DTYPES:
+            return f"unknown dtype {dtype!r} (valid: {', '.join(DTYPES)})"
+        if dtype == "bfloat16" and self.bfloat16_tolerance is None:
+            return f"workload {self.name!r} runs in float32 only"
+        return None
+
+    def tolerance_for(self, dtype: str) -> float:
+        return self.bfloat16_tolerance if dtype == "bfloat16" else self.tolerance
+
+    def build_in(self, dtype: str, device: torch.device, size: int | None, tiny: bool) -> Built:
+        """The workload built to be measured in `dtype` (a CaseKey.dtype)."""
+        refusal = self.dtype_refusal(dtype)
+        if refusal:
+            raise ValueError(refusal)
+        if dtype == "float32":
+            return self.build(device, size, tiny, self.dtype)
+        built = self.build(device, size, tiny, torch.bfloat16)
+        return replace(built, settings=built.settings | {
+            "precision": BFLOAT16_FORMS[self.training]})
 
     def curve_calls(self, backend: str, tiny: bool) -> int:
         calls = self.warmup_curve_calls_on.get(backend, self.warmup_curve_calls)

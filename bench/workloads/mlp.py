@@ -2,7 +2,7 @@
 
 import torch
 
-from bench.workloads.base import Built, Workload, random, tensor_bytes
+from bench.workloads.base import BFLOAT16_TOLERANCE, Built, Workload, random, tensor_bytes
 
 
 def mlp(x: torch.Tensor, w1: torch.Tensor, w2: torch.Tensor) -> torch.Tensor:
@@ -22,4 +22,5 @@ def build(device: torch.device, batch_size: int | None, tiny: bool, dtype: torch
 
 
 MLP = Workload("mlp", "mlp", "relu(x @ w1) @ w2 with a 1024 -> 4096 -> 1024 float32 MLP",
-               build, batch_sizes=(1, 32, 256), sentinel_batch_sizes=(32,))
+               build, batch_sizes=(1, 32, 256), sentinel_batch_sizes=(32,),
+               bfloat16_tolerance=BFLOAT16_TOLERANCE)

@@ -25,6 +25,7 @@ from torch.nn import functional as F
 
 from bench.workloads import optional
 from bench.workloads.base import (
+    BFLOAT16_DEEP_TOLERANCE,
     Built,
     Workload,
     count_parameters,
@@ -38,6 +39,7 @@ from bench.workloads.train import (
     MOMENTUM,
     TRAIN_FLOPS_PER_FORWARD,
     TRAIN_PARAMETER_PASSES,
+    mixed_precision,
     sgd_step,
 )
 
@@ -106,14 +108,14 @@ def _smoothed_cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch
 
 def _built(call: nn.Module, model: nn.Module, inputs: torch.Tensor, flops: int | None,
            out_bytes: int, settings: dict, libraries: dict,
-           labels: torch.Tensor | None = None) -> Built:
+           labels: torch.Tensor | None = None, autocast: torch.dtype | None = None) -> Built:
     """Inference of `call` on `inputs`, or with `labels` one training step of it (its
     weights are `model`'s): FLOPs, bytes and parameters as the other workloads count them."""
     if labels is None:
         return Built(call, (inputs,), flops=flops,
                      bytes_moved=tensor_bytes(inputs) + module_bytes(model) + out_bytes,
                      parameters=count_parameters(model), settings=settings, libraries=libraries)
-    step, steps = sgd_step(call, _smoothed_cross_entropy, labels)
+    step, steps = sgd_step(call, _smoothed_cross_entropy, labels, autocast)
     return Built(step, (inputs,), flops=flops and TRAIN_FLOPS_PER_FORWARD * flops,
                  bytes_moved=tensor_bytes(inputs, labels) + TRAIN_PARAMETER_PASSES * module_bytes(model),
                  parameters=count_parameters(model), steps=steps, settings=settings,
@@ -144,13 +146,14 @@ def timm_builder(name: str, tiny: dict, training: bool = False):
     def build(device: torch.device, batch_size: int | None, is_tiny: bool,
               dtype: torch.dtype) -> Built:
         make, libraries = _timm_model(name, tiny, is_tiny)
+        dtype, autocast = mixed_precision(dtype) if training else (dtype, None)
         batch, side = batch_size or 1, TINY_IMAGE if is_tiny else IMAGE
         model = seeded_module(make, device, dtype).eval()
         images = random((batch, 3, side, side), device, dtype)
         flops, out_bytes = _one_sample(model, images, batch)
         settings = _settings(training, model=f"timm {name}", image=f"{side}x{side}")
         labels = _labels(batch, model.num_classes, device) if training else None
-        return _built(model, model, images, flops, out_bytes, settings, libraries, labels)
+        return _built(model, model, images, flops, out_bytes, settings, libraries, labels, autocast)
 
     return build
 
@@ -173,6 +176,7 @@ def text_builder(make_config: Callable[[object, bool], object], auto_class: str,
     def build(device: torch.device, batch_size: int | None, is_tiny: bool,
               dtype: torch.dtype) -> Built:
         transformers = optional.load("transformers")
+        dtype, autocast = mixed_precision(dtype) if training else (dtype, None)
         config = make_config(transformers, is_tiny)
         auto = getattr(transformers, auto_class)
         batch, sequence = batch_size or 1, TINY_SEQUENCE if is_tiny else SEQUENCE
@@ -189,7 +193,7 @@ def text_builder(make_config: Callable[[object, bool], object], auto_class: str,
         if training:
             settings["dropout"] = "0 (so that the float64 reference takes the same steps)"
             labels = _labels(batch, classes, device)
-        return _built(wrapped, model, ids, flops, out_bytes, settings, libraries, labels)
+        return _built(wrapped, model, ids, flops, out_bytes, settings, libraries, labels, autocast)
 
     return build
 
@@ -235,7 +239,8 @@ def llama_config(transformers, tiny: bool):
 def _inference(name: str, description: str, build, requires: str, tolerance: float) -> Workload:
     return Workload(name, FAMILY, description, build, batch_sizes=BATCHES,
                     batch_sizes_on={"cpu": CPU_BATCHES}, autotune_batch_sizes=(1,),
-                    requires=(requires,), tolerance=tolerance)
+                    requires=(requires,), tolerance=tolerance,
+                    bfloat16_tolerance=BFLOAT16_DEEP_TOLERANCE)
 
 
 def _training(name: str, description: str, build, requires: str, tolerance: float) -> Workload:
@@ -243,7 +248,8 @@ def _training(name: str, description: str, build, requires: str, tolerance: floa
     # compile there is, and the inference workloads already measure what autotuning gives.
     return Workload(name, FAMILY, description, build, batch_sizes=(TRAIN_BATCH,),
                     batch_sizes_on={"cpu": (CPU_TRAIN_BATCH,)}, autotune_batch_sizes=(),
-                    requires=(requires,), tolerance=tolerance, training=True)
+                    requires=(requires,), tolerance=tolerance, training=True,
+                    bfloat16_tolerance=BFLOAT16_DEEP_TOLERANCE)
 
 
 _TINY_RESNET = dict(layers=(1, 1, 1, 1), channels=(8, 16, 32, 64), stem_width=8, num_classes=10)

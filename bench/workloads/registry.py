@@ -35,6 +35,10 @@ ENTRIES: tuple[tuple[str, str], ...] = (
     ("train-bert-base", "bench.workloads.models:TRAIN_BERT_BASE"),
 )
 
+# The precisions a case may run in (CaseKey.dtype), float32 first: every workload runs in
+# it; bfloat16 only where a workload states a tolerance for it (Workload.bfloat16_tolerance).
+DTYPES: tuple[str, ...] = ("float32", "bfloat16")
+
 ORDER: tuple[str, ...] = tuple(name for name, _ in ENTRIES)
 # The real models (family "model"), which need the optional models group: the report lists
 # them on its model page, measured or not.

@@ -9,6 +9,7 @@ step count on the host. The loss targets are fixed and seeded. A call returns th
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 import torch
@@ -16,6 +17,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from bench.workloads.base import (
+    BFLOAT16_TOLERANCE,
     Built,
     Workload,
     count_parameters,
@@ -34,8 +36,17 @@ TRAIN_FLOPS_PER_FORWARD = 3
 TRAIN_PARAMETER_PASSES = 6
 
 
-def sgd_step(model: nn.Module, loss_fn: Callable, target: torch.Tensor) -> tuple[Callable, torch.Tensor]:
-    """A training step for `model`, and the on-device counter of the steps it has taken."""
+def mixed_precision(dtype: torch.dtype) -> tuple[torch.dtype, torch.dtype | None]:
+    """The dtype a training step keeps its weights, inputs and optimizer in, and the one its
+    forward pass and loss run in under torch.autocast (None: no autocast). Asked for
+    bfloat16, a step trains in mixed precision, as people train in bfloat16."""
+    return (torch.float32, torch.bfloat16) if dtype == torch.bfloat16 else (dtype, None)
+
+
+def sgd_step(model: nn.Module, loss_fn: Callable, target: torch.Tensor,
+             autocast: torch.dtype | None = None) -> tuple[Callable, torch.Tensor]:
+    """A training step for `model`, and the on-device counter of the steps it has taken;
+    forward and loss under torch.autocast to `autocast` if given, backward and SGD outside."""
     model.train()
     params = list(model.parameters())
     for p in params:
@@ -49,9 +60,15 @@ def sgd_step(model: nn.Module, loss_fn: Callable, target: torch.Tensor) -> tuple
     # place instead of skipping the graph for mutating an input.
     torch._dynamo.mark_static_address(steps)
 
+    def forward_context():
+        if autocast is None:
+            return contextlib.nullcontext()
+        return torch.autocast(params[0].device.type, dtype=autocast)
+
     def step(x: torch.Tensor) -> torch.Tensor:
         optimizer.zero_grad(set_to_none=False)
-        loss = loss_fn(model(x), target)
+        with forward_context():
+            loss = loss_fn(model(x), target)
         loss.backward()
         optimizer.step()
         steps.add_(1)
@@ -71,12 +88,13 @@ class MLP(nn.Module):
 
 
 def _mlp_build(device: torch.device, batch_size: int | None, tiny: bool, dtype: torch.dtype) -> Built:
+    dtype, autocast = mixed_precision(dtype)
     width, hidden = (16, 32) if tiny else (1024, 4096)
     batch = batch_size or 1
     model = seeded_module(lambda: MLP(width, hidden), device, dtype)
     x = random((batch, width), device, dtype, generator_seed=1)
     target = random((batch, width), device, dtype, generator_seed=4)
-    step, steps = sgd_step(model, F.mse_loss, target)
+    step, steps = sgd_step(model, F.mse_loss, target, autocast)
     forward_flops = 4 * batch * width * hidden + batch * hidden
     return Built(step, (x,), flops=TRAIN_FLOPS_PER_FORWARD * forward_flops,
                  bytes_moved=tensor_bytes(x, target) + TRAIN_PARAMETER_PASSES * module_bytes(model),
@@ -91,13 +109,14 @@ def _smoothed_cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch
 
 
 def _vit_build(device: torch.device, batch_size: int | None, tiny: bool, dtype: torch.dtype) -> Built:
+    dtype, autocast = mixed_precision(dtype)
     dims = (8, 2, 32, 32, 10) if tiny else (16, 6, 384, IMAGE, 1000)
     batch = batch_size or 1
     model = seeded_module(lambda: ViT(*dims), device, dtype)
     images = random((batch, 3, dims[3], dims[3]), device, dtype)
     generator = torch.Generator(device="cpu").manual_seed(5)
     labels = torch.randint(0, dims[4], (batch,), generator=generator).to(device)
-    step, steps = sgd_step(model, _smoothed_cross_entropy, labels)
+    step, steps = sgd_step(model, _smoothed_cross_entropy, labels, autocast)
     return Built(step, (images,), flops=TRAIN_FLOPS_PER_FORWARD * vit_flops(*dims, batch),
                  bytes_moved=tensor_bytes(images, labels) + TRAIN_PARAMETER_PASSES * module_bytes(model),
                  parameters=count_parameters(model), steps=steps)
@@ -108,7 +127,7 @@ TRAIN_MLP = Workload(
     "training step of a 1024 -> 4096 -> 1024 ReLU MLP (no biases): MSE loss on fixed targets, "
     f"backward, SGD with momentum {MOMENTUM}",
     _mlp_build, batch_sizes=(32, 256), quick_batch_sizes=(32,), quick_without_autotune=True,
-    sentinel_batch_sizes=(32,), training=True)
+    sentinel_batch_sizes=(32,), training=True, bfloat16_tolerance=BFLOAT16_TOLERANCE)
 
 TRAIN_VIT_SMALL = Workload(
     "train-vit16x6x384", "train",
@@ -121,4 +140,5 @@ TRAIN_VIT_SMALL = Workload(
     # A cold autotune of forward and backward took 406 s on an H200, and a paired process on
     # a new machine pays it again: the autotuning modes run at the launch-bound end and at
     # the largest batch, where the training claims compare them with default.
-    autotune_batch_sizes=(1, 32), tolerance=2e-3, training=True)
+    autotune_batch_sizes=(1, 32), tolerance=2e-3, training=True,
+    bfloat16_tolerance=BFLOAT16_TOLERANCE)

@@ -5,6 +5,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from bench.workloads.base import (
+    BFLOAT16_DEEP_TOLERANCE,
     Built,
     Workload,
     count_parameters,
@@ -90,7 +91,8 @@ def _vit(patch: int, depth: int, width: int, quick: tuple = (), sentinel: tuple 
                     vit_builder(patch, depth, width), batch_sizes=SWEEP, quick_batch_sizes=quick,
                     sentinel_batch_sizes=sentinel,
                     batch_sizes_on={"cpu": CPU_SWEEP}, quick_without_autotune=True,
-                    autotune_batch_sizes=AUTOTUNE_SWEEP, tolerance=2e-3)
+                    autotune_batch_sizes=AUTOTUNE_SWEEP, tolerance=2e-3,
+                    bfloat16_tolerance=BFLOAT16_DEEP_TOLERANCE)
 
 
 VIT_SMALL = _vit(16, 6, 384, quick=(1,), sentinel=(1, 32))

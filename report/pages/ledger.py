@@ -47,17 +47,28 @@ def link(target: str, anchor: str = "", *, page: str = PAGE) -> str:
     return f"{path}#{anchor}" if anchor else path
 
 
+def spread_parts(lo: float | None, hi: float | None, processes: tuple[int, ...], unit: str,
+                 n: int, paired: bool = False) -> dict[str, str]:
+    """The spread of a figure as parts: `range`, over every combination of processes ("" where
+    it reads as the figure itself), `processes` ("3×3", "3 paired"), or `single` where there is
+    only one combination."""
+    if not processes or n <= 1 or lo is None:
+        return {"range": "", "processes": "", "single": bool(processes)}
+    count = f"{processes[0]} paired" if paired else "×".join(str(p) for p in processes)
+    same = unit == "pass" or figure_text(lo, unit) == figure_text(hi, unit)
+    return {"range": "" if same else ledger.span_text(lo, hi, unit), "processes": count,
+            "single": False}
+
+
 def spread_text(lo: float | None, hi: float | None, processes: tuple[int, ...], unit: str,
                 n: int, paired: bool = False) -> str:
-    """"(1.38–1.47, 3×3 proc.)": the range over every combination of processes and the
-    processes behind each side, or "3 paired proc." where each process timed both sides;
-    "(single run)" where there is only one combination."""
-    if not processes or n <= 1 or lo is None:
-        return "(single run)" if processes else ""
-    count = f"{processes[0]} paired" if paired else "×".join(str(p) for p in processes)
-    if unit == "pass" or figure_text(lo, unit) == figure_text(hi, unit):
-        return f"({count} proc.)"
-    return f"({ledger.span_text(lo, hi, unit)}, {count} proc.)"
+    """"(1.38–1.47, 3×3 proc.)", "(3 paired proc.)" or "(single run)"."""
+    parts = spread_parts(lo, hi, processes, unit, n, paired)
+    if parts["single"]:
+        return "(single run)"
+    inner = ", ".join(p for p in (parts["range"], parts["processes"] and
+                                  f"{parts['processes']} proc.") if p)
+    return f"({inner})" if inner else ""
 
 
 def comparison_view(c: ledger.Comparison, unit: str, page: str) -> dict[str, Any]:
@@ -69,6 +80,7 @@ def comparison_view(c: ledger.Comparison, unit: str, page: str) -> dict[str, Any
         "outcome": c.outcome, "agrees": c.agrees, "settled": c.settled, "single": c.single,
         "note": c.note, "unsettled_because": c.unsettled_because,
         "floor": None if c.floor is None else figure_text(c.floor, unit),
+        "allowance": None if c.allowance is None else ledger.figure_text(c.allowance, "count"),
         "link": link(*c.evidence, page=page) if c.evidence[0] else "",
     }
 
@@ -81,48 +93,42 @@ def fewer_text(lo: float, hi: float) -> str | None:
     return f"{a}× fewer" if a == b else f"{a}–{b}× fewer"
 
 
+def key_figure(j: Judgement, claim: Claim) -> dict[str, str]:
+    """The judgement's key figure as parts the templates join: `figure` (or "N× fewer" for
+    a ratio of counters below 1), `range` and `processes` of its spread, `where` (the case
+    an "up to" claim rests on), `cases` (over how many cases a range of figures runs)."""
+    single = [c for c in j.measured if c.figure is not None]
+    lo, hi = j.figure_range or (j.figure, j.figure)
+    fewer = (fewer_text(lo, hi) if claim.test.kind == "ratio-metric" and lo is not None
+             else None)
+    parts = {"figure": "", "range": "", "processes": "", "where": "", "note": "", "cases": ""}
+    if j.figure is not None:
+        one = single[0] if len(single) == 1 else None
+        parts.update({k: v for k, v in spread_parts(
+            j.lo, j.hi, one.processes if one else (), j.unit, j.n,
+            bool(one and one.paired)).items() if k != "single"})
+        parts["figure"] = fewer or figure_text(j.figure, j.unit)
+        if one is not None and one.note:  # an aggregate: say which case it is
+            parts["where"], parts["note"] = ledger.words.point(one), one.note
+    elif j.figure_range is not None:
+        parts["figure"] = fewer or ledger.span_text(lo, hi, j.unit)
+        parts["cases"] = str(len(j.measured))
+    return parts
+
+
 def judgement_view(j: Judgement, claim: Claim) -> dict[str, Any]:
-    """A judgement as the pages show it: verdict, key figure, where it holds (region),
-    direction and size, and the comparisons behind it with the link from the seed's page
-    to them. For a ratio of two modes' counters the brief form says "N× fewer" for a
-    ratio below 1."""
-    page, counts = seed_page(claim.seed), claim.test.kind == "ratio-metric"
+    """A judgement as the pages show it: verdict, key figure (as parts), where it holds
+    (its regions, as data and in words), direction and size, and the comparisons behind it
+    with the link from the seed's page to them."""
+    page = seed_page(claim.seed)
     # Not measured and not testable rest on no figure: their reason says it all.
     listed = (comparisons_page(claim.seed, j.env_id) if j.env_id and j.comparisons
               and j.verdict not in (ledger.NOT_TESTABLE, ledger.NOT_MEASURED) else "")
-    brief = ""
-    if j.figure is not None:
-        single = [c for c in j.measured if c.figure is not None]
-        one = single[0] if len(single) == 1 else None
-        spread = spread_text(j.lo, j.hi, one.processes if one else (), j.unit, j.n,
-                             bool(one and one.paired))
-        key = f"{figure_text(j.figure, j.unit)} {spread}".strip()
-        brief = f"{figure_text(j.figure, j.unit)}, {spread[1:-1]}" if spread else key
-        if len(single) == 1 and single[0].note:  # an aggregate: say which case it is
-            where = single[0].workload + (f" at {single[0].axis} {single[0].batch}"
-                                          if single[0].batch is not None else "")
-            key += f" on {where}, {single[0].note}"
-            brief += f", on {where}"
-    elif j.figure_range is not None:
-        lo, hi = j.figure_range
-        key = f"{ledger.span_text(lo, hi, j.unit)} over {len(j.measured)} cases"
-    else:
-        key = ""
-    if j.crossing is not None:
-        key = j.condition
-    key = key.strip()
-    if counts:
-        lo, hi = j.figure_range or (j.figure, j.figure)
-        fewer = None if lo is None else fewer_text(lo, hi)
-        if fewer:
-            cases = f" over {len(j.measured)} cases" if j.figure_range else ""
-            brief = f"{fewer}{cases}" + (f", {brief.split(', ', 1)[1]}"
-                                          if not j.figure_range and ", " in brief else "")
     return {"env_id": j.env_id, "label": j.label, "backend": j.backend, "verdict": j.verdict,
-            "key": key, "brief": brief or key,
+            "key": key_figure(j, claim), "crossing": j.condition if j.crossing is not None else "",
             "condition": j.condition, "short": j.short,
-            "region": j.region or j.condition,
-            "settled_condition": j.condition.split("; unsettled:")[0].replace("; ", ", "),
+            "region": j.region or j.condition, "where": ledger.where(j),
+            "settled_condition": j.settled_condition,
             "direction": j.direction, "size": j.size,
             "reason": j.reason,
             "comparisons": [comparison_view(c, j.unit, listed) for c in j.comparisons]
@@ -151,7 +157,9 @@ def test_view(claim: Claim) -> dict[str, Any]:
                            "at": _num(test.above if test.above is not None else test.below),
                            "lo": _num((test.above or test.below) / (1 + test.tolerance)),
                            "hi": _num((test.above or test.below) * (1 + test.tolerance))}),
-            "derived": test.field in ledger.DERIVED_FIELDS or test.metric in ledger.DERIVED_FIELDS}
+            "derived": test.field in ledger.DERIVED_FIELDS or test.metric in ledger.DERIVED_FIELDS,
+            "words": ledger.words_of(test), "rule_words": ledger.KINDS[test.kind].rule_words,
+            "source": "documentation" if claim.seed == ledger.DOC_SEED else "seed"}
 
 
 def _num(x: float) -> str:
@@ -186,6 +194,9 @@ def seed_views(book: ledger.Ledger, views: list[dict[str, Any]]) -> list[dict[st
     for view in views:
         seeds.setdefault(view["claim"].seed, []).append(view)
     return [{"seed": seed, "about": said.get(seed, ""), "claims": found,
+             "name": "the documentation" if seed == ledger.DOC_SEED else f"seed {seed}",
+             "title": ("Claims of PyTorch's documentation" if seed == ledger.DOC_SEED
+                       else f"Claims of seed {seed}"),
              "page": seed_page(seed), "link": link(seed_page(seed)),
              "counts": {v: sum(1 for view in found for j in view["judgements"]
                                if j["verdict"] == v) for v in ledger.VERDICTS}}
@@ -207,28 +218,64 @@ def comparison_pages(group: dict[str, Any]) -> list[dict[str, Any]]:
     return list(envs.values())
 
 
-def contradiction_views(book: ledger.Ledger, views: list[dict[str, Any]]
-                        ) -> list[dict[str, Any]]:
-    """Each contradiction's claims with their verdicts, and what the data says: per claim,
-    the environments grouped by verdict with each one's key figure; then the claims the
-    data bears out (somewhere), those it contradicts, and those it cannot judge."""
+STANCES = ("supported", "refuted", "partly", "leaning", "untested")
+
+
+def stance(judged: dict[str, list]) -> str:
+    """Where a claim stands in a contradiction, from its verdicts over environments:
+    supported (holds or exceeds, and fails nowhere), refuted (fails, and holds nowhere),
+    partly (both, or depends), leaning (only unsettled) or untested. Unsettled
+    environments beside settled ones do not move a claim out of its side: they are
+    named as open beside it."""
+    good = bool(judged.get(ledger.HOLDS) or judged.get(ledger.EXCEEDS))
+    bad = bool(judged.get(ledger.FAILS))
+    if judged.get(ledger.DEPENDS) or (good and bad):
+        return "partly"
+    if good or bad:
+        return "supported" if good else "refuted"
+    return "leaning" if judged.get(ledger.UNSETTLED) else "untested"
+
+
+def _lean(js: list[dict[str, Any]], results: dict[str, Judgement]) -> dict[str, Any]:
+    """Which answer the unsettled comparisons lean to (`to`), over how many (`count`), and
+    whether all lean that way and each is unsettled only for resting on one process a
+    side (`unanimous`)."""
+    found = [c for j in js for c in results[j["env_id"]].measured if not c.settled]
+    if not found:
+        return {"to": "", "count": 0, "unanimous": False}
+    outcomes = [c.outcome for c in found]
+    to = max(set(outcomes), key=outcomes.count)
+    unanimous = len(set(outcomes)) == 1 and all(c.single for c in found)
+    return {"to": to, "count": len(found), "unanimous": unanimous}
+
+
+def contradiction_views(book: ledger.Ledger, views: list[dict[str, Any]],
+                        results: list[ClaimResult] | None = None) -> list[dict[str, Any]]:
+    """Each contradiction's claims, every one of them, with its stance (`stance`), its
+    verdicts grouped per environment, the span of its figures over every judged
+    environment (`span`), and for an unsettled one, the answer it leans to. `sides`
+    groups the rows by stance for the answer sentence."""
     by_id = {v["claim"].id: v for v in views}
+    judged_by = {r.claim.id: {j.env_id: j for j in r.judgements} for r in results or []}
     out = []
     for item in book.contradictions:
         rows = []
         for view in (by_id[c] for c in item.claims):
             judged = {v: [j for j in view["judgements"] if j["verdict"] == v] for v in JUDGED}
-            rows.append({"view": view, "link": link(view["page"], view["claim"].id,
-                                                    page=CONTRADICTIONS_PAGE),
-                         "judged": {v: js for v, js in judged.items() if js},
-                         "open": [j for j in view["judgements"] if j["verdict"] not in JUDGED]})
-        right = [r for r in rows if r["judged"].get(ledger.HOLDS) or r["judged"].get(ledger.EXCEEDS)]
-        partly = [r for r in rows if r not in right and r["judged"].get(ledger.DEPENDS)]
-        wrong = [r for r in rows if r["judged"] and set(r["judged"]) <= {ledger.FAILS}]
-        leaning = [r for r in rows if r["judged"] and set(r["judged"]) == {ledger.UNSETTLED}]
-        untested = [r for r in rows if not r["judged"]]
-        out.append({"item": item, "rows": rows, "right": right, "partly": partly,
-                    "wrong": wrong, "leaning": leaning, "untested": untested})
+            judged = {v: js for v, js in judged.items() if js}
+            mine = judged_by.get(view["claim"].id, {})
+            figures = [c.figure for j in mine.values() for c in j.measured
+                       if c.figure is not None and j.verdict in JUDGED]
+            unit = next((j.unit for j in mine.values()), "")
+            rows.append({
+                "view": view, "link": link(view["page"], view["claim"].id, page=CONTRADICTIONS_PAGE),
+                "judged": judged, "stance": stance(judged),
+                "span": ledger.span_text(min(figures), max(figures), unit) if figures else "",
+                "lean": _lean(judged.get(ledger.UNSETTLED, []), mine) if mine else
+                {"to": "", "count": 0, "unanimous": False},
+                "open": [j for j in view["judgements"] if j["verdict"] not in JUDGED]})
+        out.append({"item": item, "rows": rows,
+                    "sides": {s: [r for r in rows if r["stance"] == s] for s in STANCES}})
     return out
 
 
@@ -243,13 +290,13 @@ def context(data: analysis.Data, book: ledger.Ledger | None = None) -> dict[str,
     views = [claim_view(r, judge.workloads(r.claim)) for r in results]
     counts = ledger.counts(results, data)
     return {"seeds": seed_views(book, views), "views": views,
-            "contradictions": contradiction_views(book, views),
+            "contradictions": contradiction_views(book, views, results),
             "counts": analysis.rows(counts), "verdicts": ledger.VERDICTS,
             "claim_count": len(book.claims),
             "links": {"rules": link(RULES_PAGE), "contradictions": link(CONTRADICTIONS_PAGE)},
             "rules": {"band": ledger.STEADY_BAND, "window": ledger.LEVEL_WINDOW,
                       "run": ledger.STEADY_RUN, "processes": ledger.MIN_PROCESSES,
-                      "gain": analysis.MEANINGFUL_GAIN}}
+                      "gain": analysis.MEANINGFUL_GAIN, "point": ledger.POINT_TOLERANCE}}
 
 
 def render(site: Site) -> None:
@@ -262,6 +309,6 @@ def render(site: Site) -> None:
         for env in comparison_pages(group):
             site.page(env["page"], "ledger-seed-env.md.j2", group=group, env=env, **found)
     pages = [["Summary", PAGE], ["How a claim is judged", RULES_PAGE],
-             *[[f"Seed {g['seed']}", g["page"]] for g in found["seeds"]],
+             *[[g["name"].capitalize(), g["page"]] for g in found["seeds"]],
              ["Contradictions", CONTRADICTIONS_PAGE]]
     site.write(NAV, json.dumps(pages, indent=1) + "\n")

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from report import analysis
+from bench import hostfit
+from report import analysis, host_model
 from report.analysis import Environment, of_env, ordered, processes, rows
 from report.site import Site
 
 PAGE = "analysis/stability.md"
-SECTIONS = ("cross_lease", "paired_isolated", "spread", "unstable")
+SECTIONS = ("cross_lease", "paired_isolated", "spread", "unstable", "host_model")
 
 AGREE = 0.02  # paired and isolated times of a device-bound case should agree this closely
 # The worst few unstable processes per environment make the point; the count says how many
@@ -64,6 +65,28 @@ def _agreement_summary(table: pd.DataFrame) -> list[dict]:
     return out
 
 
+def _numbered(checks: pd.DataFrame, leases: pd.DataFrame) -> pd.DataFrame:
+    """Checks with their lease's ordinal among the environment's leases (`number`; none for
+    a lease measured under another tag only, such as a slowed host)."""
+    found = checks.merge(leases[["env_id", "lease", "number"]], on=["env_id", "lease"], how="left")
+    return ordered(found, "number", batch_first=True).reset_index(drop=True)
+
+
+def _host_model(data, env: Environment, leases: pd.DataFrame) -> dict | None:
+    """The host model's section: the fitted lines, the speedups they predict, and the
+    predictions set against a held-out lease and against slowed hosts."""
+    modelled = of_env(host_model.models(data), env.env_id)
+    if modelled.empty:
+        return None
+    held = _numbered(of_env(host_model.held_out(data), env.env_id), leases)
+    slowed = _numbered(of_env(host_model.slowed(data), env.env_id), leases)
+    return {"fits": rows(of_env(host_model.fits(data), env.env_id)),
+            "models": host_model.page_rows(data, env.env_id),
+            "held_out": rows(held), "held_summary": host_model.summary(held),
+            "slowed": rows(slowed), "slowed_summary": host_model.summary(slowed),
+            "not_predictable": rows(host_model.not_predictable(slowed))}
+
+
 def render(site: Site) -> None:
     data = site.data
     repeated = analysis.spreads(data.cases, data.paired)
@@ -107,11 +130,13 @@ def render(site: Site) -> None:
 
     def sections(env: Environment) -> dict | None:
         found = {"cross_lease": cross_lease(env), "paired_isolated": paired_isolated(env),
-                 "spread": spread(env), "unstable": unstable(env)}
+                 "spread": spread(env), "unstable": unstable(env),
+                 "host_model": _host_model(data, env, leases)}
         if all(view is None for view in found.values()):
             return None
         site.page(env_page(env.env_id), "stability-env.md.j2", env=env, **found,
-                  transfers=analysis.TRANSFERS, agree=AGREE)
+                  transfers=analysis.TRANSFERS, agree=AGREE, band=hostfit.BAND,
+                  least=hostfit.MIN_PROCESSES, slowed_tag=hostfit.SLOWED_TAG)
         return found
 
     found = {env.env_id: sections(env) for backend in site.data.backends
@@ -126,4 +151,5 @@ def render(site: Site) -> None:
         return site.by_backend(view)
 
     site.page(PAGE, "stability.md.j2", **{name: section(name) for name in SECTIONS},
-              transfers=analysis.TRANSFERS, agree=AGREE)
+              transfers=analysis.TRANSFERS, agree=AGREE, band=hostfit.BAND,
+              least=hostfit.MIN_PROCESSES, slowed_tag=hostfit.SLOWED_TAG)

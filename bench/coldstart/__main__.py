@@ -1,0 +1,145 @@
+"""`python -m bench.coldstart`: the cold-start ladder and regional compilation, one fresh
+process per rung and repeat, recorded in results/coldstart/ (see bench/coldstart/runner.py).
+
+Examples:
+  python -m bench.coldstart --backend cpu --workload mlp --shapes tiny --repeats 1
+  python -m bench.coldstart --backend cuda --workload gpt2-small --batch-size 1 --batch-size 32
+  python -m bench.coldstart --backend cuda --rung per-block --rung nested-region --rung cold \\
+      --rung eager --workload llama-small
+  python -m bench.coldstart --backend cuda --bundle-from results/coldstart/bundles/ENV_ID
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from bench import REPO
+from bench.coldstart.runner import Config, RunError, Runner, bundle_files, plan, read_foreign
+from bench.coldstart_records import FOREIGN, LADDER, MODES, RUNGS
+from bench.records import Environment, MalformedRecord
+from bench.workloads import UnknownWorkload, check_name
+
+BACKENDS = ("cpu", "cuda", "mps")
+DEFAULT_WORKLOADS = ("resnet50", "vit-base16", "bert-base", "gpt2-small", "llama-small",
+                     "vit16x6x384", "vit32x12x768", "vit32x18x1024")
+DEFAULT_RESULTS = REPO / "results" / "coldstart"
+DEFAULT_CACHE = REPO / ".bench-cache" / "coldstart"
+PROG = "python -m bench.coldstart"
+
+
+class UsageError(Exception):
+    pass
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        raise UsageError(message)
+
+
+def _choice(kind: str, valid):
+    def check(value: str) -> str:
+        if value not in valid:
+            raise argparse.ArgumentTypeError(f"unknown {kind} {value!r} (valid: {', '.join(valid)})")
+        return value
+
+    check.__name__ = kind
+    return check
+
+
+def _workload(value: str) -> str:
+    try:
+        check_name(value)
+    except UnknownWorkload as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return value
+
+
+def _count(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of 1 or more, got {value!r}")
+    return int(value)
+
+
+def _minutes(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number) or number <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {value!r}")
+    return number
+
+
+def parser() -> argparse.ArgumentParser:
+    p = Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--backend", type=_choice("backend", BACKENDS), default="cpu")
+    p.add_argument("--workload", type=_workload, action="append",
+                   help=f"repeatable (default: {', '.join(DEFAULT_WORKLOADS)})")
+    p.add_argument("--batch-size", type=_count, action="append", help="repeatable (default: 1)")
+    p.add_argument("--mode", type=_choice("mode", MODES), action="append",
+                   help=f"repeatable (default: {', '.join(MODES)})")
+    p.add_argument("--rung", type=_choice("rung", tuple(r for r in RUNGS if r != FOREIGN)),
+                   action="append", help=f"repeatable (default: the ladder, {', '.join(LADDER)})")
+    p.add_argument("--repeats", type=_count, default=3, help="fresh processes per rung (default 3)")
+    p.add_argument("--shapes", type=_choice("shapes", ("seed", "tiny")), default="seed")
+    p.add_argument("--results-dir", type=Path, default=DEFAULT_RESULTS)
+    p.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE)
+    p.add_argument("--machine", help="a name for this machine in the records (default: host name)")
+    p.add_argument("--max-minutes", type=_minutes,
+                   help="start nothing after this; a process cut off is left unrecorded")
+    p.add_argument("--timeout", type=_minutes, default=30.0,
+                   help="minutes one process may take before it is recorded as a timeout")
+    p.add_argument("--bundle-from", type=Path, action="append", default=[],
+                   help="a bundle (*.bin) saved in another environment, or a folder of them: "
+                        "load each into empty caches (rung foreign-bundle) instead of the ladder")
+    return p
+
+
+def environment(backend: str, machine: str | None) -> Environment:
+    """Collected in a child, so this process never initialises CUDA."""
+    with tempfile.TemporaryDirectory(prefix="atlas-coldstart-env-") as scratch:
+        spec, out = Path(scratch) / "spec.json", Path(scratch) / "env.json"
+        spec.write_text(json.dumps({"role": "environment", "backend": backend, "machine": machine}))
+        done = subprocess.run([sys.executable, "-m", "bench.coldstart.child", str(spec), str(out)],
+                              cwd=REPO, capture_output=True, text=True)
+        if done.returncode != 0 or not out.exists():
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            raise RunError(f"could not read the {backend} environment: {last}")
+        return Environment(**json.loads(out.read_text()))
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = parser().parse_args(argv)
+        config = Config(
+            backend=args.backend, workloads=tuple(args.workload or DEFAULT_WORKLOADS),
+            batch_sizes=tuple(args.batch_size or (1,)), modes=tuple(args.mode or MODES),
+            rungs=tuple(args.rung or LADDER), repeats=args.repeats, shapes=args.shapes,
+            results_dir=args.results_dir, cache_dir=args.cache_dir, machine=args.machine,
+            max_minutes=args.max_minutes, timeout_s=args.timeout * 60,
+            bundles_from=tuple(args.bundle_from))
+        files = bundle_files(config.bundles_from) if config.bundles_from else []
+        env = environment(config.backend, config.machine)
+        foreign = read_foreign(files, env) if files else []
+        runner = Runner(config, env)
+        jobs = plan(config, foreign) if not foreign else [
+            job for job in plan(config, foreign) if job.key.rung == FOREIGN]
+        recorded = runner.run(jobs)
+        print(f"{recorded} process(es) recorded in {runner.results}")
+        return 0
+    except UsageError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
+    except (RunError, MalformedRecord) as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

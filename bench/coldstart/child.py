@@ -1,0 +1,264 @@
+"""One fresh process of the cold-start ladder: `python -m bench.coldstart.child SPEC RESULT`.
+
+The runner chooses the compile caches through the environment (TORCHINDUCTOR_CACHE_DIR,
+TRITON_CACHE_DIR...) before this process starts; this module builds the workload, then
+times the first call from a fresh Dynamo, and then the steady state. The result is written
+as the process goes, so whatever was measured before a failure is still read back.
+
+Roles: "measure" (every rung), "save-aot" and "save-precompile" (the process that makes an
+artifact which a later, measured process loads), and "environment" (the environment only).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import sys
+import traceback
+from pathlib import Path
+
+import torch
+
+from bench.backends import BACKENDS, Backend
+from bench.coldstart.runner import PRECOMPILE_MODES
+from bench.environment import collect
+from bench.timer import measure
+from bench.workloads import lookup
+
+STEADY_BUDGET_S = 1.0
+# The counters that tell which compile cache served a compile, as "group.name".
+COUNTER_GROUPS = ("inductor", "aot_autograd", "dynamo_cache")
+CACHE_WORDS = ("cache", "autotune", "bundler", "lookup", "select_algorithm")
+COMPILE_MODE = {"default": None, "reduce-overhead": "reduce-overhead",
+                "max-autotune-no-cudagraphs": "max-autotune-no-cudagraphs"}
+
+
+class Unsupported(Exception):
+    """This release or this workload cannot run the rung; recorded as unsupported."""
+
+
+def _write(path: Path, result: dict) -> None:
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(result))
+    partial.replace(path)
+
+
+def cache_counters() -> dict[str, int]:
+    from torch._dynamo.utils import counters
+
+    return {f"{group}.{name}": int(count) for group in COUNTER_GROUPS
+            for name, count in sorted(counters[group].items())
+            if count and any(word in name for word in CACHE_WORDS)}
+
+
+def _artifact_counts(info) -> dict[str, int]:
+    """Entries per cache layer in a CacheInfo from save/load_cache_artifacts."""
+    if info is None:
+        return {}
+    return {str(kind): len(keys) for kind, keys in sorted(getattr(info, "artifacts", {}).items())}
+
+
+def repeated_blocks(model) -> list:
+    """The longest run of same-class modules held in one ModuleList or Sequential: the
+    transformer layers of GPT-2, Llama and BERT, the blocks of a ViT."""
+    from torch import nn
+
+    best: list = []
+    for module in model.modules():
+        if isinstance(module, nn.ModuleList | nn.Sequential):
+            children = list(module.children())
+            if (len(children) >= 2 and len({type(c) for c in children}) == 1
+                    and len(children) > len(best) and list(children[0].parameters())):
+                best = children
+    return best
+
+
+def _module(fn):
+    from torch import nn
+
+    if not isinstance(fn, nn.Module):
+        raise Unsupported("the workload is a function, not a module: it has no blocks")
+    return fn
+
+
+def prepare(rung: str, mode: str, fn, result: dict):
+    """The callable a measured process times, and any load it did before compiling."""
+    compile_mode = COMPILE_MODE.get(mode)
+    if rung == "eager":
+        return fn
+    if rung == "per-block":
+        blocks = repeated_blocks(_module(fn))
+        if not blocks:
+            raise Unsupported("no repeated blocks found in the model")
+        for block in blocks:
+            block.compile(mode=compile_mode)
+        result.update(blocks=len(blocks), block_class=type(blocks[0]).__name__)
+        return fn
+    if rung == "nested-region":
+        if not hasattr(torch.compiler, "nested_compile_region"):
+            raise Unsupported(f"torch {torch.__version__} has no torch.compiler.nested_compile_region")
+        blocks = repeated_blocks(_module(fn))
+        if not blocks:
+            raise Unsupported("no repeated blocks found in the model")
+        block_class = type(blocks[0])
+        # Marking the class's forward makes every block the same region, compiled once.
+        block_class.forward = torch.compiler.nested_compile_region(block_class.forward)
+        result.update(blocks=len(blocks), block_class=block_class.__name__)
+    return torch.compile(fn, mode=compile_mode)
+
+
+def _leading(fn) -> tuple:
+    """A module goes in as the first argument of `_through`, so that its weights are inputs
+    of the compiled graph, never constants baked into an artifact; a function goes alone."""
+    from torch import nn
+
+    return (fn,) if isinstance(fn, nn.Module) else ()
+
+
+def _through(model, *inputs):
+    return model(*inputs)
+
+
+def save_aot(spec: dict, fn, inputs, backend: Backend, result: dict) -> None:
+    leading = _leading(fn)
+    compiled = torch.compile(_through if leading else fn, mode=COMPILE_MODE[spec["mode"]],
+                             fullgraph=True)
+    if not hasattr(compiled, "aot_compile") or not hasattr(torch.compiler, "load_compiled_function"):
+        raise Unsupported(f"torch {torch.__version__} has no torch.compile(...).aot_compile")
+    start = backend.clock()
+    artifact = compiled.aot_compile(((*leading, *inputs), {}))
+    artifact(*leading, *inputs)
+    result["prepare_s"] = backend.clock() - start
+    artifact.save_compiled_function(spec["artifact"])
+
+
+def load_aot(spec: dict, fn):
+    with open(spec["artifact"], "rb") as file:
+        loaded = torch.compiler.load_compiled_function(file)
+    leading = _leading(fn)
+    return lambda *inputs: loaded(*leading, *inputs)
+
+
+def _precompile():
+    found = getattr(torch.compiler, "precompile", None)
+    if found is None or not hasattr(found, "capture"):
+        raise Unsupported(f"torch {torch.__version__} has no torch.compiler.precompile")
+    return found
+
+
+def save_precompile(spec: dict, fn, inputs, backend: Backend, result: dict) -> None:
+    if spec["mode"] != "default":
+        raise Unsupported(PRECOMPILE_MODES)
+    precompile = _precompile()
+    start = backend.clock()
+    leading = _leading(fn)
+    with precompile.capture(_through if leading else fn, artifact_path=spec["artifact"] + ".py",
+                            cache_path=spec["artifact"] + ".cache") as capture:
+        capture(*leading, *inputs)
+    result["prepare_s"] = backend.clock() - start
+
+
+def load_precompile(spec: dict, fn):
+    runnable = _precompile().load(spec["artifact"] + ".py", spec["artifact"] + ".cache")
+    leading = _leading(fn)
+    return lambda *inputs: runnable(*leading, *inputs)
+
+
+def bundle_info(data: bytes, info) -> dict:
+    """What the runner needs to publish a saved bundle; it adds the source environment."""
+    return {"size_bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
+            "artifacts": _artifact_counts(info)}
+
+
+def run(spec: dict, out: Path) -> None:
+    result: dict = {"status": "error", "reason": "the process ended before its first call"}
+    _write(out, result)
+    backend = BACKENDS[spec["backend"]]
+    device = torch.device(backend.device)
+    workload = lookup(spec["workload"])
+    torch.manual_seed(0)
+    built = workload.build(device, spec["batch_size"], spec["shapes"] == "tiny", workload.dtype)
+    fn, inputs = built.fn, built.inputs
+    role, rung = spec["role"], spec["rung"]
+    grad = contextlib.nullcontext() if workload.training else torch.no_grad()
+    from torch._dynamo.utils import counters
+
+    counters.clear()
+    with grad:
+        if role == "save-aot":
+            save_aot(spec, fn, inputs, backend, result)
+        elif role == "save-precompile":
+            save_precompile(spec, fn, inputs, backend, result)
+        else:
+            start = backend.clock()
+            if spec.get("bundle_in"):
+                data = Path(spec["bundle_in"]).read_bytes()
+                info = torch.compiler.load_cache_artifacts(data)
+                result["load_s"] = backend.clock() - start
+                result["loaded_artifacts"] = _artifact_counts(info)
+            if rung == "aot":
+                call = load_aot(spec, fn)
+                result["load_s"] = backend.clock() - start
+            elif rung == "precompile":
+                call = load_precompile(spec, fn)
+                result["load_s"] = backend.clock() - start
+            else:
+                call = prepare(rung, spec["mode"], fn, result)
+            call(*inputs)
+            result["first_call_s"] = backend.clock() - start
+            result["counters"] = cache_counters()
+            result.update(status="error", reason="the process ended during steady timing")
+            _write(out, result)
+            result["steady"] = _timing(measure(lambda: call(*inputs), backend, spec["budget_s"]))
+        if spec.get("bundle_out"):
+            saved = torch.compiler.save_cache_artifacts()
+            data, info = saved if saved is not None else (b"", None)
+            Path(spec["bundle_out"]).write_bytes(data)
+            result["saved"] = bundle_info(data, info)
+    result.update(status="ok", reason=None)
+    _write(out, result)
+
+
+def _timing(timing) -> dict:
+    import dataclasses
+
+    return dataclasses.asdict(timing)
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0][:300] if text else ''}".rstrip(": ")
+
+
+def main(argv: list[str]) -> int:
+    spec_path, out = Path(argv[0]), Path(argv[1])
+    spec = json.loads(spec_path.read_text())
+    if spec["role"] == "environment":
+        import dataclasses
+
+        _write(out, dataclasses.asdict(collect(spec["backend"], spec.get("machine"))))
+        return 0
+    try:
+        run(spec, out)
+    except Unsupported as why:
+        _write(out, _merged(out, {"status": "unsupported", "reason": str(why)}))
+    except torch.OutOfMemoryError as error:
+        _write(out, _merged(out, {"status": "oom", "reason": _one_line(error)}))
+    except Exception as error:  # noqa: BLE001 - recorded as this process's status
+        traceback.print_exc()
+        _write(out, _merged(out, {"status": "error", "reason": _one_line(error)}))
+    return 0
+
+
+def _merged(out: Path, update: dict) -> dict:
+    try:
+        found = json.loads(out.read_text())
+    except (OSError, ValueError):
+        found = {}
+    found.pop("steady", None)  # a failure after steady timing began leaves no timing
+    return found | update
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,382 @@
+"""Plan and run the cold-start ladder, one fresh process per rung and repeat.
+
+Each process gets compile-cache folders of its own under the cache root, empty unless the
+rung reuses another's: "warm" reuses its repeat's "cold" folders; "bundle" starts empty and
+loads the bundle the cold process saved; "aot" and "precompile" start empty and load what
+an unrecorded saving process made. Records are appended as each process ends, so a run cut
+short resumes where it stopped: what is recorded is not measured again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from bench import REPO
+from bench.coldstart_records import (
+    FOREIGN,
+    RUNGS,
+    BundleInfo,
+    ColdKey,
+    ColdRecord,
+    outcome,
+    read,
+    results_path,
+)
+from bench.records import Environment, Timing, append_records
+
+LOG_TAIL_LINES = 12
+SAVES = {"aot": "save-aot", "precompile": "save-precompile"}
+# Rungs a process of which may only start once its repeat's cold process left caches.
+NEEDS_COLD = ("warm", "bundle")
+PRECOMPILE_MODES = "torch.compiler.precompile takes no compile mode: measured for default only"
+
+
+class RunError(Exception):
+    """Bad input found while planning (a bundle without its description): one line."""
+
+
+@dataclass(frozen=True)
+class Config:
+    backend: str
+    workloads: tuple[str, ...]
+    batch_sizes: tuple[int, ...]
+    modes: tuple[str, ...]
+    rungs: tuple[str, ...]
+    repeats: int
+    shapes: str
+    results_dir: Path
+    cache_dir: Path
+    machine: str | None = None
+    max_minutes: float | None = None
+    timeout_s: float = 1800.0
+    budget_s: float = 1.0  # steady-state timing per process
+    bundles_from: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class Foreign:
+    """A bundle saved in another environment, with the description saved beside it."""
+
+    path: Path
+    key: ColdKey  # the case it was saved for, rung "cold"
+    bundle: BundleInfo
+
+
+@dataclass(frozen=True)
+class Job:
+    key: ColdKey
+    repeat: int
+    foreign: Foreign | None = None
+
+
+def slug(key: ColdKey) -> str:
+    batch = "-" if key.batch_size is None else key.batch_size
+    return f"{key.workload}-bs{batch}-{key.mode}-{key.shapes}"
+
+
+def plan(config: Config, foreign: list[Foreign]) -> list[Job]:
+    """Repeat by repeat, so a case's processes are spread over the run; within a repeat,
+    a case's rungs in ladder order (eager once per workload and batch)."""
+    jobs = []
+    for repeat in range(config.repeats):
+        for workload in config.workloads:
+            for batch in config.batch_sizes:
+                if "eager" in config.rungs:
+                    jobs.append(Job(ColdKey(config.backend, workload, "eager", batch, "eager",
+                                            config.shapes), repeat))
+                for mode in config.modes:
+                    jobs.extend(Job(ColdKey(config.backend, workload, mode, batch, rung,
+                                            config.shapes), repeat)
+                                for rung in RUNGS if rung in config.rungs and rung != "eager")
+        for found in foreign:
+            if (found.key.workload not in config.workloads or found.key.mode not in config.modes
+                    or found.key.batch_size not in config.batch_sizes
+                    or found.key.shapes != config.shapes):
+                continue
+            key = dataclasses.replace(found.key, backend=config.backend, rung=FOREIGN,
+                                      tag=f"from-{found.bundle.source_env_id}")
+            jobs.append(Job(key, repeat, found))
+    return jobs
+
+
+def bundle_files(paths: tuple[Path, ...]) -> list[Path]:
+    """The bundles named by --bundle-from: files, or folders of them (every *.bin)."""
+    files = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(sorted(path.rglob("*.bin")))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise RunError(f"--bundle-from {path}: no such file or folder")
+    if not files:
+        raise RunError(f"--bundle-from {', '.join(map(str, paths))}: no *.bin bundle found")
+    return files
+
+
+def read_foreign(files: list[Path], env: Environment) -> list[Foreign]:
+    """Each bundle with the description saved beside it (FILE.json), saved by the same
+    backend in another environment: this environment's own are what the bundle rung loads."""
+    found = []
+    for path in files:
+        described = path.with_suffix(".json")
+        try:
+            about = json.loads(described.read_text())
+            key = ColdKey(**about["key"])
+            bundle = BundleInfo(**about["bundle"])
+            backend = about["env"]["backend"]
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise RunError(f"{described}: not a bundle description ({error})") from None
+        if bundle.source_env_id != env.env_id() and backend == env.backend:
+            found.append(Foreign(path, key, bundle))
+    if not found:
+        raise RunError(f"--bundle-from: none of the {len(files)} bundle(s) was saved by "
+                       f"{env.backend} in another environment than this one ({env.env_id()})")
+    return found
+
+
+class Runner:
+    def __init__(self, config: Config, env: Environment, say: Callable[[str], None] = print):
+        self.config, self.env, self.say = config, env, say
+        self.run_id = uuid.uuid4().hex[:12]
+        self.results = results_path(config.results_dir, env)
+        self.root = config.cache_dir / env.env_id()
+        self.done = {r.identity: r for r in read(self.results)} if self.results.exists() else {}
+        self.deadline = (time.monotonic() + config.max_minutes * 60
+                         if config.max_minutes else None)
+
+    # ---- folders --------------------------------------------------------------------
+
+    def folder(self, key: ColdKey, repeat: int, rung: str) -> Path:
+        return self.root / f"{slug(key)}-{key.tag}-r{repeat}" / rung
+
+    def bundle_file(self, key: ColdKey, repeat: int) -> Path:
+        return self.folder(key, repeat, "cold").parent / "bundle.bin"
+
+    def published(self, key: ColdKey) -> Path:
+        return self.config.results_dir / "bundles" / self.env.env_id() / f"{slug(key)}.bin"
+
+    # ---- running --------------------------------------------------------------------
+
+    def run(self, jobs: list[Job]) -> int:
+        """Measure every job not yet recorded; the count of processes recorded."""
+        recorded = 0
+        for job in jobs:
+            if (self.env.env_id(), job.key, job.repeat) in self.done:
+                continue
+            if self.out_of_time():
+                self.say("stopping: --max-minutes reached; run again to continue")
+                break
+            record = self.measure(job)
+            if record is None:
+                continue
+            append_records(self.results, [record])
+            self.done[record.identity] = record
+            recorded += 1
+            self.say(f"{record.key.workload} bs={record.key.batch_size} {record.key.mode} "
+                     f"{record.key.rung} r{job.repeat}: {record.status}"
+                     + (f" first call {record.first_call_s:.3f} s" if record.first_call_s else "")
+                     + (f" ({record.reason})" if record.reason else ""))
+        return recorded
+
+    def out_of_time(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
+
+    def measure(self, job: Job) -> ColdRecord | None:
+        key, repeat, rung = job.key, job.repeat, job.key.rung
+        spec = {"backend": key.backend, "workload": key.workload, "batch_size": key.batch_size,
+                "shapes": key.shapes, "mode": key.mode, "rung": rung, "role": "measure",
+                "budget_s": self.config.budget_s, "machine": self.config.machine}
+        loaded = prepare_s = None
+        if rung == "precompile" and key.mode != "default":  # known without a process
+            return self.record(job, {"status": "unsupported", "reason": PRECOMPILE_MODES,
+                                     "duration_s": 0.0})
+        if rung in NEEDS_COLD and not self.cold_left(key, repeat):
+            return None
+        if rung == "cold":
+            spec["bundle_out"] = str(self.bundle_file(key, repeat))
+        if rung == "bundle":
+            spec["bundle_in"] = str(self.bundle_file(key, repeat))
+            cold = self.done.get((self.env.env_id(), dataclasses.replace(key, rung="cold"), repeat))
+            loaded = cold.saved if cold is not None else None
+        if rung == FOREIGN:
+            spec["bundle_in"] = str(job.foreign.path)
+            loaded = job.foreign.bundle
+        if rung in SAVES:
+            artifact = self.folder(key, repeat, rung).parent / f"{rung}-artifact"
+            spec["artifact"] = str(artifact)
+            saving = self.process(dict(spec, role=SAVES[rung]), self.fresh(key, repeat, f"{rung}-save"))
+            if saving is None:
+                return None
+            if saving["status"] != "ok":
+                return self.record(job, saving)
+            prepare_s = saving.get("prepare_s")
+        cache = (self.folder(key, repeat, "cold") if rung == "warm"
+                 else self.fresh(key, repeat, rung))
+        result = self.process(spec, cache)
+        if result is None:
+            return None
+        return self.record(job, result, loaded=loaded, prepare_s=prepare_s)
+
+    def cold_left(self, key: ColdKey, repeat: int) -> bool:
+        """Whether the cold process of this repeat left its caches and bundle on disk. Where
+        it was recorded ok but its folders are gone (a fresh machine), an unrecorded cold
+        process makes them again; where it failed, its dependents are not measured."""
+        cold_key = dataclasses.replace(key, rung="cold")
+        cold = self.done.get((self.env.env_id(), cold_key, repeat))
+        if cold is None or cold.status != "ok":
+            self.say(f"{key.workload} {key.mode} {key.rung} r{repeat}: not measured, the cold "
+                     f"process of this repeat {'failed' if cold else 'was not run'}")
+            return False
+        if self.folder(key, repeat, "cold").exists() and self.bundle_file(key, repeat).exists():
+            return True
+        self.say(f"{key.workload} {key.mode} r{repeat}: remaking the cold caches (unrecorded)")
+        spec = {"backend": key.backend, "workload": key.workload, "batch_size": key.batch_size,
+                "shapes": key.shapes, "mode": key.mode, "rung": "cold", "role": "measure",
+                "budget_s": 0.05, "machine": self.config.machine,
+                "bundle_out": str(self.bundle_file(key, repeat))}
+        result = self.process(spec, self.fresh(key, repeat, "cold"))
+        return result is not None and result["status"] == "ok"
+
+    def fresh(self, key: ColdKey, repeat: int, rung: str) -> Path:
+        folder = self.folder(key, repeat, rung)
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        return folder
+
+    def process(self, spec: dict, cache: Path) -> dict | None:
+        """Run one child; its result with `duration_s` and `log_tail`, or None when the run's
+        --max-minutes ran out while it ran (then it is left unrecorded)."""
+        scratch = Path(tempfile.mkdtemp(prefix="atlas-coldstart-"))
+        try:
+            (scratch / "spec.json").write_text(json.dumps(spec))
+            env = os.environ | cache_environment(cache)
+            limit = self.config.timeout_s
+            cut_by_deadline = False
+            if self.deadline is not None and self.deadline - time.monotonic() < limit:
+                limit, cut_by_deadline = max(self.deadline - time.monotonic(), 1.0), True
+            began, started_at = time.monotonic(), _now()
+            with open(scratch / "log.txt", "wb") as log:
+                child = subprocess.Popen(
+                    [sys.executable, "-m", "bench.coldstart.child", str(scratch / "spec.json"),
+                     str(scratch / "result.json")], cwd=REPO, env=env, stdout=log,
+                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+                try:
+                    code = child.wait(timeout=limit)
+                except subprocess.TimeoutExpired:
+                    os.killpg(child.pid, signal.SIGKILL)
+                    child.wait()
+                    code = None
+            duration_s = time.monotonic() - began
+            tail = _tail(scratch / "log.txt")
+            if code is None and cut_by_deadline:
+                return None
+            result = _read(scratch / "result.json")
+            if code is None:
+                result = _without_timing(result) | {
+                    "status": "timeout", "reason": f"no result within {limit:.0f} s"}
+            elif code != 0 or not result:
+                result = _without_timing(result) | {"status": _failed_status(tail),
+                                                     "reason": _exit_reason(code, tail)}
+            return result | {"duration_s": duration_s, "log_tail": tail, "started_at": started_at}
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    # ---- records --------------------------------------------------------------------
+
+    def record(self, job: Job, result: dict, loaded: BundleInfo | None = None,
+               prepare_s: float | None = None) -> ColdRecord:
+        counters = result.get("counters") or {}
+        if loaded is not None and result.get("first_call_s") is not None:
+            loaded = dataclasses.replace(loaded, outcome=outcome(counters))
+        saved = self.publish(job, result["saved"]) if result.get("saved") else None
+        steady = Timing(**{k: tuple(v) if k == "samples" else v
+                           for k, v in result["steady"].items()}) if result.get("steady") else None
+        duration_s = result.get("duration_s", 0.0)
+        return ColdRecord(
+            key=job.key, repeat=job.repeat, repeats=self.config.repeats,
+            status=result["status"], reason=result.get("reason"), env=self.env,
+            env_id=self.env.env_id(),
+            started_at=result.get("started_at") or _now(),
+            duration_s=duration_s, run_id=self.run_id,
+            first_call_s=result.get("first_call_s"), load_s=result.get("load_s"),
+            prepare_s=prepare_s if prepare_s is not None else result.get("prepare_s"),
+            steady=steady, counters=counters, saved=saved, loaded=loaded,
+            blocks=result.get("blocks"), block_class=result.get("block_class"),
+            log_tail=tuple(result.get("log_tail", ())) if result["status"] != "ok" else ())
+
+    def publish(self, job: Job, saved: dict) -> BundleInfo:
+        """The saved bundle's description; repeat 0's bundle is copied into the results
+        folder with it, for loading on another machine type (--bundle-from)."""
+        info = BundleInfo(path=None, source_env_id=self.env.env_id(),
+                          source_device=self.env.device_name, source_torch=self.env.torch,
+                          **saved)
+        if job.repeat != 0 or not saved["size_bytes"]:
+            return info
+        target = self.published(job.key)
+        info = dataclasses.replace(
+            info, path=target.relative_to(self.config.results_dir).as_posix())
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(self.bundle_file(job.key, job.repeat), target)
+        target.with_suffix(".json").write_text(json.dumps(
+            {"key": dataclasses.asdict(job.key), "bundle": dataclasses.asdict(info),
+             "env": dataclasses.asdict(self.env)}, indent=1, sort_keys=True) + "\n")
+        return info
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def cache_environment(folder: Path) -> dict[str, str]:
+    """Every compile cache of a child inside `folder`, and the remote ones off."""
+    return {"TORCHINDUCTOR_CACHE_DIR": str(folder / "inductor"),
+            "TRITON_CACHE_DIR": str(folder / "triton"),
+            "CUDA_CACHE_PATH": str(folder / "cuda"),
+            "TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE": "0",
+            "TORCHINDUCTOR_AUTOTUNE_REMOTE_CACHE": "0",
+            "TORCHINDUCTOR_AUTOGRAD_REMOTE_CACHE": "0",
+            "PYTHONUNBUFFERED": "1"}
+
+
+def _read(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _without_timing(result: dict) -> dict:
+    return {k: v for k, v in result.items() if k != "steady"}
+
+
+def _tail(path: Path) -> list[str]:
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+    return [line[:300] for line in lines[-LOG_TAIL_LINES:]]
+
+
+def _failed_status(tail: list[str]) -> str:
+    return "oom" if any("out of memory" in line.lower() for line in tail) else "error"
+
+
+def _exit_reason(code: int | None, tail: list[str]) -> str:
+    if code is not None and code < 0:
+        return f"the process was killed by {signal.Signals(-code).name}"
+    last = next((line for line in reversed(tail) if line.strip()), "")
+    return f"the process exited with status {code}" + (f": {last.strip()}" if last else "")

@@ -1,0 +1,489 @@
+"""The host model: how a host-bound time follows the host probe, and the speedup it predicts
+at another host's probe.
+
+Every paired process times the host probe (bench/host.py) in every round, beside its modes.
+Where a case's time is set by the CPU that issues its work (the GPU idles most of the call,
+a busy fraction below LAUNCH_BOUND), that time grows with the probe's per-op cost from one
+process to the next; where the device sets it, it stays put. So, per environment and case,
+a host-bound side is a straight line of its per-process median against the process's median
+probe, fitted by least squares over every paired process of every lease (`Line`); a
+device-bound side stays a figure, the median and range of its processes (`Figure`). A
+speedup over eager with one side of each kind (host-dependent), or, on a CPU backend, with
+both sides host-bound, is then predicted at probe p as base(p) / mode(p), with a band made
+of the line's prediction interval and the figure's range (`SpeedupModel`). A prediction is
+refused outside the probe values the lines were fitted on.
+
+Standard library only: `python -m bench host` uses it without pandas, and report/ imports it,
+so the site and the command predict from one definition. Both hand it rows: a record's
+fields under the report's column names (`row_of`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from bench.stats import paired_speedup
+
+BASELINE = "eager"
+LAUNCH_BOUND, DEVICE_BOUND = 0.5, 0.8  # GPU busy-fraction bands: below, host; from, device
+FITTED_SIDES = ("launch-bound", "cpu")  # sides whose time is set by the host issuing the work
+MIN_PROCESSES = 6  # paired processes a published line rests on
+MIN_TRAINING = 4  # processes a held-out check may fit on: two residual degrees of freedom
+BAND = 0.90  # the probability a band is meant to hold a new process's figure
+MAIN_TAG = "main"  # the only records fitted on
+SLOWED_TAG = "slowed-host"  # records measured on a host slowed on purpose: the test set
+SHAPES = "seed"
+PROCESS_TAGS = re.compile(r"^(main|rerun-\d+)$")  # as report/analysis.py's processes of a case
+
+Row = Mapping[str, Any]
+
+
+def row_of(record) -> dict[str, Any]:
+    """The fields of a bench.records.Record this module reads, named as report/analysis.py
+    names its columns, so the command and the report hand over the same rows."""
+    activity, host, paired, timing = record.activity, record.host, record.paired, record.timing
+    return {"env_id": record.env_id, "device_name": record.env.device_name,
+            "backend": record.key.backend, "torch": record.env.torch,
+            "machine": record.env.machine, "workload": record.key.workload,
+            "batch_size": record.key.batch_size, "shapes": record.key.shapes,
+            "case_dtype": record.key.dtype,
+            "mode": record.key.mode, "tag": record.key.tag, "status": record.status,
+            "process_timing": record.process.timing, "repeat": record.process.repeat,
+            "repeats": record.process.repeats, "started_at": datetime.fromisoformat(record.started_at),
+            "duration_s": record.duration_s,
+            "busy_fraction": activity.busy_fraction if activity else None,
+            "hostname": host.hostname if host else None, "boot_id": host.boot_id if host else None,
+            "op_s": host.op_s if host else (), "group": paired.group if paired else None,
+            "round_s": paired.round_s if paired else (),
+            "median_s": timing.median_s if timing else None}
+
+
+def lease(row: Row) -> str:
+    """One start of a machine: host name and boot id, as report/analysis.py's `lease_of`."""
+    return f"{row['hostname'] or row['machine']}/{row['boot_id'] or '?'}"
+
+
+def side_of(busy_fraction: float | None, backend: str) -> str | None:
+    """What sets a case's time, in report/analysis.py's words: "launch-bound", "device-bound",
+    "mixed" by its GPU busy fraction, "cpu" on a CPU backend (the host is the device), None
+    without a profile."""
+    if backend == "cpu":
+        return "cpu"
+    if busy_fraction is None or math.isnan(busy_fraction):
+        return None
+    if busy_fraction < LAUNCH_BOUND:
+        return "launch-bound"
+    return "device-bound" if busy_fraction >= DEVICE_BOUND else "mixed"
+
+
+def sides(rows: Iterable[Row]) -> dict[tuple, str | None]:
+    """Per case (`case_key`): its side, from the median busy fraction of its ok isolated
+    processes, each process its newest record and only the repeats its newest run planned:
+    the selection report/analysis.py's `latest` and `cases` make."""
+    newest: dict[tuple, Row] = {}
+    planned: dict[tuple, int] = {}  # the repeats the newest run of a case planned
+    for row in sorted((r for r in rows if r["process_timing"] == "isolated"
+                       and r["shapes"] == SHAPES and PROCESS_TAGS.match(r["tag"])),
+                      key=lambda r: (r["started_at"], r["status"] == "ok", r["duration_s"])):
+        newest[(*case_key(row), row["tag"], row["repeat"])] = row
+        planned[(*case_key(row), row["tag"])] = row["repeats"]
+    busy: dict[tuple, list[float]] = defaultdict(list)
+    backend: dict[tuple, str] = {}
+    for (*key, tag, repeat), row in newest.items():
+        if repeat >= planned[(*key, tag)]:
+            continue
+        backend[tuple(key)] = row["backend"]
+        if (row["status"] == "ok" and row["busy_fraction"] is not None
+                and not math.isnan(row["busy_fraction"])):
+            busy[tuple(key)].append(row["busy_fraction"])
+    return {key: side_of(statistics.median(busy[key]) if busy[key] else None, b)
+            for key, b in backend.items()}
+
+
+def case_key(row: Row) -> tuple:
+    """(env_id, workload, batch_size, shapes, dtype, mode): report/analysis.py's CASE."""
+    return (row["env_id"], *point_of(row), row["mode"])
+
+
+def point_of(row: Row) -> tuple:
+    """(workload, batch_size, shapes, dtype): a case without its environment and mode."""
+    return (row["workload"], row["batch_size"], row["shapes"], row["case_dtype"])
+
+
+# ---- paired processes ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Process:
+    """One paired process: where it ran, its median probe and each mode's own median and
+    round times."""
+
+    env_id: str
+    device_name: str
+    backend: str
+    torch: str
+    point: tuple  # `point_of` its records
+    lease: str
+    group: str
+    probe_s: float
+    median_s: dict[str, float]
+    round_s: dict[str, tuple[float, ...]]
+
+    def speedup(self, mode: str, baseline: str = BASELINE) -> float | None:
+        """The process's measured speedup: the median of its round ratios."""
+        return paired_speedup(self.round_s[baseline], self.round_s[mode])
+
+
+def processes(rows: Iterable[Row], tag: str = MAIN_TAG) -> list[Process]:
+    """The ok paired processes of seed shapes under `tag` that timed the probe."""
+    groups: dict[str, list[Row]] = defaultdict(list)
+    for row in rows:
+        if (row["status"] == "ok" and row["process_timing"] == "paired" and row["tag"] == tag
+                and row["shapes"] == SHAPES and row["op_s"] and row["group"]):
+            groups[row["group"]].append(row)
+    found = []
+    for group, members in groups.items():
+        first = members[0]
+        found.append(Process(
+            env_id=first["env_id"], device_name=first["device_name"], backend=first["backend"],
+            torch=first["torch"], point=point_of(first),
+            lease=lease(first), group=group, probe_s=statistics.median(first["op_s"]),
+            median_s={r["mode"]: r["median_s"] for r in members},
+            round_s={r["mode"]: tuple(r["round_s"]) for r in members}))
+    return found
+
+
+# ---- the two kinds of side ----------------------------------------------------------------
+
+def t_quantile(probability: float, freedom: int) -> float:
+    """Student's t quantile, from the normal one by the Cornish-Fisher expansion (within 0.1%
+    from 4 degrees of freedom on, within 2% at 2), so that no table or scipy is needed."""
+    z = statistics.NormalDist().inv_cdf(probability)
+    v = float(freedom)
+    return (z + (z**3 + z) / (4 * v) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * v**2)
+            + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * v**3)
+            + (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / (92160 * v**4))
+
+
+@dataclass(frozen=True)
+class Line:
+    """time = intercept_s + slope * probe, least squares over paired processes. The slope is
+    how many probe ops' worth of host work one call issues."""
+
+    intercept_s: float
+    slope: float
+    processes: int
+    leases: int
+    probe_lo_s: float
+    probe_hi_s: float
+    probe_mean_s: float
+    probe_sxx: float  # sum of squared probe deviations: how far the line may be trusted to tilt
+    residual_sd_s: float  # sqrt(residual sum of squares / (processes - 2))
+    residual_max: float  # largest |residual| / fitted time over the processes
+
+    def at(self, probe_s: float) -> tuple[float, float, float]:
+        """(low, fitted, high): the BAND prediction interval for one new process at `probe_s`."""
+        fitted = self.intercept_s + self.slope * probe_s
+        half = self.half_width_s * math.sqrt(
+            1 + 1 / self.processes + (probe_s - self.probe_mean_s) ** 2 / self.probe_sxx)
+        return fitted - half, fitted, fitted + half
+
+    @property
+    def half_width_s(self) -> float:
+        """The band's scale: at probe p its half-width is half_width_s * sqrt(1 + 1/processes
+        + (p - probe_mean_s)**2 / probe_sxx), which a page's script may compute alone."""
+        return t_quantile((1 + BAND) / 2, self.processes - 2) * self.residual_sd_s
+
+    def band(self) -> float:
+        """The band's half-width at the centre of the fitted probes, relative to the fit there."""
+        low, fitted, _ = self.at(self.probe_mean_s)
+        return (fitted - low) / fitted
+
+
+def fit_line(points: list[tuple[float, float, str]]) -> Line | None:
+    """A Line through (probe_s, time_s, lease) points; None for fewer than three, or probes
+    that do not vary."""
+    if len(points) < 3:
+        return None
+    x = [p for p, _, _ in points]
+    y = [t for _, t, _ in points]
+    mean = statistics.fmean(x)
+    sxx = sum((v - mean) ** 2 for v in x)
+    if sxx <= 0:
+        return None
+    slope, intercept = statistics.linear_regression(x, y)
+    residuals = [t - (intercept + slope * p) for p, t in zip(x, y, strict=True)]
+    return Line(intercept_s=intercept, slope=slope, processes=len(points),
+                leases=len({lease for _, _, lease in points}), probe_lo_s=min(x), probe_hi_s=max(x),
+                probe_mean_s=mean, probe_sxx=sxx,
+                residual_sd_s=math.sqrt(sum(r * r for r in residuals) / (len(points) - 2)),
+                residual_max=max(abs(r) / (t - r) for r, t in zip(residuals, y, strict=True)))
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A device-bound side: the median of its processes' medians and their range."""
+
+    median_s: float
+    lo_s: float
+    hi_s: float
+    processes: int
+
+    def at(self, probe_s: float) -> tuple[float, float, float]:
+        return self.lo_s, self.median_s, self.hi_s
+
+
+def figure(times: list[float]) -> Figure | None:
+    return Figure(statistics.median(times), min(times), max(times), len(times)) if times else None
+
+
+# ---- speedups -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Prediction:
+    low: float
+    speedup: float
+    high: float  # math.inf where the mode's band reaches zero time
+    outside_s: float  # 0 inside the fitted probes; else how far below (< 0) or above (> 0)
+
+    def holds(self, measured: float) -> bool:
+        return self.low <= measured <= self.high
+
+
+@dataclass(frozen=True)
+class SpeedupModel:
+    """A mode over eager on one environment, whose ratio follows the host: each side a Line
+    (host-bound) or a Figure (device-bound)."""
+
+    env_id: str
+    device_name: str
+    backend: str
+    torch: str
+    workload: str
+    batch_size: int | None
+    shapes: str
+    dtype: str
+    mode: str
+    ratio: str  # "host-dependent", or "cpu" where both sides are the CPU's
+    base: Line | Figure
+    side: Line | Figure  # the mode's
+    processes: int  # paired processes that timed both
+    probe_median_s: float  # their median probe: a typical measured host, to start from
+    # Both sides on lines: the two follow one host state within a process, so their bands
+    # do not add up. The band is the spread of the processes' own speedups about the
+    # predicted one instead: the standard deviation of log(measured / predicted).
+    ratio_sd: float | None = None
+    baseline: str = BASELINE
+
+    @property
+    def lines(self) -> list[Line]:
+        return [s for s in (self.base, self.side) if isinstance(s, Line)]
+
+    @property
+    def probe_range_s(self) -> tuple[float, float]:
+        """The probes every line was fitted on."""
+        return (max(line.probe_lo_s for line in self.lines),
+                min(line.probe_hi_s for line in self.lines))
+
+    def at(self, probe_s: float) -> Prediction:
+        base_lo, base, base_hi = self.base.at(probe_s)
+        mode_lo, mode, mode_hi = self.side.at(probe_s)
+        lo, hi = self.probe_range_s
+        outside = probe_s - hi if probe_s > hi else probe_s - lo if probe_s < lo else 0.0
+        if self.ratio_sd is not None:
+            line = self.base
+            half = t_quantile((1 + BAND) / 2, self.processes - 2) * self.ratio_sd * math.sqrt(
+                1 + 1 / self.processes + (probe_s - line.probe_mean_s) ** 2 / line.probe_sxx)
+            speedup = base / mode
+            return Prediction(low=speedup * math.exp(-half), speedup=speedup,
+                              high=speedup * math.exp(half), outside_s=outside)
+        return Prediction(low=max(base_lo, 0.0) / mode_hi, speedup=base / mode,
+                          high=base_hi / mode_lo if mode_lo > 0 else math.inf, outside_s=outside)
+
+    def region(self, at_least: float, steps: int = 200) -> tuple[str, float | None]:
+        """Where, among the probes fitted, the band's low end is at least `at_least`: a
+        claim "speedup >= at_least" holds there. ("everywhere", None), ("nowhere", None),
+        ("above", p) for probes from p on, ("below", p) for probes up to p, or ("mixed", None)
+        where the holding probes are not one end of the range."""
+        lo, hi = self.probe_range_s
+        probes = [lo + (hi - lo) * i / steps for i in range(steps + 1)]
+        holds = [self.at(p).low >= at_least for p in probes]
+        if all(holds):
+            return "everywhere", None
+        if not any(holds):
+            return "nowhere", None
+        first, last = holds.index(True), len(holds) - 1 - holds[::-1].index(True)
+        if not all(holds[first:last + 1]):
+            return "mixed", None
+        if last == steps:
+            return "above", probes[first]
+        if first == 0:
+            return "below", probes[last]
+        return "mixed", None
+
+    @property
+    def point(self) -> tuple:
+        return (self.workload, self.batch_size, self.shapes, self.dtype)
+
+    def describes(self) -> dict[str, Any]:
+        return {"env_id": self.env_id, "device_name": self.device_name, "backend": self.backend,
+                "torch": self.torch, "workload": self.workload, "batch_size": self.batch_size,
+                "shapes": self.shapes, "case_dtype": self.dtype, "mode": self.mode,
+                "baseline": self.baseline}
+
+
+def _ratio(base_side: str | None, mode_side: str | None) -> str | None:
+    if {base_side, mode_side} == {"launch-bound", "device-bound"}:
+        return "host-dependent"
+    if base_side == mode_side == "cpu":
+        return "cpu"
+    return None
+
+
+def _side(kind: str, times: list[tuple[float, float, str]], least: int) -> Line | Figure | None:
+    if kind in FITTED_SIDES:
+        line = fit_line(times)
+        return line if line is not None and line.processes >= least else None
+    return figure([t for _, t, _ in times])
+
+
+def models(found: list[Process], side_by_case: Mapping[tuple, str | None],
+           least: int = MIN_PROCESSES) -> list[SpeedupModel]:
+    """A SpeedupModel for every mode over eager whose ratio is host-dependent (or the CPU's),
+    fitted on `found`, where at least `least` processes timed the two modes together and
+    each fitted side rests on at least `least` processes."""
+    by_point: dict[tuple, list[Process]] = defaultdict(list)
+    for process in found:
+        by_point[(process.env_id, process.point)].append(process)
+    out = []
+    for (env_id, point), members in by_point.items():
+        timed = {mode for p in members for mode in p.median_s}
+        if BASELINE not in timed:
+            continue
+        side_of_mode = {m: side_by_case.get((env_id, *point, m)) for m in timed}
+        for mode in sorted(timed - {BASELINE}):
+            ratio = _ratio(side_of_mode[BASELINE], side_of_mode[mode])
+            if ratio is None:
+                continue
+            both = [p for p in members if mode in p.median_s and BASELINE in p.median_s]
+            base = _side(side_of_mode[BASELINE], _times(members, BASELINE), least)
+            side = _side(side_of_mode[mode], _times(members, mode), least)
+            if base is None or side is None or len(both) < least:
+                continue
+            first = members[0]
+            out.append(SpeedupModel(env_id=env_id, device_name=first.device_name,
+                                    backend=first.backend, torch=first.torch, workload=point[0],
+                                    batch_size=point[1], shapes=point[2], dtype=point[3],
+                                    mode=mode, ratio=ratio,
+                                    base=base, side=side, processes=len(both),
+                                    probe_median_s=statistics.median(p.probe_s for p in both),
+                                    ratio_sd=_ratio_sd(base, side, both, mode)))
+    return out
+
+
+def _ratio_sd(base: Line | Figure, side: Line | Figure, both: list[Process],
+              mode: str) -> float | None:
+    """Where both sides are lines: the spread of log(measured / predicted speedup) over the
+    processes that timed both, with the two degrees of freedom a line takes."""
+    if not (isinstance(base, Line) and isinstance(side, Line)) or len(both) < 3:
+        return None
+    logs = [math.log(p.speedup(mode) / (base.at(p.probe_s)[1] / side.at(p.probe_s)[1]))
+            for p in both]
+    return math.sqrt(sum(x * x for x in logs) / (len(logs) - 2))
+
+
+def _times(members: list[Process], mode: str) -> list[tuple[float, float, str]]:
+    return [(p.probe_s, p.median_s[mode], p.lease) for p in members if mode in p.median_s]
+
+
+def fitted_sides(model_list: list[SpeedupModel]) -> list[dict[str, Any]]:
+    """One row per fitted host-bound side (a case, keyed as cases are), with its line."""
+    rows = {}
+    for model in model_list:
+        for mode, side in ((model.baseline, model.base), (model.mode, model.side)):
+            if isinstance(side, Line):
+                rows[(model.env_id, *model.point, mode)] = {
+                    **model.describes(), "mode": mode, "line": side}
+    return list(rows.values())
+
+
+# ---- checks: a held-out lease, and hosts slowed on purpose ---------------------------------
+
+@dataclass(frozen=True)
+class Check:
+    """Measured against predicted, for one model's processes on one lease that the model was
+    not fitted on. `inside` judges the median measured speedup against the band at the median
+    probe; `processes_inside` counts the processes within the band at their own probe."""
+
+    model: SpeedupModel
+    lease: str
+    probe_s: float
+    measured: float
+    prediction: Prediction
+    processes: int
+    processes_inside: int
+    measured_each: tuple[float, ...] = field(default=())
+
+    @property
+    def inside(self) -> bool:
+        return self.prediction.holds(self.measured)
+
+    @property
+    def extrapolated(self) -> bool:
+        return self.prediction.outside_s != 0.0
+
+
+def _check(model: SpeedupModel, lease_name: str, tested: list[Process]) -> Check | None:
+    pairs = [(p.probe_s, p.speedup(model.mode, model.baseline)) for p in tested
+             if model.mode in p.round_s and model.baseline in p.round_s]
+    pairs = [(probe, s) for probe, s in pairs if s is not None]
+    if not pairs:
+        return None
+    probe = statistics.median(p for p, _ in pairs)
+    measured = statistics.median(s for _, s in pairs)
+    return Check(model=model, lease=lease_name, probe_s=probe, measured=measured,
+                 prediction=model.at(probe), processes=len(pairs),
+                 processes_inside=sum(model.at(p).holds(s) for p, s in pairs),
+                 measured_each=tuple(s for _, s in pairs))
+
+
+def held_out(found: list[Process], side_by_case: Mapping[tuple, str | None],
+             published: list[SpeedupModel]) -> list[Check]:
+    """For every published model and each of its leases in turn: the model fitted on the
+    other leases alone (at least MIN_TRAINING processes a line), set against that lease."""
+    out = []
+    for model in published:
+        members = [p for p in found if p.env_id == model.env_id
+                   and p.point == model.point]
+        for name in sorted({p.lease for p in members}):
+            training = [p for p in members if p.lease != name]
+            refit = [m for m in models(training, side_by_case, MIN_TRAINING) if m.mode == model.mode]
+            if refit:
+                found_check = _check(refit[0], name, [p for p in members if p.lease == name])
+                if found_check is not None:
+                    out.append(found_check)
+    return out
+
+
+def slowed(tested: list[Process], published: list[SpeedupModel]) -> list[Check]:
+    """Every published model against the processes measured on a slowed host (tag
+    SLOWED_TAG) of its environment, one Check per model and lease."""
+    out = []
+    for model in published:
+        members = [p for p in tested if p.env_id == model.env_id
+                   and p.point == model.point]
+        for name in sorted({p.lease for p in members}):
+            found_check = _check(model, name, [p for p in members if p.lease == name])
+            if found_check is not None:
+                out.append(found_check)
+    return out
+
+
+def share_inside(checks: list[Check]) -> float | None:
+    return sum(c.inside for c in checks) / len(checks) if checks else None

@@ -1,0 +1,330 @@
+"""A/B groups: releases measured alternately on one host in one run (bench/ab.py), judged.
+
+A group's records carry the tag `ab-<group>-<label>`: one label per side, and every side
+has a paired process per workload size and repeat, taken in ABBA order. Repeat r of side
+A and repeat r of side B ran next to each other on one host, so their ratio (new median
+over old, for each case) is taken under one host state, like a paired round inside one
+process, only across two processes. A case's figure is the median of its ratios, its
+spread the smallest and largest.
+
+- `sides(records)`: one row per group and label: its environment, release, hosts and the
+  host probe (the eager cost of a trivial op, bench/host.py).
+- `comparisons(sides)`: which labels of a group are set against which: consecutive
+  releases ("ab"), and a release against itself under a second label ("aa").
+- `floors(records)`: the A/A noise floor per case: how far the ratios of a release against
+  itself strayed from 1 (the largest of r and 1/r), on one host and in one run.
+- `steps(records)`: every case of every A/B comparison with its ratio, spread, floor and
+  verdict. A step is called only when the whole spread of the ratios lies beyond the
+  case's A/A floor (and beyond `compare.MIN_EFFECT`): "slower" when its smallest ratio is
+  above the floor, "faster" when its largest is below its inverse. Without an A/A run on
+  the group's host nothing is called ("no A/A run yet"), and a case resting on one pair of
+  processes is a "single pair".
+- `release_answer(data)`: what the newest release changed, for the home page's answer, from
+  the same table as the changes page and the history chart.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from bench.ab import parse_tag
+from report import analysis
+from report.compare import MIN_EFFECT, public_release
+from report.history import lineage_id, release_key
+
+CASE = ["backend", "workload", "mode", "batch_size", "shapes", "profile"]
+VERDICTS = ("slower", "faster", "same", "single pair", "no A/A run yet")
+NO_FLOOR = "no A/A run yet"
+SINGLE = "single pair"
+STEP_COLUMNS = ["group", "kind", "old_label", "new_label", "old_release", "new_release",
+                "old_env_id", "new_env_id", "hosts", *CASE, "old_median_s", "new_median_s",
+                "ratio", "lo", "hi", "pairs", "floor", "floor_group", "verdict"]
+
+
+def ab_records(records: pd.DataFrame) -> pd.DataFrame:
+    """The records of A/B groups, with `ab_group` and `ab_label`; of a process recorded
+    twice (a group resumed with --force) the newest."""
+    parsed = records["tag"].map(parse_tag) if not records.empty else pd.Series(dtype=object)
+    found = records[parsed.notna()] if not records.empty else records
+    if found.empty:
+        return found.assign(ab_group=pd.Series(dtype=object), ab_label=pd.Series(dtype=object))
+    found = found.assign(ab_group=parsed[parsed.notna()].map(lambda p: p[0]),
+                         ab_label=parsed[parsed.notna()].map(lambda p: p[1]))
+    process = ["ab_group", "ab_label", *CASE, "process_timing", "repeat"]
+    return found.sort_values("started_at", kind="stable").drop_duplicates(process, keep="last")
+
+
+def _probe_us(op_s) -> float | None:
+    values = list(op_s) if op_s is not None and not isinstance(op_s, float) else []
+    return float(pd.Series(values).median() * 1e6) if values else None
+
+
+def hosts_of(records: pd.DataFrame) -> tuple[str, ...] | None:
+    """The hosts (`hostname/boot id`) that timed `records` (their ok records: an
+    unsupported mode or a crashed process records no host), or None when one of those ran
+    before hosts were recorded: then the host is not known to be the same."""
+    timed = records[records["ok"].astype(bool)]
+    if timed.empty or timed["hostname"].isna().any():
+        return None
+    return tuple(sorted(set(analysis.lease_of(timed))))
+
+
+def sides(records: pd.DataFrame) -> pd.DataFrame:
+    """One row per group and label, in the order the run measured the labels."""
+    found = ab_records(records)
+    columns = ["group", "label", "env_id", "release", "machine", "backend", "lineage",
+               "hosts", "probe_us", "started", "ended", "processes"]
+    out = []
+    for (group, label), part in found.groupby(["ab_group", "ab_label"], sort=False):
+        first = part.iloc[0]
+        probes = [p for p in map(_probe_us, part["op_s"]) if p is not None]
+        out.append({"group": group, "label": label, "env_id": first["env_id"],
+                    "release": first["torch"], "machine": first["machine"],
+                    "backend": first["backend"],
+                    "lineage": lineage_id(first),
+                    "hosts": hosts_of(part), "probe_us": float(pd.Series(probes).median())
+                    if probes else None, "started": part["started_at"].min(),
+                    "ended": part["started_at"].max(), "processes": len(part)})
+    table = pd.DataFrame(out, columns=columns)
+    return table.sort_values(["started", "group"], kind="stable").reset_index(drop=True)
+
+
+def comparisons(side_rows: pd.DataFrame) -> pd.DataFrame:
+    """Per group: "ab" between the first label of each release and the first label of the
+    next release (version order), "aa" between a release's first label and its others."""
+    found = []
+    for group, part in side_rows.groupby("group", sort=False):
+        by_release: dict[str, list[pd.Series]] = {}
+        for _, row in part.iterrows():
+            by_release.setdefault(row["release"], []).append(row)
+        ordered_releases = sorted(by_release, key=lambda r: (release_key(r), r))
+        for old, new in zip(ordered_releases, ordered_releases[1:], strict=False):
+            found.append(_comparison(group, "ab", by_release[old][0], by_release[new][0]))
+        for release in ordered_releases:
+            first, *others = by_release[release]
+            found += [_comparison(group, "aa", first, other) for other in others]
+    columns = ["group", "kind", "old_label", "new_label", "old_release", "new_release",
+               "old_env_id", "new_env_id", "hosts", "started"]
+    return pd.DataFrame(found, columns=columns)
+
+
+def _comparison(group: str, kind: str, old: pd.Series, new: pd.Series) -> dict[str, Any]:
+    hosts = old["hosts"] if old["hosts"] == new["hosts"] else None
+    return {"group": group, "kind": kind, "old_label": old["label"], "new_label": new["label"],
+            "old_release": old["release"], "new_release": new["release"],
+            "old_env_id": old["env_id"], "new_env_id": new["env_id"], "hosts": hosts,
+            "started": min(old["started"], new["started"])}
+
+
+def slot_medians(records: pd.DataFrame) -> pd.DataFrame:
+    """Each ok paired process's own median per case: group, label, case, repeat."""
+    found = ab_records(records)
+    paired = found[(found["process_timing"] == "paired") & found["ok"]]
+    return paired[["ab_group", "ab_label", *CASE, "repeat", "median_s"]]
+
+
+def pair_ratios(slots: pd.DataFrame, group: str, old_label: str, new_label: str) -> pd.DataFrame:
+    """Per case and repeat: new median / old median, from the two sides' processes that
+    ran next to each other (the same repeat of the same size)."""
+    of = slots[slots["ab_group"] == group]
+    old = of[of["ab_label"] == old_label].drop(columns=["ab_group", "ab_label"])
+    new = of[of["ab_label"] == new_label].drop(columns=["ab_group", "ab_label"])
+    merged = old.merge(new, on=[*CASE, "repeat"], suffixes=("_old", "_new"))
+    return merged.assign(ratio=merged["median_s_new"] / merged["median_s_old"])
+
+
+def _per_case(ratios: pd.DataFrame) -> pd.DataFrame:
+    return ratios.groupby(CASE, dropna=False).agg(
+        ratio=("ratio", "median"), lo=("ratio", "min"), hi=("ratio", "max"),
+        pairs=("ratio", "size"), old_median_s=("median_s_old", "median"),
+        new_median_s=("median_s_new", "median")).reset_index()
+
+
+def floors(records: pd.DataFrame, pairs: pd.DataFrame | None = None,
+           slots: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per A/A comparison and case: `floor`, the largest of r and 1/r over its ratios (1.0:
+    the release matched itself exactly), with the group and hosts it was measured on."""
+    pairs = comparisons(sides(records)) if pairs is None else pairs
+    slots = slot_medians(records) if slots is None else slots
+    found = []
+    for p in pairs[pairs["kind"] == "aa"].itertuples():
+        ratios = pair_ratios(slots, p.group, p.old_label, p.new_label)
+        if ratios.empty:
+            continue
+        far = ratios.assign(far=ratios["ratio"].map(lambda r: max(r, 1 / r)))
+        per_case = far.groupby(CASE, dropna=False)["far"].max().rename("floor").reset_index()
+        found.append(per_case.assign(group=p.group, hosts=[p.hosts] * len(per_case),
+                                     started=p.started))
+    columns = ["group", "hosts", "started", *CASE, "floor"]
+    return pd.concat(found, ignore_index=True)[columns] if found else pd.DataFrame(columns=columns)
+
+
+def floor_for(floor_rows: pd.DataFrame, group: str, hosts) -> pd.DataFrame:
+    """The A/A floors that apply to `group`: its own A/A run (the largest per case where it
+    has several), else the newest other group's on the same hosts; empty if none."""
+    if floor_rows.empty or hosts is None:
+        return floor_rows.iloc[0:0]
+    own = floor_rows[floor_rows["group"] == group]
+    if own.empty:
+        same = floor_rows[floor_rows["hosts"].map(lambda h: h == hosts)]
+        if same.empty:
+            return same
+        own = same[same["group"] == same.sort_values("started")["group"].iloc[-1]]
+    return own.groupby(CASE, dropna=False).agg(floor=("floor", "max"),
+                                               floor_group=("group", "first")).reset_index()
+
+
+def judge(row_lo: float, row_hi: float, pairs: int, floor: float | None) -> str:
+    """The verdict of one case (see the module docstring)."""
+    if pairs < 2:
+        return SINGLE
+    if floor is None or floor != floor:
+        return NO_FLOOR
+    threshold = max(floor, 1 + MIN_EFFECT)
+    if row_lo > threshold:
+        return "slower"
+    if row_hi < 1 / threshold:
+        return "faster"
+    return "same"
+
+
+def steps(records: pd.DataFrame) -> pd.DataFrame:
+    """Every case of every A/B comparison (kind "ab"), with its verdict; STEP_COLUMNS."""
+    pairs = comparisons(sides(records))
+    slots = slot_medians(records)
+    floor_rows = floors(records, pairs, slots)
+    found = [_judged(p, slots, floor_rows) for p in pairs[pairs["kind"] == "ab"].itertuples()]
+    return _steps_table(found)
+
+
+def pair_steps(records: pd.DataFrame, group: str, old_label: str, new_label: str) -> pd.DataFrame:
+    """`steps` for any two labels of one group, consecutive releases or not."""
+    side_rows = sides(records)
+    pick = {row["label"]: row for _, row in side_rows[side_rows["group"] == group].iterrows()}
+    pair = pd.DataFrame([_comparison(group, "ab", pick[old_label], pick[new_label])])
+    slots = slot_medians(records)
+    floor_rows = floors(records, comparisons(side_rows), slots)
+    return _steps_table([_judged(next(pair.itertuples()), slots, floor_rows)])
+
+
+def _judged(p, slots: pd.DataFrame, floor_rows: pd.DataFrame) -> pd.DataFrame:
+    per_case = _per_case(pair_ratios(slots, p.group, p.old_label, p.new_label))
+    if per_case.empty:
+        return per_case
+    applied = floor_for(floor_rows, p.group, p.hosts)
+    per_case = (per_case.merge(applied, on=CASE, how="left") if not applied.empty
+                else per_case.assign(floor=float("nan"), floor_group=None))
+    if p.hosts is None:  # the sides ran on different hosts: no floor can apply
+        per_case["floor"] = float("nan")
+    per_case["verdict"] = [judge(r.lo, r.hi, r.pairs, r.floor) for r in per_case.itertuples()]
+    for column in ("group", "kind", "old_label", "new_label", "old_release", "new_release",
+                   "old_env_id", "new_env_id"):
+        per_case[column] = getattr(p, column)
+    per_case["hosts"] = [p.hosts] * len(per_case)
+    return per_case
+
+
+def _steps_table(found: list[pd.DataFrame]) -> pd.DataFrame:
+    found = [f for f in found if not f.empty]
+    if not found:
+        return pd.DataFrame(columns=STEP_COLUMNS)
+    out = pd.concat(found, ignore_index=True)[STEP_COLUMNS]
+    return analysis.ordered(out, "group").reset_index(drop=True)
+
+
+def summary(step_rows: pd.DataFrame) -> pd.DataFrame:
+    """Per group and comparison: cases compared, how many are slower, faster, same, not
+    judged, and the A/A floor's median and largest over the cases it covers."""
+    if step_rows.empty:
+        return pd.DataFrame(columns=["group", "old_label", "new_label", "old_release",
+                                     "new_release", "hosts", "cases", *VERDICTS,
+                                     "floor_median", "floor_max", "floor_cases", "floor_group"])
+    out = []
+    keys = ["group", "old_label", "new_label", "old_release", "new_release"]
+    for key, part in step_rows.groupby(keys, sort=False):
+        counts = part["verdict"].value_counts()
+        floors_here = part["floor"].dropna()
+        out.append({**dict(zip(keys, key, strict=True)), "hosts": part["hosts"].iloc[0],
+                    "cases": len(part), **{v: int(counts.get(v, 0)) for v in VERDICTS},
+                    "floor_median": float(floors_here.median()) if len(floors_here) else None,
+                    "floor_max": float(floors_here.max()) if len(floors_here) else None,
+                    "floor_cases": len(floors_here),
+                    "floor_group": part["floor_group"].dropna().iloc[0]
+                    if part["floor_group"].notna().any() else None})
+    return pd.DataFrame(out)
+
+
+def points(records: pd.DataFrame) -> pd.DataFrame:
+    """Per group, release (its first label; an A/A label is left out) and case: the median
+    of its paired processes' medians, their smallest and largest (`median_s`, `lo_s`,
+    `hi_s`, `n_processes`), with the release and lineage: a group's series on a chart."""
+    side_rows = sides(records)
+    second = comparisons(side_rows)
+    second = second[second["kind"] == "aa"][["group", "new_label"]]
+    kept = side_rows.merge(second, left_on=["group", "label"], right_on=["group", "new_label"],
+                           how="left", indicator=True)
+    kept = kept[kept["_merge"] == "left_only"][["group", "label", "release", "lineage", "hosts"]]
+    slots = slot_medians(records)
+    if slots.empty or kept.empty:
+        return pd.DataFrame(columns=["group", "label", "release", "lineage", "hosts", *CASE,
+                                     "median_s", "lo_s", "hi_s", "n_processes"])
+    figures = slots.groupby(["ab_group", "ab_label", *CASE], dropna=False).agg(
+        median_s=("median_s", "median"), lo_s=("median_s", "min"), hi_s=("median_s", "max"),
+        n_processes=("median_s", "size")).reset_index()
+    figures = figures.rename(columns={"ab_group": "group", "ab_label": "label"})
+    return kept.merge(figures, on=["group", "label"])
+
+
+def site_points(data: analysis.Data) -> pd.DataFrame:
+    return data.memo("ab_points", lambda: points(site_records(data)))
+
+
+def site_records(data: analysis.Data) -> pd.DataFrame:
+    """The records a site shows: seed shapes only."""
+    return data.records[data.records["shapes"] == analysis.SHOWN_SHAPES]
+
+
+def site_steps(data: analysis.Data) -> pd.DataFrame:
+    """`steps` of a site's records, once per build (changes, history and the home page)."""
+    return data.memo("ab_steps", lambda: steps(site_records(data)))
+
+
+def site_sides(data: analysis.Data) -> pd.DataFrame:
+    return data.memo("ab_sides", lambda: sides(site_records(data)))
+
+
+def host_text(hosts) -> str:
+    """"vm (boot 3e183693)" for the hosts of a side; "host not recorded" for None."""
+    if hosts is None:
+        return "host not recorded"
+    return ", ".join(f"{name} (boot {boot[:8]})" for name, _, boot in
+                     (h.partition("/") for h in hosts))
+
+
+def percent(factor: float | None) -> str:
+    """A floor as a percentage around 1: 1.034 -> "±3.4%"."""
+    return "—" if factor is None or factor != factor else f"±{100 * (factor - 1):.1f}%"
+
+
+def release_answer(data: analysis.Data) -> dict[str, Any] | None:
+    """What the newest release measured A/B changed against the release before it, from the
+    newest A/B group that holds both: the same figures as the changes page and the history
+    chart. None when no A/B group has two releases."""
+    table = summary(site_steps(data))
+    if table.empty:
+        return None
+    table = table.assign(_key=table["new_release"].map(lambda r: release_key(r)))
+    newest = table[table["_key"] == table["_key"].max()].iloc[-1]
+    floor = (None if newest["floor_median"] is None or newest["floor_median"] != newest["floor_median"]
+             else {"median": percent(newest["floor_median"]), "max": percent(newest["floor_max"]),
+                   "cases": int(newest["floor_cases"]), "group": newest["floor_group"]})
+    return {"release": public_release(newest["new_release"]),
+            "old": public_release(newest["old_release"]), "group": newest["group"],
+            "host": host_text(newest["hosts"]), "compared": int(newest["cases"]),
+            "faster": int(newest["faster"]), "slower": int(newest["slower"]),
+            "same": int(newest["same"]), "undecided": int(newest[NO_FLOOR] + newest[SINGLE]),
+            "floor": floor, "floor_text": (f"A/A noise floor {floor['median']} (median over "
+                                           f"{floor['cases']} cases, largest {floor['max']})"
+                                           if floor else NO_FLOOR)}

@@ -1,0 +1,236 @@
+"""The cold-start records (bench/coldstart_records.py) summed up for the cold-start page.
+
+Every figure is a median over the fresh processes of one rung, with their range. The
+residual is what a user pays over eager on the first call: each process's first call less
+the median eager first call of the same workload and batch in the same environment. No
+figure is compared across environments, except where a bundle from one is loaded in
+another, and then it is set against the rungs of the environment that loaded it.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.coldstart_records import FOREIGN, LADDER, MODES, REGIONAL, ColdRecord, read_folder
+
+# Each cache layer as the counters show it: (hit counter, miss counter); None where torch
+# keeps no such counter. Autotuning shows the searches a compile ran: 0 where a cache (or
+# nothing to tune) spared them.
+LAYERS = {
+    "FX graph": ("inductor.fxgraph_cache_hit", "inductor.fxgraph_cache_miss"),
+    "AOTAutograd": ("aot_autograd.autograd_cache_hit", "aot_autograd.autograd_cache_miss"),
+    "Inductor kernels": ("inductor.async_compile_cache_hit", "inductor.async_compile_cache_miss"),
+    "autotuning": (None, "inductor.select_algorithm_autotune"),
+}
+# Workloads built of repeated blocks, where regional compilation applies.
+BLOCK_MODELS = ("gpt2-small", "llama-small", "bert-base", "vit-base16")
+REGIONAL_BATCHES = (1, 32)
+
+
+@dataclass(frozen=True)
+class Spread:
+    median: float
+    low: float
+    high: float
+    n: int
+
+
+def spread(values: list[float]) -> Spread | None:
+    return Spread(statistics.median(values), min(values), max(values), len(values)) if values else None
+
+
+@dataclass(frozen=True)
+class Rung:
+    """One rung of one case in one environment: its processes summed up."""
+
+    rung: str
+    processes: int  # recorded, whatever their status
+    ok: int
+    status: str | None  # where no process is ok: the most frequent status, and a reason
+    reason: str | None
+    first_call: Spread | None
+    residual: Spread | None  # first call less eager's median first call
+    steady: Spread | None  # per-call median of each process
+    speedup: float | None  # eager's median steady latency over this rung's
+    layers: dict[str, str]  # layer -> "hits / misses" text, medians over processes
+    outcome: str | None = None  # a loaded bundle: hit, partial or recompile (most frequent)
+    load: Spread | None = None
+    prepare: Spread | None = None
+    bundle_bytes: int | None = None
+    source: str | None = None  # a foreign bundle: the device and torch it was saved with
+    blocks: int | None = None  # regional rungs: the repeated blocks compiled
+
+
+@dataclass(frozen=True)
+class Env:
+    env_id: str
+    label: str
+    device: str
+    backend: str
+    torch: str
+
+
+def _env(record: ColdRecord) -> Env:
+    e = record.env
+    return Env(record.env_id, f"{e.device_name} · torch {e.torch} · {e.machine}", e.device_name,
+               e.backend, e.torch)
+
+
+def _layers(records: list[ColdRecord]) -> dict[str, str]:
+    out = {}
+    for layer, (hit, miss) in LAYERS.items():
+        def median(name):
+            return statistics.median(r.counters.get(name, 0) for r in records) if name else None
+        hits, misses = median(hit), median(miss)
+        parts = [] if hits is None else [f"{hits:g} hit"]
+        parts.append(f"{misses:g} {'run' if hit is None else 'miss'}")
+        out[layer] = " / ".join(parts)
+    return out
+
+
+def _most(values: list) -> object:
+    return Counter(values).most_common(1)[0][0] if values else None
+
+
+def summarize(records: list[ColdRecord], eager: list[ColdRecord]) -> Rung:
+    ok = [r for r in records if r.status == "ok"]
+    eager_ok = [r for r in eager if r.status == "ok"]
+    eager_first = statistics.median(r.first_call_s for r in eager_ok) if eager_ok else None
+    eager_steady = statistics.median(r.steady.median_s for r in eager_ok) if eager_ok else None
+    steady = spread([r.steady.median_s for r in ok])
+    failed = [r for r in records if r.status != "ok"]
+    status = _most([r.status for r in failed]) if not ok and failed else None
+    loaded = [r.loaded for r in ok if r.loaded is not None]
+    saved = next((r.saved for r in ok if r.saved is not None), None)
+    return Rung(
+        rung=records[0].key.rung, processes=len(records), ok=len(ok), status=status,
+        reason=next((r.reason for r in failed if r.status == status), None),
+        first_call=spread([r.first_call_s for r in ok]),
+        residual=spread([r.first_call_s - eager_first for r in ok]) if eager_first is not None else None,
+        steady=steady,
+        speedup=eager_steady / steady.median if steady and eager_steady else None,
+        layers=_layers(ok) if ok else {},
+        outcome=_most([b.outcome for b in loaded if b.outcome]),
+        load=spread([r.load_s for r in ok if r.load_s is not None]),
+        prepare=spread([r.prepare_s for r in ok if r.prepare_s is not None]),
+        bundle_bytes=saved.size_bytes if saved else (loaded[0].size_bytes if loaded else None),
+        source=f"{loaded[0].source_device} · torch {loaded[0].source_torch}"
+        if loaded and records[0].key.rung == FOREIGN else None,
+        blocks=_most([r.blocks for r in ok if r.blocks is not None]))
+
+
+@dataclass(frozen=True)
+class Case:
+    workload: str
+    batch_size: int | None
+    mode: str
+    shapes: str
+    rungs: dict[str, Rung | None]  # every ladder rung; None: not measured
+    eager: Rung | None
+
+    @property
+    def recommended(self) -> str | None:
+        """The compiled rung with the smallest median residual over eager."""
+        measured = [(r.residual.median, name) for name, r in self.rungs.items()
+                    if r is not None and r.residual is not None and name != "eager"]
+        return min(measured)[1] if measured else None
+
+
+@dataclass(frozen=True)
+class Regional:
+    workload: str
+    mode: str
+    batch_size: int
+    strategies: dict[str, Rung | None]  # "whole" (the cold rung), "per-block", "nested-region"
+    break_even: dict[str, str]  # strategy -> against the whole model, in words
+
+
+@dataclass(frozen=True)
+class EnvView:
+    env: Env
+    cases: list[Case]
+    regional: list[Regional]
+    foreign: list[tuple[Case, Rung, Rung | None]]  # case, foreign-bundle rung, local bundle rung
+
+
+def _group(records: list[ColdRecord]) -> dict:
+    found: dict = defaultdict(list)
+    for r in records:
+        found[(r.key.workload, r.key.batch_size, r.key.mode, r.key.shapes, r.key.rung, r.key.tag)].append(r)
+    return found
+
+
+def break_even(whole: Rung | None, other: Rung | None) -> str:
+    """When `other` and compiling the whole model have cost the same over n calls."""
+    if not (whole and other and whole.first_call and other.first_call and whole.steady
+            and other.steady):
+        return "not measured"
+    first = other.first_call.median - whole.first_call.median  # extra first-call seconds
+    per_call = other.steady.median - whole.steady.median  # extra seconds per later call
+    if first <= 0 and per_call <= 0:
+        return "ahead from the first call on"
+    if first >= 0 and per_call >= 0:
+        return "never ahead"
+    calls = -first / per_call
+    if first < 0:
+        return f"ahead for the first {calls:,.0f} calls, behind after"
+    return f"behind for the first {calls:,.0f} calls, ahead after"
+
+
+def views(records: list[ColdRecord]) -> list[EnvView]:
+    by_env: dict[str, list[ColdRecord]] = defaultdict(list)
+    for r in records:
+        by_env[r.env_id].append(r)
+    out = [_env_view(env_records) for env_records in by_env.values()]
+    return sorted(out, key=lambda v: (v.env.backend != "cuda", v.env.device, v.env.torch, v.env.env_id))
+
+
+def _env_view(records: list[ColdRecord]) -> EnvView:
+    """One environment's cases: every ladder rung, regional compilation, foreign bundles."""
+    groups = _group(records)
+
+    def eager(w, b, s) -> list[ColdRecord]:
+        return groups.get((w, b, "eager", s, "eager", "main"), [])
+
+    def rung(w, b, m, s, name) -> Rung | None:
+        found = groups.get((w, b, m, s, name, "main"))
+        return summarize(found, eager(w, b, s)) if found else None
+
+    cases = []
+    for w, b, m, s in sorted({k[:4] for k in groups if k[2] != "eager"}, key=_order):
+        rungs = {name: rung(w, b, "eager" if name == "eager" else m, s, name) for name in LADDER}
+        cases.append(Case(w, b, m, s, rungs, rungs["eager"]))
+    regional = []
+    for c in cases:
+        strategies = {"whole": c.rungs["cold"],
+                      **{name: rung(c.workload, c.batch_size, c.mode, c.shapes, name)
+                         for name in REGIONAL}}
+        if c.workload in BLOCK_MODELS or any(strategies[name] for name in REGIONAL):
+            regional.append(Regional(c.workload, c.mode, c.batch_size, strategies,
+                                     {name: break_even(strategies["whole"], strategies[name])
+                                      for name in REGIONAL}))
+    by_case = {(c.workload, c.batch_size, c.mode, c.shapes): c for c in cases}
+    foreign = []
+    for (w, b, m, s, name, _), found in sorted(groups.items(), key=lambda i: _order(i[0][:4])):
+        if name == FOREIGN:
+            case = by_case[(w, b, m, s)]
+            foreign.append((case, summarize(found, eager(w, b, s)), case.rungs["bundle"]))
+    return EnvView(_env(records[0]), cases, regional, foreign)
+
+
+def _order(case: tuple) -> tuple:
+    workload, batch, mode = case[0], case[1], case[2]
+    return (workload, batch or 0, MODES.index(mode) if mode in MODES else -1)
+
+
+SHOWN_SHAPES = "seed"  # as on the other pages: tiny shapes are for tests and smoke runs
+
+
+def load(results_dir: Path) -> tuple[list[EnvView], int]:
+    """The views of the shown records, and how many records of other shapes were left out."""
+    records = read_folder(Path(results_dir))
+    shown = [r for r in records if r.key.shapes == SHOWN_SHAPES]
+    return views(shown), len(records) - len(shown)

@@ -1,0 +1,274 @@
+"""The host model as tables: per case, the line a host-bound side follows against the host
+probe, the speedups it predicts, and how those predictions fared on a held-out lease and on
+hosts slowed on purpose.
+
+The model itself is bench/hostfit.py, the one definition `python -m bench host` predicts
+from; this module hands it the records' rows and turns what it returns into DataFrames keyed
+as `analysis.cases` is (env_id, workload, batch_size, shapes, dtype, mode), so they join into
+the published table and the export.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from bench import hostfit
+from report.analysis.ordering import of_env, ordered, rows
+from report.analysis.vocabulary import DEFAULT_DTYPE
+
+if TYPE_CHECKING:
+    from report.analysis import Data
+
+COLUMNS = ["env_id", "device_name", "backend", "torch", "machine", "workload", "batch_size",
+           "shapes", "case_dtype", "mode", "tag", "status", "process_timing", "repeat",
+           "repeats", "started_at", "duration_s", "busy_fraction", "hostname", "boot_id", "op_s",
+           "group", "round_s", "median_s"]
+KEY = ["env_id", "workload", "batch_size", "shapes", "case_dtype", "mode"]  # analysis.CASE
+FIT_COLUMNS = [*KEY, "device_name", "backend", "torch", "intercept_s", "slope", "residual_sd_s",
+               "residual_max", "band", "band_probability", "probe_lo_us", "probe_hi_us",
+               "processes", "leases"]
+MODEL_COLUMNS = [*KEY, "baseline", "device_name", "backend", "torch", "ratio", "fitted",
+                 "probe_lo_us", "probe_hi_us", "processes", "leases", "speedup_lo_probe",
+                 "low_lo_probe", "high_lo_probe", "speedup_hi_probe", "low_hi_probe",
+                 "high_hi_probe", "device_s", "device_lo_s", "device_hi_s"]
+CHECK_COLUMNS = [*KEY, "baseline", "device_name", "ratio", "lease", "host", "probe_us", "probe_lo_us",
+                 "probe_hi_us", "outside_us", "measured", "predicted", "low", "high", "inside",
+                 "processes", "processes_inside"]
+
+
+@dataclass(frozen=True)
+class HostModels:
+    """Everything fitted once per site build."""
+
+    models: list[hostfit.SpeedupModel]
+    held_out: list[hostfit.Check]
+    slowed: list[hostfit.Check]
+
+
+def host_rows(records: pd.DataFrame) -> list[dict]:
+    """The records as bench/hostfit.py reads them: plain values, missing ones None."""
+    found = rows(records[COLUMNS])
+    for row in found:
+        row["op_s"] = row["op_s"] or ()
+        row["round_s"] = row["round_s"] or ()
+    return found
+
+
+def fit(records: pd.DataFrame) -> HostModels:
+    """Models from the untagged paired processes; checked on each held-out lease and on
+    every process tagged hostfit.SLOWED_TAG."""
+    found = host_rows(records)
+    sides = hostfit.sides(found)
+    main = hostfit.processes(found, hostfit.MAIN_TAG)
+    models = hostfit.models(main, sides)
+    return HostModels(models=models, held_out=hostfit.held_out(main, sides, models),
+                      slowed=hostfit.slowed(hostfit.processes(found, hostfit.SLOWED_TAG), models))
+
+
+def of(data: Data) -> HostModels:
+    """The models `Data` fitted once (`fit(data.records)`)."""
+    return data.host_models
+
+
+def fits(data: Data) -> pd.DataFrame:
+    """One row per fitted host-bound side, keyed like a case (KEY): time = intercept_s +
+    slope * probe, the residuals' standard deviation and largest relative size, `band`, the
+    band's half-width relative to the fit at the centre of the probes, with the probability
+    it is meant to hold (`band_probability`), and the probes it was fitted on in µs."""
+    return data.memo("host-fits", lambda: _fits(data))
+
+
+def _fits(data: Data) -> pd.DataFrame:
+    out = []
+    for side in hostfit.fitted_sides(of(data).models):
+        line: hostfit.Line = side["line"]
+        out.append({**{c: side[c] for c in (*KEY, "device_name", "backend", "torch")},
+                    "intercept_s": line.intercept_s, "slope": line.slope,
+                    "residual_sd_s": line.residual_sd_s, "residual_max": line.residual_max,
+                    "band": line.band(), "band_probability": hostfit.BAND,
+                    "probe_lo_us": line.probe_lo_s * 1e6, "probe_hi_us": line.probe_hi_s * 1e6,
+                    "processes": line.processes, "leases": line.leases})
+    return _sorted(pd.DataFrame(out, columns=FIT_COLUMNS))
+
+
+def models(data: Data) -> pd.DataFrame:
+    """One row per modelled speedup (a mode over eager), keyed like a case: which side is
+    fitted (`fitted`: the baseline's name, the mode's, or "both"), the probes the model holds for, and the
+    predicted speedup with its band at either end of them (a band's top None where it has
+    none); the device-bound side's figure."""
+    return data.memo("host-model-rows", lambda: _models(data))
+
+
+def _models(data: Data) -> pd.DataFrame:
+    out = []
+    for model in of(data).models:
+        lo, hi = model.probe_range_s
+        at_lo, at_hi = model.at(lo), model.at(hi)
+        device = next((s for s in (model.base, model.side) if isinstance(s, hostfit.Figure)), None)
+        out.append({**model.describes(), "ratio": model.ratio, "fitted": _fitted(model),
+                    "probe_lo_us": lo * 1e6, "probe_hi_us": hi * 1e6,
+                    "processes": model.processes,
+                    "leases": max(line.leases for line in model.lines),
+                    "speedup_lo_probe": at_lo.speedup, "low_lo_probe": at_lo.low,
+                    "high_lo_probe": _bounded(at_lo.high), "speedup_hi_probe": at_hi.speedup,
+                    "low_hi_probe": at_hi.low, "high_hi_probe": _bounded(at_hi.high),
+                    "device_s": device.median_s if device else None,
+                    "device_lo_s": device.lo_s if device else None,
+                    "device_hi_s": device.hi_s if device else None})
+    return _sorted(pd.DataFrame(out, columns=MODEL_COLUMNS))
+
+
+LINE_TERMS = ("intercept_s", "slope", "residual_sd_s", "half_width_s", "processes",
+              "probe_mean_us", "probe_sxx_us2")
+FIGURE_TERMS = ("median_s", "lo_s", "hi_s")
+def page_rows(data: Data, env_id: str, workload: str | None = None) -> list[dict]:
+    """`models` rows of one environment (and workload), each with `lines`: its fitted
+    sides' `fits` rows (mode, intercept_s, slope, band, ...), for the `_host_model.md.j2`
+    table a workload, model or stability page shows."""
+    here = of_env(models(data), env_id)
+    if workload is not None:
+        here = here[here["workload"] == workload]
+    lines = {tuple(row[c] for c in KEY): row for row in rows(of_env(fits(data), env_id))}
+    out = []
+    for row in rows(here):
+        point = tuple(row[c] for c in KEY[:-1])
+        out.append({**row, "lines": [lines[(*point, mode)] for mode in (row["baseline"], row["mode"])
+                                     if (*point, mode) in lines]})
+    return out
+
+
+PUBLISHED_COLUMNS = ["host_fitted", "host_probe_lo_us", "host_probe_hi_us", "host_probe_median_us",
+                     "host_band_probability", "host_processes", "host_ratio_sd",
+                     *(f"host_{side}_{term}" for side in ("base", "mode")
+                       for term in (*LINE_TERMS, *FIGURE_TERMS))]
+EXPORT_COLUMNS = [*KEY, "baseline", *PUBLISHED_COLUMNS]
+
+
+def columns(found: HostModels) -> pd.DataFrame:
+    """The host model of each modelled speedup as columns (PUBLISHED_COLUMNS) for the
+    published table and the export, keyed as a case is (KEY) with its `baseline`: which side
+    is fitted, the probes it was fitted on and their median (a typical measured host: what
+    a reader's own probe starts from), and per side (`base`, `mode`) either its line or
+    its figure, the other's columns None. The line's terms are all a script needs to
+    predict at probe p (µs): time = intercept_s + slope * p * 1e-6, give or take
+    half_width_s * sqrt(1 + 1/processes + (p - probe_mean_us)**2 / probe_sxx_us2); the
+    speedup's band is the fitted side's band over the figure's range, or, where both sides
+    are lines (`host_ratio_sd` set), the predicted speedup times exp(+-t * host_ratio_sd *
+    sqrt(1 + 1/host_processes + (p - base probe_mean_us)**2 / base probe_sxx_us2)), t the
+    Student quantile of host_band_probability with host_processes - 2 degrees of freedom.
+    A speedup without a model has no row."""
+    out = []
+    for model in found.models:
+        lo, hi = model.probe_range_s
+        row = {**{c: model.describes()[c] for c in (*KEY, "baseline")},
+               "host_fitted": _fitted(model),
+               "host_probe_lo_us": lo * 1e6, "host_probe_hi_us": hi * 1e6,
+               "host_probe_median_us": model.probe_median_s * 1e6,
+               "host_band_probability": hostfit.BAND, "host_processes": model.processes,
+               "host_ratio_sd": model.ratio_sd}
+        for name, side in (("base", model.base), ("mode", model.side)):
+            row.update({f"host_{name}_{term}": value for term, value in _terms(side).items()})
+        out.append(row)
+    return _sorted(pd.DataFrame(out, columns=EXPORT_COLUMNS).astype({"batch_size": "Int64"}))
+
+
+def with_columns(table: pd.DataFrame, found: HostModels) -> pd.DataFrame:
+    """The published table (one row per case over eager) with the host model's columns
+    beside each modelled speedup, empty elsewhere."""
+    over_eager = columns(found)
+    over_eager = over_eager[over_eager["baseline"] == hostfit.BASELINE].drop(columns="baseline")
+    return table.merge(over_eager, on=KEY, how="left")
+
+
+def model_for(data: Data, env_id: str, workload: str, batch_size: int | None, mode: str,
+              dtype: str = DEFAULT_DTYPE) -> hostfit.SpeedupModel | None:
+    """The host model of one speedup over eager, None where it has none. Its `at(probe_s)`
+    predicts for a reader's probe, `region(at_least)` says where a claim holds."""
+    found = [m for m in of(data).models if (m.env_id, m.workload, m.batch_size, m.mode, m.dtype)
+             == (env_id, workload, batch_size, mode, dtype)]
+    return found[0] if found else None
+
+
+def for_export(data: Data) -> pd.DataFrame:
+    """`columns` of the site's models."""
+    return columns(of(data))
+
+
+def checks(found: list[hostfit.Check]) -> pd.DataFrame:
+    """One row per check: the lease, its median probe, where the model's probes lie, how far
+    outside them the lease was (`outside_us`, 0 inside), the measured and predicted speedup
+    with the band, and whether the measured one is inside it."""
+    out = []
+    for check in found:
+        model, prediction = check.model, check.prediction
+        lo, hi = model.probe_range_s
+        host, _, boot = check.lease.partition("/")
+        out.append({**model.describes(), "ratio": model.ratio, "lease": check.lease,
+                    "host": f"{host} boot {boot[:8]}",
+                    "probe_us": check.probe_s * 1e6, "probe_lo_us": lo * 1e6,
+                    "probe_hi_us": hi * 1e6, "outside_us": prediction.outside_s * 1e6,
+                    "measured": check.measured, "predicted": prediction.speedup,
+                    "low": prediction.low,
+                    "high": _bounded(prediction.high),
+                    "inside": check.inside, "processes": check.processes,
+                    "processes_inside": check.processes_inside})
+    return _sorted(pd.DataFrame(out, columns=CHECK_COLUMNS))
+
+
+def held_out(data: Data) -> pd.DataFrame:
+    return checks(of(data).held_out)
+
+
+def slowed(data: Data) -> pd.DataFrame:
+    return checks(of(data).slowed)
+
+
+def summary(table: pd.DataFrame) -> dict | None:
+    """How many checks, cases and processes fell inside their band, and the share."""
+    if table.empty:
+        return None
+    inside = table[table["inside"]]
+    return {"checks": len(table), "inside": len(inside), "share": len(inside) / len(table),
+            "cases": table[[*KEY, "baseline"]].drop_duplicates().shape[0],
+            "extrapolated": int((table["outside_us"] != 0).sum()),
+            "processes": int(table["processes"].sum()),
+            "processes_inside": int(table["processes_inside"].sum())}
+
+
+def not_predictable(table: pd.DataFrame) -> pd.DataFrame:
+    """The cases (KEY and baseline) with a check outside its band."""
+    return table.loc[~table["inside"].astype(bool), [*KEY, "baseline"]].drop_duplicates()
+
+
+def _terms(side: hostfit.Line | hostfit.Figure) -> dict:
+    """A side's export columns: a line's terms or a figure's, None for the other kind."""
+    found = dict.fromkeys((*LINE_TERMS, *FIGURE_TERMS))
+    if isinstance(side, hostfit.Line):
+        found.update(intercept_s=side.intercept_s, slope=side.slope,
+                     residual_sd_s=side.residual_sd_s, half_width_s=side.half_width_s,
+                     processes=side.processes, probe_mean_us=side.probe_mean_s * 1e6,
+                     probe_sxx_us2=side.probe_sxx * 1e12)
+    else:
+        found.update(median_s=side.median_s, lo_s=side.lo_s, hi_s=side.hi_s)
+    return found
+
+
+def _fitted(model: hostfit.SpeedupModel) -> str:
+    """Which side the model fits as a line: the baseline's name, the mode's, or "both"."""
+    if len(model.lines) == 2:
+        return "both"
+    return model.baseline if isinstance(model.base, hostfit.Line) else model.mode
+
+
+def _bounded(high: float) -> float | None:
+    """A band's top, None where the mode's band reaches zero time (no upper bound)."""
+    return None if math.isinf(high) else high
+
+
+def _sorted(table: pd.DataFrame) -> pd.DataFrame:
+    """Page order, each environment's rows together."""
+    return ordered(table, batch_first=True).sort_values("env_id", kind="stable").reset_index(drop=True)

@@ -1,0 +1,181 @@
+"""The Judge: a claim's cases in one environment, the helpers every test kind shares
+(the two modes' rows side by side, a point's identity, the per-process values of each
+side), and the verdict of one claim in one environment."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from report import analysis
+from report.ledger import verdicts
+from report.ledger.comparison import NOT_MEASURED, NOT_TESTABLE, Comparison, Judgement
+from report.ledger.kinds import KINDS, unit_of
+from report.ledger.rules import rule
+from report.ledger.schema import Claim, Test
+from report.ledger.values import LATER_MEMORY, RATIO_METRICS, median, missing, process_values
+
+KEPT = ("ok", "status", "median_s", "lo_s", "hi_s", "n_processes", "env_repeated", "flops",
+        "cold_first_call_s", *RATIO_METRICS)
+# What the evidence for a figure is: the anchor on the workload's page.
+EVIDENCE_ANCHOR = {"speedup": "latency", "break-even": "compile-time",
+                   "cold_first_call_s": "compile-time", "warm_first_call_s": "compile-time",
+                   "recompiles": "graph-breaks-recompiles-and-cuda-graph-skips",
+                   "correctness": "correctness", "rel_error": "correctness",
+                   "warmup_calls_to_steady": "", "first_calls_to_steady": ""}
+
+
+def _point_keys(frame: pd.DataFrame) -> list[tuple]:
+    """analysis.POINT of each row, hashable and with every missing value as None."""
+    return [tuple(None if missing(v) else v for v in row)
+            for row in frame[analysis.POINT].to_numpy(dtype=object)]
+
+
+class Judge:
+    """Judges claims against one analysed Data (report.analysis.Data)."""
+
+    def __init__(self, data: analysis.Data):
+        self.data = data
+        self.values = process_values(data.shown, data.paired)
+        self._pairs: dict[tuple[str, str], dict] = {}
+        # Only the columns judging reads: compare() merges whole rows.
+        paired = [c for c in data.cases.columns if c.startswith("paired_")]
+        keep = [c for c in dict.fromkeys([*analysis.CASE, *KEPT, "bound", *paired])
+                if c in data.cases.columns]
+        narrow = data.cases[keep]
+        self.with_values = (narrow.merge(self.values, on=analysis.CASE, how="left")
+                            if not narrow.empty else narrow)
+        self._by_env = analysis.by_env(self.with_values)
+
+    @classmethod
+    def of(cls, data: analysis.Data) -> Judge:
+        """The one Judge of a site build: every page judges against the same data."""
+        return data.memo(cls, lambda: cls(data))
+
+    # -- scope ------------------------------------------------------------------------------
+    def workloads(self, claim: Claim) -> list[str]:
+        """The measured workloads a claim is about, in registry order."""
+        return [w for w in self.data.workloads
+                if (w in claim.workloads or self.data.family(w) in claim.families)
+                and bool((self.data.workload_info(w) or {}).get("training") or False)
+                == claim.training]
+
+    def env_cases(self, env_id: str) -> pd.DataFrame:
+        return self._by_env.get(env_id, self.with_values.iloc[:0])
+
+    def points(self, claim: Claim, env_id: str) -> pd.DataFrame:
+        """Cases of `env_id` in the claim's scope (every mode)."""
+        c = self.env_cases(env_id)
+        here = c[c["workload"].isin(self.workloads(claim))]
+        if claim.batch_range:
+            lo, hi = claim.batch_range
+            b = here["batch_size"]
+            here = here[b.isna() | ((b >= (lo or 0)) & (b <= (math.inf if hi is None else hi)))]
+        return here
+
+    # -- what the kinds share -----------------------------------------------------------------
+    def pairs(self, here: pd.DataFrame, mode: str, baseline: str) -> pd.DataFrame:
+        """analysis.compare of `mode` and `baseline` at the points of `here`, computed once
+        per pair of modes over every environment (compare works row by row)."""
+        key = (mode, baseline)
+        if key not in self._pairs:
+            self._pairs[key] = {env_id: (rows, _point_keys(rows)) for env_id, rows in
+                                analysis.by_env(analysis.compare(self.with_values, mode,
+                                                                 baseline)).items()}
+        found = self._pairs[key].get(here["env_id"].iloc[0])
+        if found is None:
+            return here.iloc[:0]
+        rows, keys = found
+        wanted = set(_point_keys(here))
+        return rows[[k in wanted for k in keys]]
+
+    def point(self, row: dict, anchor_key: str) -> Comparison:
+        """A comparison at `row`'s point, with what the host there was like."""
+        workload = row["workload"]
+        info = self.data.workload_info(workload) or {}
+        batch = None if missing(row["batch_size"]) else int(row["batch_size"])
+        flops, host = row.get("flops"), row.get("host_probe_us")
+        if missing(host):
+            probes = row.get("host_probe_us_v_base") or row.get("host_probe_us_v")
+            host = median(probes) if isinstance(probes, tuple) and probes else None
+        anchor = EVIDENCE_ANCHOR.get(anchor_key, "memory-and-device-activity")
+        return Comparison(workload=workload, batch=batch, axis=info.get("axis") or "batch",
+                          family=self.data.family(workload),
+                          flops=None if missing(flops) else float(flops),
+                          host_us=None if missing(host) else float(host),
+                          evidence=(f"workloads/{workload}.md", anchor))
+
+    def sides(self, row: dict, test: Test, column: str, comparison: Comparison
+              ) -> tuple[tuple, tuple] | None:
+        """The mode's and the baseline's per-process values of `column` at `row`, or None
+        (with the comparison's note saying why)."""
+        mine, base = row.get(f"{column}_v"), row.get(f"{column}_v_base")
+        mine = mine if isinstance(mine, tuple) else ()
+        base = base if isinstance(base, tuple) else ()
+        comparison.processes = (len(mine), len(base))
+        both = row["ok"] is True and row["ok_base"] is True
+        if not both or not mine or not base:
+            comparison.note = self.why_missing(row, test, column)
+            comparison.field_absent = both
+            return None
+        return mine, base
+
+    def floor(self, here: pd.DataFrame, row: dict, column: str) -> float | None:
+        """Eager's figure at the point of `row`: what the metric reads with nothing to warm."""
+        same = here[(here["mode"] == analysis.BASELINE) & (here["workload"] == row["workload"])
+                    & (here["batch_size"].isna() if missing(row["batch_size"])
+                       else here["batch_size"] == row["batch_size"])]
+        return median(tuple(v for found in same[f"{column}_v"] if isinstance(found, tuple)
+                            for v in found))
+
+    @staticmethod
+    def why_missing(row: dict, test: Test, column: str) -> str:
+        parts = []
+        for side, mode in (("", test.mode), ("_base", test.baseline or analysis.BASELINE)):
+            ok, values = row.get(f"ok{side}"), row.get(f"{column}_v{side}")
+            if ok is not True and not missing(row.get(f"status{side}")):
+                parts.append(f"{mode}: {row[f'status{side}']}")
+            elif ok is not True:
+                parts.append(f"no {mode} record")
+            elif not isinstance(values, tuple) or not values:
+                parts.append(f"no {column} for {mode}")
+        return "; ".join(parts)
+
+    # -- one claim in one environment -----------------------------------------------------
+    def comparisons(self, claim: Claim, env_id: str) -> list[Comparison]:
+        kind = KINDS[claim.test.kind]
+        agrees = kind.agrees(claim.test) if kind.agrees else rule(claim.test)
+        here = self.points(claim, env_id) if kind.scoped else self.env_cases(env_id)
+        if kind.scoped and here.empty:
+            return []
+        return kind.compare(self, here, env_id, claim.test, agrees)
+
+    def judge(self, claim: Claim, env: analysis.Environment) -> Judgement:
+        out = Judgement(env.env_id, env.label, env.backend, NOT_MEASURED,
+                        unit=unit_of(claim.test))
+        if KINDS[claim.test.kind].compare is not None:
+            out.comparisons = self.comparisons(claim, env.env_id)
+        if not claim.testable and (claim.test.kind == "none" or not out.measured):
+            out.verdict, out.reason = NOT_TESTABLE, claim.missing
+            return out
+        if not out.measured:
+            self._unmeasured(claim, env, out)
+            return out
+        verdicts.settle(claim.test, out)
+        return out
+
+    def _unmeasured(self, claim: Claim, env: analysis.Environment, out: Judgement) -> None:
+        notes = sorted({c.note for c in out.comparisons if c.note})
+        scope = ", ".join(claim.workloads) or f"a workload of family {', '.join(claim.families)}"
+        out.reason = "; ".join(notes) or (f"no records of {scope} here" if not out.comparisons
+                                          else "no comparison has both sides measured")
+        if out.comparisons and all(c.field_absent for c in out.comparisons):
+            quantity = claim.test.metric or claim.test.field or "latency"
+            if quantity in LATER_MEMORY and env.backend == "cuda":
+                # A CUDA field newer than these records: it can be measured, it was not.
+                out.reason = f"no record of these cases carries {quantity} yet"
+                return
+            # The cases ran, but this backend's records never hold the quantity.
+            out.verdict = NOT_TESTABLE
+            out.reason = f"the {env.backend} records hold no {quantity}"

@@ -1,0 +1,60 @@
+"""One mode at each point: a record field or a figure derived from one process's record
+(absolute), or whether every process passed its float64 check (correctness)."""
+
+from __future__ import annotations
+
+from report import analysis
+from report.ledger.comparison import Comparison, judged
+from report.ledger.schema import Test
+from report.ledger.values import ABSOLUTE_FIELDS, LATER_MEMORY, as_float, median, missing, records
+
+UNITS = {"cold_first_call_s": "seconds", "warm_first_call_s": "seconds",
+         "mean_kernel_s": "seconds", "idle_s_per_call": "seconds", "busy_fraction": "fraction",
+         "rel_error": "number", "peak_device_bytes": "bytes", "warmup_calls_to_steady": "calls",
+         "first_calls_to_steady": "calls", **{f: "bytes" for f in LATER_MEMORY}}
+
+
+def unit(test: Test) -> str:
+    return UNITS.get(test.field, "count")
+
+
+def field_problems(test: dict) -> list[str]:
+    if test.get("field") not in ABSOLUTE_FIELDS:
+        return [f"absolute field {test.get('field')!r} is not one of {', '.join(ABSOLUTE_FIELDS)}"]
+    return []
+
+
+def passes(x) -> bool | None:
+    return None if missing(x) else bool(x)
+
+
+def one_sided(judge, here, test, column: str, agrees) -> list[Comparison]:
+    out = []
+    for row in records(here[here["mode"] == test.mode]):
+        comparison = judge.point(row, column)
+        mine = row.get(f"{column}_v")
+        mine = mine if isinstance(mine, tuple) else ()
+        comparison.processes = (len(mine),)
+        if not row["ok"] or not mine:
+            comparison.note = (f"{test.mode}: {row['status']}" if not row["ok"]
+                               else f"no {column} in the records")
+            comparison.field_absent = bool(row["ok"])
+            out.append(comparison)
+            continue
+        comparison.busy = as_float(row.get("busy_fraction"))
+        if column in ("warmup_calls_to_steady", "first_calls_to_steady") and (
+                test.mode != analysis.BASELINE):
+            comparison.floor = judge.floor(here, row, column)
+        comparison.figure = float(all(mine)) if column == "passed" else median(mine)
+        values, comparison.n = [float(v) for v in mine], len(mine)
+        judged(comparison, values, agrees)
+        out.append(comparison)
+    return out
+
+
+def absolute(judge, here, env_id, test, agrees) -> list[Comparison]:
+    return one_sided(judge, here, test, test.field, agrees)
+
+
+def correctness(judge, here, env_id, test, agrees) -> list[Comparison]:
+    return one_sided(judge, here, test, "passed", agrees)

@@ -1,0 +1,128 @@
+"""The whole ledger judged: every claim in every environment of its backend, and the
+views other pages read (verdicts with their regions per environment)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from report import analysis
+from report.ledger.comparison import NOT_MEASURED, NOT_TESTABLE, VERDICTS, Judgement
+from report.ledger.judge import Judge
+from report.ledger.kinds import unit_of
+from report.ledger.schema import Claim, Ledger, load_ledger
+from report.ledger.words import region_words
+
+DOES_NOT_APPLY = "—"  # a claim about another backend, in summary tables
+SEED_PAGE = "analysis/claims/seed-{seed}.md"  # where report/pages/ledger.py puts each seed's claims
+
+
+@dataclass
+class ClaimResult:
+    claim: Claim
+    judgements: list[Judgement]
+
+    def verdict_in(self, env_id: str) -> Judgement | None:
+        return next((j for j in self.judgements if j.env_id == env_id), None)
+
+
+def judge(ledger: Ledger, data: analysis.Data, by: Judge | None = None) -> list[ClaimResult]:
+    """Every claim in every environment of its backend. A backend with no environment
+    gets one judgement with env_id None: not testable (the ledger says why) or not
+    measured. `by` is a Judge of `data` already built (a site build's `Judge.of`)."""
+    judge_ = Judge(data) if by is None else by
+    envs = sorted(data.environments.values(), key=lambda e: (e.backend, e.label))
+    results = []
+    for claim in ledger.claims:
+        found = [judge_.judge(claim, env) for env in envs if claim.judged_on(env.backend)]
+        if not found:
+            backend = claim.backend
+            verdict = NOT_TESTABLE if not claim.testable else NOT_MEASURED
+            reason = claim.missing if not claim.testable else f"no {backend} environment"
+            found = [Judgement(None, f"{backend}: no environment", backend, verdict,
+                               unit=unit_of(claim.test), reason=reason)]
+        results.append(ClaimResult(claim, found))
+    return results
+
+
+def counts(results: list[ClaimResult], data: analysis.Data) -> pd.DataFrame:
+    """Verdicts per environment: one row per environment label, a column per verdict."""
+    rows = [{"env": j.label, "verdict": j.verdict} for r in results for j in r.judgements]
+    if not rows:
+        return pd.DataFrame(columns=["env", *VERDICTS])
+    table = pd.DataFrame(rows).pivot_table(index="env", columns="verdict", aggfunc="size",
+                                           fill_value=0)
+    return table.reindex(columns=list(VERDICTS), fill_value=0).reset_index()
+
+
+def seed_page(seed: str) -> str:
+    return SEED_PAGE.format(seed=seed)
+
+
+def site_ledger(data: analysis.Data) -> Ledger:
+    """report/claims.yaml, read once per site build."""
+    return data.memo("ledger", load_ledger)
+
+
+def results_for(data: analysis.Data, book: Ledger | None = None) -> list[ClaimResult]:
+    """The ledger judged against `data`, once per site build: the home page, its answers
+    and the claims pages all read these results, and judging is seconds of work."""
+    book = site_ledger(data) if book is None else book
+    judged_book, results = data.memo("claims", lambda: (book, judge(book, data, Judge.of(data))))
+    return results if judged_book == book else judge(book, data, Judge.of(data))
+
+
+def verdict_table(data: analysis.Data, results: list[ClaimResult] | None = None
+                  ) -> dict[str, Any]:
+    """Verdicts per environment label, for summary tables on other pages (the home page).
+    An environment of a backend the claim is not about reads DOES_NOT_APPLY ("—"), not
+    "not measured"; `href` is the claim's section, docs-relative."""
+    results = results_for(data) if results is None else results
+    envs = [env for backend in data.backends for env in data.envs(backend)]
+    rows = []
+    for r in results:
+        if not any(j.env_id for j in r.judgements):
+            continue
+        mine = {j.env_id: j for j in r.judgements if j.env_id}
+        rows.append({"claim": {"said": r.claim.paraphrase, "slug": r.claim.id,
+                               "href": f"{seed_page(r.claim.seed)}#{r.claim.id}"},
+                     "verdicts": {e.label: mine[e.env_id].verdict if e.env_id in mine
+                                  else DOES_NOT_APPLY for e in envs},
+                     "where": {e.label: where(mine[e.env_id]) for e in envs
+                               if e.env_id in mine}})
+    return {"rows": rows, "labels": [e.label for e in envs]}
+
+
+def where(j: Judgement) -> dict[str, Any]:
+    """A verdict with its region, for any page that shows a verdict (the home page's
+    claims table, the quick answers, the seed summaries): `verdict`; `regions`, each a
+    `Region` as a dict plus `text` (its words, e.g. "holds at batch 1–2 (1.7–3.0×,
+    launch-bound, eager op 5 µs on the host, 3 proc.)"); `brief`, the whole region in
+    one line (the condition of a depends or unsettled verdict, or why not measured)."""
+    if j.verdict in (NOT_MEASURED, NOT_TESTABLE):
+        return {"verdict": j.verdict, "regions": [], "brief": j.reason, "short": j.reason}
+    regions = [{**region.__dict__, "text": region_words(region, j.unit)} for region in j.regions]
+    return {"verdict": j.verdict, "regions": regions, "brief": j.region or j.condition,
+            "short": short_region(j)}
+
+
+def short_region(j: Judgement, most: int = 2) -> str:
+    """The region in a table cell: the settled stretches where the verdict's answer holds
+    (or, for depends, each answer's first), "vit16x6x384 at batch 1–4 (1.6–1.9×)", then
+    how many more; a crossover's or an unsettled verdict's condition where it has no
+    settled region."""
+    from report.ledger.words import region_words
+    settled = [r for r in j.regions if r.settled]
+    if not settled:
+        return j.condition or j.region
+    picked, seen = [], set()
+    for r in settled:
+        if r.outcome not in seen or len(picked) < most:
+            picked.append(r)
+            seen.add(r.outcome)
+    picked = picked[:max(most, len(seen))]
+    text = "; ".join(f"{r.workload}: {region_words(r, j.unit)}" for r in picked)
+    rest = len(j.regions) - len(picked)
+    return text + (f"; {rest} more" if rest else "")

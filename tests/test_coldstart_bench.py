@@ -1,0 +1,156 @@
+"""`python -m bench.coldstart` on CPU with tiny shapes: every rung of the ladder runs in a
+process of its own, a bundle saved by one process is a hit in another, a crash in one rung
+is recorded as that rung's status while the rest go on, and bad input gets one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.coldstart_records import LADDER, read, read_folder
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKLOAD = "vit16x6x384"  # a module of repeated blocks: every rung applies to it
+
+
+def coldstart(*args: str, env: dict | None = None, timeout: float = 900) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "bench.coldstart", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL, env=env)
+
+
+def selection(tmp: Path, *more: str) -> list[str]:
+    return ["--backend", "cpu", "--workload", WORKLOAD, "--shapes", "tiny", "--mode", "default",
+            "--repeats", "1", "--results-dir", str(tmp / "results"),
+            "--cache-dir", str(tmp / "cache"), *more]
+
+
+@pytest.fixture(scope="module")
+def ladder(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ladder")
+    done = coldstart(*selection(tmp))
+    assert done.returncode == 0, done.stderr[-3000:]
+    records = read_folder(tmp / "results")
+    return {"tmp": tmp, "records": {r.key.rung: r for r in records}, "count": len(records),
+            "output": done.stdout}
+
+
+def test_every_rung_of_the_ladder_runs_in_its_own_process(ladder):
+    records = ladder["records"]
+    assert sorted(records) == sorted(LADDER)
+    assert ladder["count"] == len(LADDER)
+    for rung, record in records.items():
+        assert record.status == "ok", (rung, record.reason, record.log_tail)
+        assert record.first_call_s > 0 and record.steady.median_s > 0
+    # aot and precompile load what a separate saving process compiled
+    assert records["aot"].prepare_s > 0 and records["aot"].load_s is not None
+    assert records["precompile"].prepare_s > 0
+
+
+def test_cold_misses_and_warm_hits_the_fx_graph_cache(ladder):
+    cold, warm = ladder["records"]["cold"].counters, ladder["records"]["warm"].counters
+    assert cold.get("inductor.fxgraph_cache_miss", 0) >= 1
+    assert cold.get("inductor.fxgraph_cache_hit", 0) == 0
+    assert warm.get("inductor.fxgraph_cache_hit", 0) >= 1
+    assert warm.get("inductor.fxgraph_cache_miss", 0) == 0
+
+
+def test_a_bundle_saved_by_one_process_is_a_hit_in_another(ladder):
+    cold, bundle = ladder["records"]["cold"], ladder["records"]["bundle"]
+    assert cold.saved is not None and cold.saved.size_bytes > 0
+    assert cold.saved.artifacts.get("inductor", 0) >= 1
+    assert bundle.loaded is not None and bundle.loaded.sha256 == cold.saved.sha256
+    assert bundle.loaded.outcome == "hit"
+    assert bundle.counters.get("inductor.fxgraph_cache_hit", 0) >= 1
+    assert bundle.load_s is not None and bundle.load_s <= bundle.first_call_s
+    # repeat 0's bundle is published in the results folder, its source environment beside it
+    published = ladder["tmp"] / "results" / cold.saved.path
+    about = json.loads(published.with_suffix(".json").read_text())
+    assert published.stat().st_size == cold.saved.size_bytes
+    assert about["env"]["device_name"] == cold.env.device_name
+    assert about["bundle"]["source_env_id"] == cold.env_id
+
+
+def test_a_rerun_measures_nothing_twice(ladder):
+    done = coldstart(*selection(ladder["tmp"]))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "0 process(es) recorded" in done.stdout
+    assert len(read_folder(ladder["tmp"] / "results")) == ladder["count"]
+
+
+def test_a_bundle_from_elsewhere_is_loaded_into_empty_caches(ladder, tmp_path):
+    """The cross-machine path, on one machine: a bundle whose description names another
+    environment is loaded by --bundle-from and its outcome recorded."""
+    cold = ladder["records"]["cold"]
+    source = ladder["tmp"] / "results" / cold.saved.path
+    copy = tmp_path / "elsewhere" / source.name
+    copy.parent.mkdir()
+    copy.write_bytes(source.read_bytes())
+    about = json.loads(source.with_suffix(".json").read_text())
+    about["bundle"]["source_env_id"], about["bundle"]["source_device"] = "0123456789ab", "Other GPU"
+    copy.with_suffix(".json").write_text(json.dumps(about))
+    done = coldstart("--backend", "cpu", "--repeats", "1", "--shapes", "tiny", "--mode", "default",
+                     "--workload", WORKLOAD, "--results-dir", str(tmp_path / "r"),
+                     "--cache-dir", str(tmp_path / "c"), "--bundle-from", str(copy.parent))
+    assert done.returncode == 0, done.stderr[-3000:]
+    (record,) = read_folder(tmp_path / "r")
+    assert record.key.rung == "foreign-bundle" and record.key.tag == "from-0123456789ab"
+    assert record.status == "ok", record.reason
+    assert record.loaded.source_device == "Other GPU" and record.loaded.outcome == "hit"
+
+
+CRASH = """
+import os, signal, sys, json
+if len(sys.argv) > 1 and sys.argv[1].endswith("spec.json"):
+    if json.load(open(sys.argv[1])).get("rung") == os.environ["ATLAS_TEST_CRASH_RUNG"]:
+        print("injected crash", file=sys.stderr, flush=True)
+        import resource
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        os.kill(os.getpid(), signal.SIGSEGV)
+"""
+
+
+def test_a_crash_in_one_rung_is_recorded_and_the_rest_go_on(tmp_path):
+    """The eager process dies of SIGSEGV (injected from a sitecustomize on the path, no
+    hook in bench/); it is recorded as an error and the cold rung is still measured."""
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(CRASH)
+    env = os.environ | {"PYTHONPATH": os.pathsep.join([str(hooks), str(ROOT)]),
+                        "ATLAS_TEST_CRASH_RUNG": "eager"}
+    done = coldstart(*selection(tmp_path, "--rung", "eager", "--rung", "cold"), env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    records = {r.key.rung: r for r in read_folder(tmp_path / "results")}
+    assert records["eager"].status == "error"
+    assert "SIGSEGV" in records["eager"].reason
+    assert any("injected crash" in line for line in records["eager"].log_tail)
+    assert records["cold"].status == "ok"
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--workload", "nope"], "unknown workload 'nope'"),
+    (["--rung", "lukewarm"], "unknown rung 'lukewarm' (valid: eager, cold, warm"),
+    (["--mode", "fast"], "unknown mode 'fast' (valid: default, reduce-overhead"),
+    (["--repeats", "0"], "must be a whole number of 1 or more"),
+    (["--max-minutes", "nan"], "must be a positive number"),
+    (["--bundle-from", "/nonexistent/bundle.bin"], "--bundle-from /nonexistent/bundle.bin: no such"),
+])
+def test_bad_input_gets_one_line(args, expected):
+    done = coldstart(*args, timeout=120)
+    assert done.returncode != 0
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert expected in done.stderr and done.stderr.startswith("python -m bench.coldstart: error:")
+
+
+def test_a_malformed_results_file_is_named_with_its_line(tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    bad = results / "coldstart-x-cpu-torch2.15.0-000000000000.ndjson"
+    bad.write_text('{"schema_version": 1}\n')
+    with pytest.raises(ValueError, match=f"{bad}:1: malformed cold-start record"):
+        list(read(bad))

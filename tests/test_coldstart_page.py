@@ -1,0 +1,191 @@
+"""The cold-start page renders from records written here (no torch): the residual over
+eager per rung with its spread, the cache layers, a foreign bundle's outcome, regional
+compilation with break-even, and "not measured" wherever there is no record."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from bench.coldstart_records import BundleInfo, ColdKey, ColdRecord, read_folder, results_path
+from bench.records import Environment, Timing, append_records
+from report.cold_start_data import Rung, Spread, break_even, load
+from report.formatting import seconds
+from report.pages import cold_start
+from report.site import Site, template_environment
+
+
+def environment(device: str) -> Environment:
+    return Environment(
+        machine="lent-gpu", backend="cuda", os="Linux", python="3.11.7", torch="2.11.0+cu130",
+        torch_requested=None, triton="3.5.0", cuda_runtime="13.0", cudnn="91000", driver="580",
+        device_name=device, gpu_sm_count=132, gpu_memory_bytes=80 * 2**30, cpu_model="Xeon",
+        cpu_count=16, torch_threads=16, float32_matmul_precision="highest",
+        cuda_matmul_allow_tf32=False, cudnn_allow_tf32=True, git_commit=None, git_dirty=None)
+
+
+H100, H200 = environment("NVIDIA H100 80GB HBM3"), environment("NVIDIA H200")
+
+
+def timing(median: float) -> Timing:
+    return Timing(samples=(median,) * 5, calls_per_sample=1, warmup_calls=1, median_s=median,
+                  q1_s=median, q3_s=median, iqr_s=0.0, min_s=median, count=5,
+                  wall_per_call_s=median, timer="cuda-event")
+
+
+def record(env: Environment, rung: str, first: float | None, steady: float | None, repeat: int = 0,
+           mode: str = "default", batch: int = 1, workload: str = "gpt2-small", **more) -> ColdRecord:
+    key = ColdKey("cuda", workload, "eager" if rung == "eager" else mode, batch, rung,
+                  more.pop("shapes", "seed"), more.pop("tag", "main"))
+    return ColdRecord(key=key, repeat=repeat, repeats=3, status=more.pop("status", "ok"),
+                      reason=more.pop("reason", None), env=env, env_id=env.env_id(),
+                      started_at="2026-11-26T10:00:00+00:00", duration_s=(first or 0.0) + 30.0,
+                      run_id="r", first_call_s=first, steady=timing(steady) if steady else None,
+                      **more)
+
+
+def bundle(env: Environment, outcome: str | None = None) -> BundleInfo:
+    return BundleInfo(path=None, size_bytes=2048, sha256="0" * 64, source_env_id=env.env_id(),
+                      source_device=env.device_name, source_torch=env.torch,
+                      artifacts={"inductor": 3}, outcome=outcome)
+
+
+def fixture_records() -> list[ColdRecord]:
+    hits = {"inductor.fxgraph_cache_hit": 3, "aot_autograd.autograd_cache_hit": 3}
+    misses = {"inductor.fxgraph_cache_miss": 3, "aot_autograd.autograd_cache_miss": 3}
+    found = []
+    for r, jitter in enumerate((0.0, 0.2, -0.2)):
+        found += [
+            record(H100, "eager", 0.5 + jitter / 10, 0.010, r),
+            record(H100, "cold", 30.0 + jitter, 0.005, r, counters=misses, saved=bundle(H100)),
+            record(H100, "warm", 8.0 + jitter, 0.005, r, counters=hits),
+            record(H100, "bundle", 9.0 + jitter, 0.005, r, counters=hits,
+                   loaded=bundle(H100, "hit"), load_s=0.5),
+            record(H100, "per-block", 6.0 + jitter, 0.006, r, blocks=12, block_class="GPT2Block"),
+        ]
+    found.append(record(H100, "aot", None, None, 0, status="unsupported",
+                        reason="graph breaks are not supported with aot compile"))
+    found.append(record(H200, "eager", 0.4, 0.008))
+    found.append(record(H200, "foreign-bundle", 12.0, 0.004, tag=f"from-{H100.env_id()}",
+                        counters={"inductor.fxgraph_cache_miss": 3},
+                        loaded=bundle(H100, "recompile")))
+    found.append(record(H200, "eager", 0.1, 0.001, workload="mlp", shapes="tiny"))
+    return found
+
+
+def write(folder: Path, records: list[ColdRecord]) -> None:
+    for env in (H100, H200):
+        mine = [r for r in records if r.env_id == env.env_id()]
+        if mine:
+            append_records(results_path(folder, env), mine)
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("cold-start-page")
+    write(tmp / "results", fixture_records())
+    site = Site.__new__(Site)  # the page reads its own records, none of the case records
+    site.data, site.docs, site.templates, site.written = None, tmp / "docs", template_environment(), set()
+    cold_start.render(site, tmp / "results")
+    return {"text": (tmp / "docs" / cold_start.PAGE).read_text(), "docs": tmp / "docs",
+            "written": site.written, "results": tmp / "results"}
+
+
+def test_records_round_trip_through_their_files(page):
+    assert sorted(r.to_json() for r in read_folder(page["results"])) == sorted(
+        r.to_json() for r in fixture_records())
+
+
+def test_the_residual_over_eager_is_shown_with_its_spread(page):
+    # cold: 30 s medians less eager's median 0.5 s, over three processes
+    assert f"{seconds(29.5)} ({seconds(29.3)}–{seconds(29.7)}, 3 proc.)" in page["text"]
+    assert "| gpt2-small | 1 | default |" in page["text"]
+
+
+def test_unmeasured_rungs_and_workloads_say_not_measured(page):
+    row = next(line for line in page["text"].splitlines()
+               if line.startswith("| gpt2-small | 1 | default | 500 ms"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[-2] == "not measured"  # precompile
+    assert cells[-3].startswith("unsupported: graph breaks")  # aot
+    assert cells[-1] == "warm"  # the lowest residual
+    assert "Not measured on this machine: resnet50, vit-base16" in page["text"]
+
+
+def test_cache_layers_show_hits_and_misses(page):
+    assert "| gpt2-small | 1 | default | warm |" in page["text"]
+    warm = next(line for line in page["text"].splitlines()
+                if line.startswith("| gpt2-small | 1 | default | warm |"))
+    assert "3 hit / 0 miss" in warm
+    bundle_row = next(line for line in page["text"].splitlines()
+                      if line.startswith("| gpt2-small | 1 | default | bundle |"))
+    assert bundle_row.rstrip().endswith("| hit |")
+
+
+def test_a_foreign_bundle_shows_its_source_and_outcome(page):
+    row = next(line for line in page["text"].splitlines() if "NVIDIA H100 80GB HBM3 · torch" in line
+               and "recompile" in line)
+    assert seconds(12.0 - 0.4) in row
+    assert "Not measured: no bundle saved elsewhere was loaded on this machine." in page["text"]
+
+
+def test_regional_compilation_has_break_even(page):
+    row = next(line for line in page["text"].splitlines()
+               if line.startswith("| gpt2-small | 1 | default | per-block |"))
+    # 24 s less first call, 1 ms more per call: ahead for 24,000 calls
+    assert "ahead for the first 24,000 calls, behind after" in row and "| 12 |" in row
+    nested = next(line for line in page["text"].splitlines()
+                  if line.startswith("| gpt2-small | 1 | default | nested-region |"))
+    assert nested.count("not measured") >= 2
+
+
+def test_tiny_records_are_left_out_and_counted(page):
+    assert "1 records of tiny shapes" in page["text"]
+    assert "| mlp |" not in page["text"]
+
+
+def test_the_ladder_chart_is_drawn(page):
+    charts = [p for p in page["written"] if p.suffix == ".svg"]
+    assert len(charts) == 1
+    text = charts[0].read_text()
+    assert "not measured" in text and "eager first call" in text
+
+
+def test_no_records_renders_not_measured(tmp_path):
+    site = Site.__new__(Site)
+    site.data, site.docs, site.templates, site.written = None, tmp_path, template_environment(), set()
+    cold_start.render(site, tmp_path / "none")
+    assert "Not measured: there are no cold-start records yet." in (tmp_path / cold_start.PAGE).read_text()
+
+
+def spread_of(value: float) -> Spread:
+    return Spread(value, value, value, 3)
+
+
+def rung(first: float, steady: float) -> Rung:
+    return Rung("x", 3, 3, None, None, spread_of(first), None, spread_of(steady), None, {})
+
+
+@pytest.mark.parametrize(("first", "steady", "expected"), [
+    (5.0, 0.001, "ahead from the first call on"),
+    (20.0, 0.003, "never ahead"),
+    (5.0, 0.003, "ahead for the first 5,000 calls, behind after"),
+    (20.0, 0.0015, "behind for the first 20,000 calls, ahead after"),
+])
+def test_break_even_against_the_whole_model(first, steady, expected):
+    assert break_even(rung(10.0, 0.002), rung(first, steady)) == expected
+
+
+def test_break_even_without_a_side_is_not_measured():
+    assert break_even(None, rung(1.0, 1.0)) == "not measured"
+
+
+def test_a_record_that_cannot_be_is_refused():
+    good = record(H100, "cold", 3.0, 0.1)
+    with pytest.raises(ValueError, match="longer than the process"):
+        dataclasses.replace(good, duration_s=1.0)
+    with pytest.raises(ValueError, match="rung 'hot'"):
+        dataclasses.replace(good, key=dataclasses.replace(good.key, rung="hot"))
+    assert load(Path("/nonexistent")) == ([], 0)
