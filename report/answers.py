@@ -106,8 +106,10 @@ def _choice_in(data: Data, env: analysis.Environment, device: str, workload: str
 
 
 def _at(table: pd.DataFrame, env_id: str, workload: str, batch: int | None) -> pd.DataFrame:
-    """The rows of `table` at one point (env, workload, batch; None: unbatched)."""
-    here = table[(table["env_id"] == env_id) & (table["workload"] == workload)]
+    """The rows of `table` at one point (env, workload, batch; None: unbatched) in the
+    default dtype, which the questions are about."""
+    here = table[(table["env_id"] == env_id) & (table["workload"] == workload)
+                 & (table[analysis.DTYPE] == analysis.DEFAULT_DTYPE)]
     return here[here["batch_size"].isna()] if batch is None else here[here["batch_size"] == batch]
 
 
