@@ -36,8 +36,10 @@ def _points(mine: pd.DataFrame, names: list[str], modes: list[str]) -> list[dict
         if here.empty:
             points.append({"workload": workload, "batch_size": None, "measured": False})
             continue
-        for (batch, dtype), group in here.groupby(["batch_size", analysis.DTYPE], sort=True,
-                                                  dropna=False):
+        # float32 first at each batch: the other dtypes are the variants
+        order = here.assign(_other=here[analysis.DTYPE] != analysis.DEFAULT_DTYPE)
+        for (batch, _, dtype), group in order.groupby(["batch_size", "_other", analysis.DTYPE],
+                                                      sort=True, dropna=False):
             cells = {r["mode"]: r for r in rows(group)}
             points.append({"workload": workload, "batch_size": None if pd.isna(batch) else int(batch),
                            "dtype": dtype,
