@@ -42,10 +42,10 @@ def test_chooser_answers_with_the_point_of_its_data_and_links_to_the_row(page, b
     answer = choose(page, base_url, kind, work="inference", shapes="fixed", calls="1000000")
     head = answer.splitlines()[0]
     guide = page.evaluate("() => fetch('../guide-data.json').then((r) => r.json())")
-    form = page.evaluate("""() => Object.fromEntries(['device', 'workload', 'batch', 'calls']
+    form = page.evaluate("""() => Object.fromEntries(['device', 'workload', 'batch', 'dtype', 'calls']
         .map((n) => [n, document.querySelector(`#chooser [name=${n}]`).value]))""")
     (point,) = [p for p in guide["points"] if p[0] == form["device"] and p[1] == form["workload"]
-                and ("null" if p[2] is None else str(p[2])) == form["batch"]]
+                and ("null" if p[2] is None else str(p[2])) == form["batch"] and p[3] == form["dtype"]]
     step = guide["calls"].index(int(form["calls"]))
     expected = dict(zip(guide["fields"], point[4][step], strict=True))
     assert head.startswith(expected["mode"] + " ") or head.startswith(expected["mode"] + "—"), (
