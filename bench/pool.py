@@ -7,9 +7,12 @@ keeps both: the parent never initialises CUDA (a child forked after cuInit canno
 GPU), and it never compiles (a child forked after Inductor started its compile workers
 deadlocks on them). `spawn` starts `python -m bench.pool`, which imports everything anew.
 
-Either way the child is the leader of its own process group, so a timeout kills its compile
-workers with it (killpg), and it asks the kernel for SIGKILL when the runner dies
-(PR_SET_PDEATHSIG), so a killed runner leaves no case running on.
+Either way the child is a keeper (see `_keep`): the leader of its own process group and a
+child subreaper, which forks the case and ends everything below it when the case ends, when
+the runner ends it, or when the runner dies (PR_SET_PDEATHSIG tells it). So a timeout, a
+SIGTERM or a SIGKILL of the runner leaves no process of the case running, even one that
+left the group with setsid(). What a SIGKILLed keeper leaves, the next run ends (see
+end_stale_case_groups), but only where the note of the group is provably ours.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import os
 import selectors
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -40,6 +44,7 @@ SCRATCH_PREFIX = "atlas-case-"
 PRELOAD = ("torch", "torch._dynamo", "torch._inductor", "torch._inductor.compile_fx",
            "torch._dynamo.backends.inductor", "torch.profiler", "bench.case", "bench.paired")
 PR_SET_PDEATHSIG = 1
+KEEPER_GRACE_S = 5.0  # for a keeper to end its case's processes before SIGKILL
 
 
 class ForkUnsafe(Exception):
@@ -97,17 +102,123 @@ class ChildSetup:
     cpus: tuple[int, ...] = ()
 
 
-def _die_with_parent(parent_pid: int) -> None:
+def _die_with_parent(parent_pid: int, how: int = signal.SIGKILL) -> None:
     if sys.platform != "linux":
         return
     libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    libc.prctl(PR_SET_PDEATHSIG, how, 0, 0, 0)
     if os.getppid() != parent_pid:  # the runner died before the request took effect
         os._exit(1)
 
 
+# ---- the keeper: a case's descendants end with it ---------------------------------------
+# A child the runner starts is a keeper: a child subreaper (PR_SET_CHILD_SUBREAPER) that
+# forks the case and waits. Whatever the case starts stays below the keeper, even a process
+# that calls setsid() or whose parent exits: orphans are handed to the nearest subreaper,
+# not to init. When the case ends, when the runner dies (PR_SET_PDEATHSIG sends SIGTERM
+# to the keeper) or when the runner ends it (SIGTERM), the keeper SIGKILLs everything
+# below it, level by level, and only then exits, as the case did.
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+class _Ended(Exception):
+    """SIGTERM reached the keeper: its runner died, or ended the case."""
+
+
+def _on_term(signum, frame) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once is enough; cleaning up follows
+    raise _Ended
+
+
+def _children(pid: int) -> list[int]:
+    """The living and zombie children of `pid`."""
+    found: list[int] = []
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            found += [int(c) for c in (task / "children").read_text().split()]
+        return found
+    except OSError:  # no CONFIG_PROC_CHILDREN: look through every process
+        return [int(e.name) for e in Path("/proc").glob("[0-9]*")
+                if (stat_ := _proc_stat(int(e.name))) and stat_[1] == str(pid)]
+
+
+def _end_descendants() -> None:
+    """SIGKILL every process below this one, and reap it. A killed process's children come
+    to us (we are their subreaper) and are ended on the next round."""
+    me = os.getpid()
+    while True:
+        children = _children(me)
+        if not children:
+            with contextlib.suppress(ChildProcessError):
+                while os.waitpid(-1, os.WNOHANG)[0]:
+                    pass
+            if not _children(me):
+                return
+            continue
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)
+        for child in children:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(child, 0)
+
+
+def _exit_code(exit_: SystemExit) -> int:
+    if exit_.code is None or isinstance(exit_.code, int):
+        return exit_.code or 0
+    print(exit_.code, file=sys.stderr)
+    return 1
+
+
+def _keep(setup: ChildSetup, target: list[str]) -> int:
+    """Run `target` in a child of this process; end all it started when it ends. Returns
+    the case's exit code; a case killed by a signal has this process killed by it too."""
+    if sys.platform != "linux":
+        _enter(setup)
+        return _run_target(target)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    signal.signal(signal.SIGTERM, _on_term)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    status = None
+    try:
+        _die_with_parent(setup.parent_pid, signal.SIGTERM)
+        keeper = os.getpid()
+        case = os.fork()
+        if case == 0:
+            code = 1
+            try:
+                _die_with_parent(keeper)
+                _enter(setup)
+                code = _run_target(target)
+            except SystemExit as exit_:  # sys.exit(3) from a factory exits 3, as Python would
+                code = _exit_code(exit_)
+            except BaseException:  # noqa: BLE001 - whatever happens, end here and say why
+                traceback.print_exc()
+            finally:
+                with contextlib.suppress(Exception):
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                os._exit(code)
+        while status is None:
+            pid, found = os.waitpid(-1, 0)  # orphans handed to us are reaped here too
+            if pid == case:
+                status = found
+    except _Ended:
+        pass
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _end_descendants()
+    if status is None:
+        return 128 + signal.SIGTERM
+    code = os.waitstatus_to_exitcode(status)
+    if code < 0:  # say it as the case did: the runner reads a signal as such (-9: OOM)
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    return code
+
+
 def _enter(setup: ChildSetup) -> None:
-    _die_with_parent(setup.parent_pid)
     for name in (signal.SIGTERM, signal.SIGINT):  # the runner's handlers are not ours
         signal.signal(name, signal.SIG_DFL)
     # Before the case imports or compiles anything: Inductor reads its cache folder at compile
@@ -174,6 +285,12 @@ class Child:
         return self.returncode
 
     def kill(self) -> None:
+        if self.returncode is None:  # the keeper ends what left the group (setsid) too
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.pid, signal.SIGTERM)
+            deadline = time.monotonic() + KEEPER_GRACE_S
+            while self.poll() is None and time.monotonic() < deadline:
+                wait_any([self], deadline - time.monotonic())
         self._kill_group()
         if self.returncode is None:
             if self.popen is not None:
@@ -254,8 +371,7 @@ class Launcher:
                 os.dup2(null, 0)
                 os.dup2(log, 1)
                 os.dup2(log, 2)
-                _enter(setup)
-                code = _run_target(target)
+                code = _keep(setup, target)
             except BaseException:  # noqa: BLE001 - whatever happens, end here and say why
                 traceback.print_exc()
             finally:
@@ -287,18 +403,33 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _ours(path: Path, folder: bool) -> bool:
+    """Whether `path` is provably this user's own: not a link, owned by our uid, and (for a
+    folder) private to us, mode 0700 as mkdtemp makes it. Anyone may create a folder named
+    like ours in a shared temporary folder; only we can make one that passes."""
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return False
+    kind = stat.S_ISDIR if folder else stat.S_ISREG
+    return (kind(found.st_mode) and found.st_uid == os.geteuid()
+            and (not folder or stat.S_IMODE(found.st_mode) & 0o077 == 0))
+
+
 def _stale_scratch() -> list[Path]:
-    """Scratch folders whose runner no longer exists (it was SIGKILLed)."""
+    """Our scratch folders whose runner no longer exists (it was SIGKILLed)."""
     found = []
     for folder in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*"):
         owner = folder.name[len(SCRATCH_PREFIX):].split("-", 1)[0]
-        if owner.isdigit() and int(owner) != os.getpid() and not _alive(int(owner)):
+        if (owner.isdigit() and int(owner) != os.getpid() and not _alive(int(owner))
+                and _ours(folder, folder=True)):
             found.append(folder)
     return found
 
 
 def remove_stale_scratch() -> list[Path]:
-    """Remove scratch folders that runners which no longer exist left behind (SIGKILL)."""
+    """Remove our scratch folders that runners which no longer exist left behind (SIGKILL);
+    a folder of that name that is not provably ours is left alone."""
     removed = []
     for folder in _stale_scratch():
         shutil.rmtree(folder, ignore_errors=True)
@@ -333,6 +464,13 @@ def _note_group(folder: Path, pid: int) -> None:
         (folder / GROUP_FILE).write_text(f"{pid} {_start_time(pid)}\n")
 
 
+def _uid(pid: int) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
+
+
 def _group_members(pgid: int) -> list[int]:
     """Living (not zombie) processes in process group `pgid`; empty where there is no /proc."""
     members = []
@@ -349,15 +487,22 @@ def end_stale_case_groups() -> list[tuple[int, list[int]]]:
     gone (a group's id is not reused while any member lives) or is the very process noted."""
     ended = []
     for folder in _stale_scratch():
+        note = folder / GROUP_FILE
+        if not _ours(note, folder=False):
+            continue
         try:
-            pid_text, started = (folder / GROUP_FILE).read_text().split()
+            pid_text, started = note.read_text().split()
             pgid = int(pid_text)
         except (OSError, ValueError):
+            continue
+        if pgid <= 1:
             continue
         leader = _proc_stat(pgid)
         if leader is not None and leader[0] not in ("Z", "X") and _start_time(pgid) != started:
             continue  # the pid now belongs to another process
         members = _group_members(pgid)
+        if any(_uid(pid) != os.geteuid() for pid in members):
+            continue  # a case of ours runs as us: this group is someone else's
         if members:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGKILL)
@@ -371,9 +516,19 @@ def main(argv: list[str]) -> int:
     data = json.loads(argv[0])
     setup = ChildSetup(parent_pid=data["parent_pid"], env=data["env"], threads=data["threads"],
                        cpus=tuple(data["cpus"]))
-    _enter(setup)
-    return _run_target(argv[1:])
+    return _keep(setup, argv[1:])
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    # os._exit, not sys.exit: a thread a factory left running (not a daemon) would hold
+    # the process open after its work is done, until the runner's timeout.
+    exit_code = 1
+    try:
+        exit_code = main(sys.argv[1:])
+    except BaseException:  # noqa: BLE001 - whatever happens, end here and say why
+        traceback.print_exc()
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(exit_code)

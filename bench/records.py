@@ -17,12 +17,13 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 import types
 import typing
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -349,6 +350,7 @@ def _check_record(record: Record) -> None:
         raise ValueError("warmup.latencies_s holds a latency of 0 or below")
     _check_names(record)
     _check_fits(record)
+    _check_ranges(record)
 
 
 def _check_timing(timing: Timing) -> None:
@@ -418,6 +420,55 @@ def _check_fits(record: Record) -> None:
         size = getattr(memory, name) if memory is not None else None
         if size is not None and size < 0:
             raise ValueError(f"memory.{name} {size} is negative")
+
+
+# Every count, size, time, share and error a record holds is 0 or more; a probe's figures
+# are the probe's own business. A record from before the first release or after 2200, or
+# of a process that ran for more than a year, is no measurement but a broken clock or a
+# forgery (and past pandas' range of timestamps).
+UNSIGNED_SECTIONS = ("process", "workload_info", "timing", "compile", "memory", "activity",
+                     "dynamo", "correctness", "warmup", "host", "paired")
+EARLIEST = datetime(2000, 1, 1, tzinfo=timezone.utc)
+LATEST = datetime(2200, 1, 1, tzinfo=timezone.utc)
+LONGEST_PROCESS_S = 366 * 24 * 3600
+
+
+def _negative(value: Any, where: str) -> str | None:
+    """The first negative number in `value` (a dataclass, tuple or number), by its path."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return f"{where} {value:g} is negative" if value < 0 else None
+    if dataclasses.is_dataclass(value):
+        for item in dataclasses.fields(value):
+            found = _negative(getattr(value, item.name), f"{where}.{item.name}")
+            if found:
+                return found
+    elif isinstance(value, tuple):
+        for i, item in enumerate(value):
+            found = _negative(item, f"{where}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def _check_ranges(record: Record) -> None:
+    """Values no process can measure: negative counts, sizes and errors, impossible times."""
+    for name in UNSIGNED_SECTIONS:
+        found = _negative(getattr(record, name), name)
+        if found:
+            raise ValueError(found)
+    for stage, seconds in record.stages_s.items():
+        if seconds < 0:
+            raise ValueError(f"stages_s.{stage} {seconds:g} is negative")
+    if record.key.batch_size is not None and record.key.batch_size < 1:
+        raise ValueError(f"key.batch_size {record.key.batch_size} is below 1")
+    stamp = datetime.fromisoformat(record.started_at)
+    if not EARLIEST <= stamp < LATEST:
+        raise ValueError(f"started_at {record.started_at} is outside {EARLIEST.year} to "
+                         f"{LATEST.year}")
+    if record.duration_s > LONGEST_PROCESS_S:
+        raise ValueError(f"duration_s {record.duration_s:g} is more than a year")
 
 
 def _check_paired(paired: PairedRounds, mode: str) -> None:
@@ -699,6 +750,24 @@ def append_record(path: Path, record: Record) -> None:
     append_records(path, [record])
 
 
+def refuse_read_only(fd: int, path: Path) -> None:
+    """PermissionError for a results file whose mode grants no one write access (chmod 444):
+    root may write any file, so the mode is read as the owner's word, as `rm` reads it."""
+    mode = os.fstat(fd).st_mode
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        os.close(fd)
+        raise PermissionError(errno.EACCES, f"it is read-only (mode {stat.S_IMODE(mode):04o}); "
+                              f"chmod u+w it to add records", str(path))
+
+
+def check_appendable(path: Path) -> None:
+    """OSError unless this process may append to the existing results file `path`: not
+    through a link, and not where the file's mode says read-only."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
+    refuse_read_only(fd, path)
+    os.close(fd)
+
+
 def append_records(path: Path, records: list[Record]) -> None:
     """Append whole lines under an exclusive lock, all of them or nothing at all.
 
@@ -711,6 +780,7 @@ def append_records(path: Path, records: list[Record]) -> None:
     record = records[0]
     try:  # never through a link: a planted one would send the record anywhere
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        refuse_read_only(fd, path)
     except OSError as error:
         raise RecordWriteError(error.errno, f"{path}: could not save the record of "
                                f"{record.key.workload} {record.key.mode}: "

@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from report import compare, export
+from report import compare, export, safe_output
 from report.analysis import ResultsError
 from report.build import build
 from report.site import OutsideDocs
@@ -41,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ResultsError, OutsideDocs) as error:
         # One line naming file:line is the whole message; a traceback would bury it.
         print(error, file=sys.stderr)
+        return 1
+    except safe_output.UnsafeOutput as error:
+        print(f"python -m report: error: {error.strerror}", file=sys.stderr)
         return 1
     except OSError as error:
         print(f"python -m report: error: cannot write under {args.docs}: "

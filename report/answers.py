@@ -89,6 +89,8 @@ def _choice_in(data: Data, env: analysis.Environment, device: str, workload: str
     chosen = analysis.row_of(table, env.env_id, workload, batch, row["mode"]) or {}
     return {
         "device": device, "env": env, "mode": row["mode"], "calls": calls,
+        # The environment's label without the device, which the answer names already.
+        "where": env.label.removeprefix(device).removeprefix(" · "),
         "speedup": row["speedup"], "lo": row["speedup_lo"], "hi": row["speedup_hi"],
         "processes": int(row["processes"]), "paired": row["timing"] == "paired",
         "runner_up": row.get("mode_runner_up"), "runner_up_speedup": row.get("speedup_runner_up"),
@@ -104,8 +106,10 @@ def _choice_in(data: Data, env: analysis.Environment, device: str, workload: str
 
 
 def _at(table: pd.DataFrame, env_id: str, workload: str, batch: int | None) -> pd.DataFrame:
-    """The rows of `table` at one point (env, workload, batch; None: unbatched)."""
-    here = table[(table["env_id"] == env_id) & (table["workload"] == workload)]
+    """The rows of `table` at one point (env, workload, batch; None: unbatched) in the
+    default dtype, which the questions are about."""
+    here = table[(table["env_id"] == env_id) & (table["workload"] == workload)
+                 & (table[analysis.DTYPE] == analysis.DEFAULT_DTYPE)]
     return here[here["batch_size"].isna()] if batch is None else here[here["batch_size"] == batch]
 
 
@@ -113,8 +117,7 @@ def pays_within(data: Data, calls: int) -> list[dict[str, Any]]:
     """Per device of every backend, over the points of its newest environment (the one with
     the most records of the newest release): at how many `analysis.choose` within `calls`
     picks a mode that compiles (torch.compile), at how many the hand-captured CUDA graph
-    (no compiling), at how many eager, and the median calls the fastest compiling mode
-    needs to pay back its cold compile."""
+    (no compiling) and at how many eager."""
     out = []
     for backend in data.backends:
         for device, envs in _envs_by_device(data, backend).items():
@@ -123,16 +126,12 @@ def pays_within(data: Data, calls: int) -> list[dict[str, Any]]:
             found = analysis.choose(table, calls)
             if found.empty:
                 continue
-            compiling = table[table["compiling"] & table["speedup"].notna()]
-            fastest = compiling.sort_values("speedup", ascending=False, kind="stable").groupby(
-                analysis.POINT, dropna=False).head(1)
             graph = found["cuda_graphs"].astype(bool) & ~found["compiling"].astype(bool)
             out.append({"device": device, "env": env, "points": len(found),
+                        "where": env.label.removeprefix(device).removeprefix(" · "),
                         "compiled": int(found["compiling"].astype(bool).sum()),
                         "graph": int(graph.sum()),
                         "eager": int((found["mode"] == BASELINE).sum()),
-                        "median": float(fastest["cold_calls"].median())
-                        if fastest["cold_calls"].notna().any() else None,
                         "processes": int(table.loc[table["ok"].eq(True), "processes"].min())
                         if table["ok"].any() else 0})
     return out

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
+import os
+import signal
+import sys
+import unicodedata
 from pathlib import Path
 
-from report import charts, export
-from report.analysis import Data, load
+from report import charts, export, safe_output
+from report.analysis import Data, ResultsError, load
 from report.pages import (
     all_results,
     break_even,
@@ -25,7 +30,7 @@ from report.pages import (
     stability,
     workloads,
 )
-from report.site import Site
+from report.site import GENERATED_DIRS, GENERATED_FILES, Site
 
 # Two halves of about equal time (the export goes with the first). Pages that share a
 # memo stay in one half: the home page and the claims pages judge the ledger, and the
@@ -40,29 +45,76 @@ DATA_DIR = "data"  # the exported speedups, linked from every page that shows sp
 
 
 def build(results_dir: Path, docs_dir: Path, warn=None, workers: int = 1) -> Site:
-    """Render every page. With `workers` of 2 or more (the command line passes the core
-    count) the second half of the pages renders in a forked process beside the first:
-    pages only read the analysed data and each writes files of its own."""
-    site = Site(Data(load(results_dir, warn=warn)), docs_dir)
-    if workers >= 2 and "fork" in multiprocessing.get_all_start_methods():
-        first, second = HALVES
-        reader, writer = multiprocessing.get_context("fork").Pipe(duplex=False)
-        child = multiprocessing.get_context("fork").Process(
-            target=_render_in_child, args=(site, second, writer), daemon=False)
-        child.start()
-        writer.close()
-        try:
-            _render(site, first)
-        finally:
-            outcome, found = _receive(reader)
-            child.join()
-        if outcome == "error":
-            raise found
-        site.written |= found
-    else:
-        _render(site, PAGES)
-    site.remove_stale()
+    """Render every page into a fresh folder inside docs_dir, then swap it in: a reader, a
+    second render or a crash finds the old pages or the new ones, never a mix. With
+    `workers` of 2 or more (the command line passes the core count) the second half of the
+    pages renders in a forked process beside the first: pages only read the analysed data
+    and each writes files of its own. Every process it forks dies with its parent."""
+    records = load(results_dir, warn=warn)
+    refuse_colliding_names(records)
+    data = Data(records)
+    _forks_die_with_parent()
+    docs = Path(docs_dir)
+    with safe_output.staging(docs) as out:
+        site = Site(data, docs, out)
+        if workers >= 2 and "fork" in multiprocessing.get_all_start_methods():
+            first, second = HALVES
+            reader, writer = multiprocessing.get_context("fork").Pipe(duplex=False)
+            child = multiprocessing.get_context("fork").Process(
+                target=_render_in_child, args=(site, second, writer), daemon=False)
+            child.start()
+            writer.close()
+            try:
+                _render(site, first)
+            finally:
+                outcome, found = _receive(reader)
+                child.join()
+            if outcome == "error":
+                raise found
+            site.written |= found
+        else:
+            _render(site, PAGES)
+        safe_output.publish(out, docs, (*GENERATED_FILES, *GENERATED_DIRS))
+    site.written = {docs / path.relative_to(out) for path in site.written}
+    site.out = docs
     return site
+
+
+def refuse_colliding_names(records) -> None:
+    """Names that become file names (a workload's page and charts, a profile) must differ
+    after case folding and Unicode normalisation, or two pages would be one file on
+    macOS's and Windows' default file systems; ResultsError in one line names both."""
+    for column in ("workload", "profile"):
+        first = records.drop_duplicates(column)
+        folded = first[column].map(lambda n: unicodedata.normalize("NFC", n).casefold())
+        clash = first[folded.duplicated(keep=False)]
+        if len(clash):
+            a, b = clash.iloc[0], clash[folded[clash.index] == folded[clash.index[0]]].iloc[1]
+            raise ResultsError(
+                f"{b['source']}: {column} {b[column]!r} differs from {a[column]!r} "
+                f"({a['source']}) only in case or Unicode form: their pages would be one file "
+                f"on a case-insensitive disk; rename one")
+
+
+_PARENT = [0]
+
+
+def _forks_die_with_parent() -> None:
+    """Every process forked from here on (the other half, the chart pools) is SIGKILLed
+    when the process that forked it dies, so a killed render leaves nothing writing."""
+    if sys.platform != "linux" or _PARENT[0]:
+        return
+    _PARENT[0] = os.getpid()
+
+    def before() -> None:
+        _PARENT[0] = os.getpid()
+
+    def in_child() -> None:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() != _PARENT[0]:  # the parent died before the request took effect
+            os._exit(1)
+
+    os.register_at_fork(before=before, after_in_child=in_child)
 
 
 def _render(site: Site, pages) -> None:
@@ -72,7 +124,7 @@ def _render(site: Site, pages) -> None:
         for page in pages:
             page.render(site)
     if overview in pages:
-        for path in export.write(site.data, Path(site.docs) / DATA_DIR):
+        for path in export.write(site.data, site.out / DATA_DIR):
             site.written.add(path)
 
 

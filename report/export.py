@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import io
 import json
+import os
 import sys
 from pathlib import Path
 
 import pandas as pd
 
-from report import analysis, host_model
+from report import analysis, host_model, safe_output
 from report.analysis import BASELINE, Data, ResultsError, load
 
 OTHER_BASELINES = tuple(b for b in analysis.PAIRED_BASELINES if b != BASELINE)
@@ -95,22 +97,27 @@ def table(data: Data) -> pd.DataFrame:
 
 
 def write(data: Data, folder: Path) -> list[Path]:
-    folder.mkdir(parents=True, exist_ok=True)
+    """The two files under `folder`, each a fresh file renamed into place: a link planted
+    at either name, or in place of the folder, is never written through."""
+    safe_output.make_folders(folder, Path())
     rows = table(data)
     csv_path, json_path = (folder / name for name in FILES)
-    rows.to_csv(csv_path, index=False, float_format="%.6g")
+    safe_output.write_bytes(csv_path, rows.to_csv(index=False, float_format="%.6g").encode())
     records = [{k: analysis._plain(v) for k, v in row.items()} for row in rows.to_dict("records")]
-    json_path.write_text(json.dumps(records, indent=0, allow_nan=False) + "\n")
+    safe_output.write_bytes(json_path,
+                            (json.dumps(records, indent=0, allow_nan=False) + "\n").encode())
     written = [csv_path, json_path]
     parquet = folder / PARQUET
     # Parquet only where it pays for itself, and never as a new dependency: pyarrow is
     # optional, and a download is only offered where it is smaller than the CSV.
     if importlib.util.find_spec("pyarrow") is not None:
-        rows.astype({"cold_calls": str, "warm_calls": str}).to_parquet(parquet, index=False)
-        if parquet.stat().st_size < csv_path.stat().st_size:
+        buffer = io.BytesIO()
+        rows.astype({"cold_calls": str, "warm_calls": str}).to_parquet(buffer, index=False)
+        if buffer.tell() < csv_path.stat().st_size:
+            safe_output.write_bytes(parquet, buffer.getvalue())
             written.append(parquet)
-        else:
-            parquet.unlink()
+        elif os.path.lexists(parquet):
+            parquet.unlink()  # an older one, or a link: removed, never followed
     return written
 
 
@@ -127,6 +134,11 @@ def main(argv: list[str]) -> int:
         paths = write(Data(load(args.results)), args.folder)
     except ResultsError as error:
         print(error, file=sys.stderr)
+        return 1
+    except OSError as error:  # a link, a file in the way, a read-only folder, a full disk
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"python -m report export: error: cannot write {args.folder}: {where}"
+              f"{error.strerror or error}", file=sys.stderr)
         return 1
     print(f"wrote {', '.join(str(p) for p in paths)}")
     return 0

@@ -190,6 +190,11 @@ def day(value) -> str:
     return NOT_MEASURED if _missing(value) else value.strftime("%Y-%m-%d %H:%M UTC")
 
 
+def on_off(setting: str) -> str:
+    """A recorded switch ("True"/"False", as the environment table holds it) as on/off."""
+    return {"True": "on", "False": "off"}.get(str(setting), str(setting))
+
+
 FILTERS = {
     "microseconds": microseconds,
     "day": day,
@@ -207,4 +212,5 @@ FILTERS = {
     "passfail": yes_no,
     "cell": cell,
     "value": value_text,
+    "onoff": on_off,
 }

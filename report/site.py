@@ -6,6 +6,7 @@ workload disappeared from the results, and touch nothing else in docs/.
 
 from __future__ import annotations
 
+import html
 import json
 import os
 from collections.abc import Callable
@@ -15,9 +16,10 @@ from typing import Any
 import jinja2
 import yaml
 
-from report import analysis
+from report import analysis, formatting, markdown_text, safe_output
 from report.analysis import Data, Environment
 from report.formatting import FILTERS
+from report.markdown_text import Markdown
 
 TEMPLATES = Path(__file__).parent / "templates"
 GENERATED_FILES = ("index.md", "methodology.md")
@@ -38,9 +40,14 @@ def template_environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
-        autoescape=False,  # Markdown, not HTML; free text goes through the `cell` filter
+        # Every `{{ value }}` that is not markup is escaped as Markdown text, in this one
+        # place (report/markdown_text.py): record strings are untrusted.
+        autoescape=True,
+        finalize=markdown_text.finalize,
     )
     environment.filters.update(FILTERS)
+    environment.filters.update(markdown_text.FILTERS)
+    environment.filters.update(cell=_cell, value=_value)
     environment.globals["repo_url"] = repo_url()
     environment.globals["thresholds"] = {
         "unstable": analysis.UNSTABLE_IQR_RATIO,
@@ -53,14 +60,38 @@ def template_environment() -> jinja2.Environment:
     return environment
 
 
+def _cell(value: Any) -> str:
+    """Free text (a reason, a probe summary) for one table cell: escaped, emphasis too."""
+    if formatting._missing(value):
+        return formatting.NOT_MEASURED
+    escaped = markdown_text.text(" ".join(str(value).split()))
+    return Markdown(escaped.replace("*", "\\*").replace("_", "\\_"))
+
+
+def _value(value: Any) -> str:
+    """A probe value (any JSON value), objects as `key: value; ...` in key order; strings are
+    left plain for the finalize hook, keys escaped here."""
+    if isinstance(value, dict):
+        return Markdown("; ").join(Markdown("{}: {}").format(_cell(k), _value(v))
+                                   for k, v in sorted(value.items()))
+    if isinstance(value, list):
+        return Markdown(", ").join(_value(v) for v in value)
+    return _cell(value) if isinstance(value, str) else formatting.value_text(value)
+
+
 class OutsideDocs(ValueError):
     """A generated path that would leave the docs folder; one line."""
 
 
 class Site:
-    def __init__(self, data: Data, docs_dir: Path):
+    """Pages and charts of one render. They are written under `out_dir`: `docs_dir` itself,
+    or (report/build.py) a fresh folder that is swapped into docs_dir once every page is
+    there. Links between pages are reckoned from docs_dir either way."""
+
+    def __init__(self, data: Data, docs_dir: Path, out_dir: Path | None = None):
         self.data = data
         self.docs = Path(docs_dir)
+        self.out = Path(out_dir) if out_dir is not None else self.docs
         self.templates = template_environment()
         self.written: set[Path] = set()
 
@@ -77,46 +108,57 @@ class Site:
                 for backend in self.data.backends]
 
     def inside(self, path: str) -> Path:
-        """`docs/path`, or OutsideDocs if that would be anywhere but under docs/ (names in
-        paths come from records, which are checked as they are read; this is the backstop)."""
-        target = self.docs / path
-        root = os.path.abspath(self.docs)
+        """`out/path`, or OutsideDocs if that would be anywhere but under it (names in
+        paths come from records, which are checked as they are read; this is the backstop).
+        Its folders are made here, and none of them may be a link."""
+        target = self.out / path
+        root = os.path.abspath(self.out)
         if ("\0" in path or Path(path).is_absolute()
                 or os.path.commonpath([root, os.path.abspath(target)]) != root
                 or ".." in Path(path).parts):
             raise OutsideDocs(f"refusing to write {path!r}: it is not a path under {self.docs}")
+        safe_output.make_folders(self.out, Path(path).parent)
         return target
 
     def chart_path(self, page: str, name: str) -> tuple[Path, str]:
         """Where a chart is written, and the link to it from `page` (a docs-relative path)."""
-        target = self.inside(f"charts/{name}.svg")
+        path = f"charts/{name}.svg"
+        target = self.inside(path)
+        if target.is_symlink():  # matplotlib would write through it
+            target.unlink()
         self.written.add(target)
-        link = os.path.relpath(target, (self.docs / page).parent).replace(os.sep, "/")
+        link = os.path.relpath(self.docs / path, (self.docs / page).parent).replace(os.sep, "/")
         return target, link
 
     def page(self, path: str, template: str, **context: Any) -> None:
         text = self.templates.get_template(template).render(data=self.data, page_path=path,
                                                             **context)
-        self.write(path, text)
+        self.write(path, markdown_text.theme_safe_title(text))
 
     def write(self, path: str, text: str) -> None:
         target = self.inside(path)
         self.written.add(target)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        # Unchanged files keep their mtime, so `mkdocs serve` does not rebuild for nothing.
-        if not target.exists() or target.read_text(encoding="utf-8") != text:
-            target.write_text(text, encoding="utf-8")
+        # Never through a link; an unchanged file keeps its mtime (safe_output.write_bytes).
+        previous = self.docs / path if self.out != self.docs else None
+        safe_output.write_bytes(target, text.encode("utf-8"), previous)
 
     def write_workload_nav(self, sections: list[dict[str, Any]]) -> None:
-        self.write(WORKLOAD_NAV, json.dumps(sections, indent=1, sort_keys=True) + "\n")
+        # The theme puts nav titles into its HTML as they are: families and workload names
+        # come from records, so they go in as HTML text.
+        escaped = [{**section, "family": html.escape(section["family"]),
+                    "pages": [[html.escape(title), path] for title, path in section["pages"]]}
+                   for section in sections]
+        self.write(WORKLOAD_NAV, json.dumps(escaped, indent=1, sort_keys=True) + "\n")
 
     def remove_stale(self) -> None:
+        """Generated files this render did not write (a workload that left the results);
+        nothing to do in a fresh folder."""
         for name in GENERATED_DIRS:
-            folder = self.docs / name
-            if not folder.is_dir():
+            folder = self.out / name
+            if folder.is_symlink() or not folder.is_dir():
                 continue
             for path in sorted(folder.rglob("*"), reverse=True):
-                if path.is_file() and path not in self.written:
+                if (path.is_symlink() or path.is_file()) and path not in self.written:
                     path.unlink()
                 elif path.is_dir() and not any(path.iterdir()):
                     path.rmdir()

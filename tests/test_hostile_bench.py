@@ -1,6 +1,7 @@
 """Hostile files, models and hosts for `python -m bench`: each is refused in one line with a
 non-zero exit before anything is measured, never followed through a link, never a
-traceback; and a SIGKILLed runner's stray case processes are ended by the next run.
+traceback; a SIGKILLed runner's case ends with all it started, and whatever a keeper could
+not end, the next run does.
 
 Most tests call `bench.cli.main` in this process with a case CPU cannot run (CUDA graphs),
 which is recorded without starting a case process: every check here comes before that.
@@ -191,9 +192,10 @@ def test_a_factory_that_floods_its_output_leaves_the_runners_output_alone(hostil
 # ---- SIGKILL ------------------------------------------------------------------------------
 
 @pytest.mark.slow
-def test_the_run_after_a_sigkill_ends_what_the_killed_case_left_running(tmp_path):
-    """The case dies with its runner (PR_SET_PDEATHSIG); a process it started that does not
-    ask to die with it stays in its process group, and the next run ends that group."""
+def test_a_sigkilled_runner_leaves_no_process_of_its_case_5_s_later(tmp_path):
+    """The case's keeper is a child subreaper that outlives the runner: told of its death
+    (PR_SET_PDEATHSIG), it ends the case and whatever the case started, even a process
+    that does not ask to die with its parent."""
     where = ("--results-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache"))
     runner = start_bench("--shapes", "tiny", "--workload", "trivial-call", "--mode", "eager",
                          "--machine", "killed", *where,
@@ -202,14 +204,68 @@ def test_the_run_after_a_sigkill_ends_what_the_killed_case_left_running(tmp_path
     try:
         runner.kill()
         runner.communicate(timeout=60)
+        assert all_gone([case, worker], timeout=5)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(worker, signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_the_run_after_a_sigkill_ends_a_case_group_its_keeper_could_not(tmp_path):
+    """The backstop: a keeper SIGKILLed with its runner leaves the case's group running
+    (the case dies with its keeper; its worker does not ask to), and the next run ends it."""
+    where = ("--results-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache"))
+    runner = start_bench("--shapes", "tiny", "--workload", "trivial-call", "--mode", "eager",
+                         "--machine", "killed", *where,
+                         env=bench_env(tmp_path, "trivial-call=orphan"))
+    case, worker = (int(p) for p in wait_for(tmp_path / "orphan.pids").split())
+    keeper = int(Path(f"/proc/{case}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    try:
+        os.kill(keeper, signal.SIGKILL)
+        runner.kill()
+        runner.communicate(timeout=60)
         assert all_gone([case])
         time.sleep(1)
-        assert not is_gone(worker)  # what SIGKILL alone leaves: the README says so
+        assert not is_gone(worker)
         after = run_bench(*NO_PROCESS, *where, env=bench_env(tmp_path))
         assert after.returncode == 0, after.stderr[-3000:]
-        assert (f"ended 1 process(es) of case group {case}, left running by a runner that no "
+        assert (f"ended 1 process(es) of case group {keeper}, left running by a runner that no "
                 f"longer runs") in after.stdout.splitlines()
         assert all_gone([worker])
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(worker, signal.SIGKILL)
+
+
+# ---- factories that leave something behind ------------------------------------------------
+
+def own_model_run(tmp_path, factory: str) -> subprocess.CompletedProcess:
+    env = bench_env(tmp_path) | {"PYTHONPATH": os.pathsep.join([str(TESTS), str(TESTS.parent)]),
+                                 "ATLAS_TEST_FAULT_DIR": str(tmp_path)}
+    return run_bench("--backend", "cpu", "--workload", f"fixtures.hostile_factories:{factory}",
+                     "--mode", "eager", "--shapes", "tiny", "--repeats", "1", "--timeout", "60",
+                     "--machine", "factories", "--results-dir", str(tmp_path / "results"),
+                     "--cache-dir", str(tmp_path / "cache"), env=env, timeout=280)
+
+
+@pytest.mark.slow
+def test_a_factory_that_leaves_a_thread_running_is_measured_without_waiting_for_it(tmp_path):
+    began = time.monotonic()
+    done = own_model_run(tmp_path, "lingering_thread")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "took longer than" not in done.stderr
+    assert time.monotonic() - began < 55  # the check's timeout is 60 s
+
+
+@pytest.mark.slow
+def test_a_factory_whose_child_calls_setsid_leaves_no_process_after_the_run(tmp_path):
+    done = own_model_run(tmp_path, "setsid_child")
+    assert done.returncode == 0, done.stderr[-3000:]
+    pids = [int(p) for p in (tmp_path / "setsid.pids").read_text().split()]
+    assert len(pids) >= 2  # the check's and the case's
+    try:
+        assert all_gone(pids, timeout=5)
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

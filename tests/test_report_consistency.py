@@ -69,7 +69,9 @@ def test_every_chooser_answer_is_its_row_on_the_workload_page_and_in_the_export(
         assert same(exported["latency_s"], row["latency_s"])
         assert exported["processes"] == row["processes"] == answer["processes"]
         page = (docs / "workloads" / f"{workload}.md").read_text(encoding="utf-8")
-        line = (f"| {answer['mode']} | {formatting.batch(batch)} | ok | {formatting.latency(row)} |")
+        note = "" if dtype == analysis.DEFAULT_DTYPE else f" ({dtype})"
+        line = (f"| {answer['mode']} | {formatting.batch(batch)}{note} | ok | "
+                f"{formatting.latency(row)} |")
         found = [text.strip() for text in page.splitlines() if text.strip().startswith(line)]
         assert found and any(formatting.speedup(row) in text for text in found), (line, workload)
         checked += 1
@@ -118,7 +120,8 @@ def test_the_models_page_shows_the_chooser_answer_for_each_model_and_calls(tmp_p
     models.render(Site(data, tmp_path / "docs"))
     page = (tmp_path / "docs" / "analysis" / "models.md").read_text(encoding="utf-8")
     chooser = guide.chooser_data(data)
-    by_point = {(w, b): by_calls for _, w, b, _, by_calls in chooser["points"]}
+    by_point = {(w, b): by_calls for _, w, b, d, by_calls in chooser["points"]
+                if d == analysis.DEFAULT_DTYPE}
     rows = [line.strip() for line in page.splitlines()
             if line.strip().startswith("| ") and ", batch " in line.strip().split(" | ")[0]]
     assert len(rows) >= 2
@@ -162,6 +165,12 @@ def test_h100_gpt2_small_batch_1_at_100000_calls_is_the_mode_the_models_page_sho
     chooser = guide.chooser_data(data)
     step = chooser["calls"].index(100_000)
     (by_calls,) = [p[4] for p in chooser["points"]
-                   if p[:3] == [h100.env_id, "gpt2-small", 1] or tuple(p[:3]) == (
-                       h100.env_id, "gpt2-small", 1)]
+                   if tuple(p[:4]) == (h100.env_id, "gpt2-small", 1, analysis.DEFAULT_DTYPE)]
     assert by_calls[step][0] == shown
+
+
+@pytest.mark.skipif(not (ROOT / "results").is_dir(), reason="the measured results are not here")
+def test_the_chooser_data_of_the_measured_results_stays_under_300_kb():
+    data = Data(load(ROOT / "results"))
+    text = json.dumps(guide.chooser_data(data), sort_keys=True, separators=(",", ":"))
+    assert len(text.encode()) <= 300_000

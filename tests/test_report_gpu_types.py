@@ -13,7 +13,7 @@ import pytest
 from fixtures import RESULTS, model_records
 from fixtures import make_results as fx
 
-from report import build
+from report import analysis, build
 from report.analysis import Data, load
 from report.pages import gpu_types
 from report.site import Site
@@ -219,8 +219,8 @@ def test_the_real_results_set_both_gpu_types_side_by_side(tmp_path):
 def test_lease_speedups_give_each_gpu_types_median_and_range_over_its_leases():
     def lease(env: str, lease_id: str, speedup: float) -> dict:
         return {"env_id": env, "lease": lease_id, "workload": "vit16x6x384", "batch_size": 1,
-                "shapes": "seed", "mode": "reduce-overhead", "speedup": speedup,
-                "ratio_bound": "host-dependent"}
+                "shapes": "seed", analysis.DTYPE: "float32", "mode": "reduce-overhead",
+                "speedup": speedup, "ratio_bound": "host-dependent"}
 
     across = pd.DataFrame([lease("h100", "x", 3.0), lease("h100", "y", 2.1),
                            lease("h100", "z", 3.7), lease("h200", "p", 2.4)])

@@ -33,8 +33,10 @@
     const named = (values) => Object.fromEntries(guide.fields.map((f, i) => [f, values[i]]));
     const points = guide.points.map(([env, workload, batch, dtype, answers]) =>
       ({env, workload, batch, dtype, answers: answers.map((a) => a && named(a))}));
-    fill(el.device, guide.environments.map((e) => e.id),
-         (id) => guide.environments.find((e) => e.id === id).label);
+    fill(el.device, guide.environments.map((e) => e.id), (id) => {
+      const env = guide.environments.find((e) => e.id === id);
+      return `${env.label} (${env.backend})`;
+    });
     fill(el.calls, guide.calls, count);
     el.calls.value = String(guide.calls[guide.calls.length - 1]);
     const matching = () => points.filter((p) => {
@@ -48,10 +50,9 @@
       fill(el.dtype, dtypes, (d) => d);
       el.dtype.closest("label").hidden = dtypes.length < 2;
       const ofDtype = found.filter((p) => p.dtype === el.dtype.value);
-      fill(el.workload, [...new Set(ofDtype.map((p) => p.workload))], (w) => {
-        const d = guide.workloads[w].description;
-        return d ? `${w}: ${d}` : w;
-      });
+      const byKind = (a, b) => guide.workloads[a].kind.localeCompare(guide.workloads[b].kind);
+      fill(el.workload, [...new Set(ofDtype.map((p) => p.workload))].sort(byKind),
+           (w) => `${guide.workloads[w].kind}: ${w}`);
       const batches = ofDtype.filter((p) => p.workload === el.workload.value).map((p) => p.batch);
       fill(el.batch, batches, (b) => (b === null ? "—" : String(b)));
       const point = ofDtype.find((p) => p.workload === el.workload.value
@@ -93,6 +94,8 @@
     const conditions = text("p", `${env.label}; ${el.work.value}, ${el.shapes.value} shapes, `
       + `${point.workload} at batch ${point.batch === null ? "—" : point.batch}, ${point.dtype}. `,
       {class: "atlas-chooser-conditions"});
+    const about = guide.workloads[point.workload].description;
+    if (about) conditions.append(`${point.workload}: ${about}. `);
     conditions.append(text("a", "The row on the workload's page",
                            {href: `../../workloads/${point.workload}/`}), ".");
     out.append(conditions);

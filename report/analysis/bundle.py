@@ -20,7 +20,7 @@ from report.analysis.shown import (
     shown_round_ratios,
     with_paired,
 )
-from report.analysis.vocabulary import BACKENDS, BASELINE, POINT, SHOWN_SHAPES
+from report.analysis.vocabulary import BACKENDS, BASELINE, DEFAULT_DTYPE, DTYPE, POINT, SHOWN_SHAPES
 
 
 class Data:
@@ -110,9 +110,9 @@ class Data:
         return list(found.items())
 
     def representative(self) -> pd.DataFrame:
-        """Every case at its workload's representative batch, with its speedup over eager
-        (`speedups` columns): the rows of each summary table."""
-        table = self.speedups
+        """Every case at its workload's representative batch in DEFAULT_DTYPE, with its
+        speedup over eager (`speedups` columns): the rows of each summary table."""
+        table = self.speedups[self.speedups[DTYPE] == DEFAULT_DTYPE]
         wanted = table["workload"].map(self.representative_batch)
         same = (table["batch_size"] == wanted).fillna(False).astype(bool)
         return table[same | (table["batch_size"].isna() & wanted.isna())]

@@ -8,7 +8,7 @@ import math
 from statistics import median
 from typing import Any
 
-from report.analysis import BASELINE, Environment, of_env, ordered, rows, with_break_even
+from report.analysis import BASELINE, Environment, of_env, ordered, rows
 from report.site import Site
 
 PAGE = "analysis/break-even.md"
@@ -44,8 +44,8 @@ def by_mode(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def render(site: Site) -> None:
-    table = site.data.speedups
-    table = with_break_even(ordered(table[table["mode"] != BASELINE], batch_first=True))
+    table = site.data.published
+    table = ordered(table[table["mode"] != BASELINE], batch_first=True)
 
     def build(env: Environment):
         found = rows(of_env(table, env.env_id))

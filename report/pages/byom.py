@@ -8,6 +8,7 @@ from pathlib import Path
 
 from report import guide_rules
 from report.analysis import EXTERNAL_FAMILY, Environment, rows
+from report.markdown_text import Markdown
 from report.site import Site
 
 EXAMPLE_SPEC = "examples.byom.tiny_models:factory"
@@ -37,7 +38,9 @@ def render(site: Site) -> None:
         return site.by_backend(build)
 
     site.page(PAGE, "byom.md.j2", spec=EXAMPLE_SPEC, family=EXTERNAL_FAMILY,
-              example=EXAMPLE.read_text(encoding="utf-8") if EXAMPLE.is_file() else None,
+              # The project's own example file, shown as it is in a code block.
+              example=(Markdown(EXAMPLE.read_text(encoding="utf-8")) if EXAMPLE.is_file()
+                       else None),
               models=[{"workload": w, "info": data.workload_info(w), "backends": model_view(w)}
                       for w in models],
               leaves=guide_rules.LEAVES)

@@ -102,7 +102,9 @@ def render(site: Site) -> None:
     facts = site.by_backend(lambda env: env_facts(site, env, at, probes, compiled, graphed))
     torch_versions = sorted({v for env in data.environments.values()
                              for v in dict(env.fields)["torch"]},
-                            key=lambda v: [int(p) if p.isdigit() else p for p in v.split(".")])
+                            # (0, n) before (1, text): "2.11.0+cu128" beside "2.11.0"
+                            key=lambda v: [(0, int(p)) if p.isdigit() else (1, p)
+                                           for p in v.split(".")])
     for name in PAGES:
         site.page(f"concepts/{name}.md", f"concepts/{name}.md.j2", facts=facts,
                   compiled=compiled, graphed=graphed, trivial=analysis.TRIVIAL,

@@ -25,8 +25,8 @@ SOFTWARE = ("backend", "torch", "triton", "cuda_runtime", "cudnn", "python",
             "float32_matmul_precision", "cuda_matmul_allow_tf32", "cudnn_allow_tf32")
 # The benchmark's own checkout, neither host nor GPU: left out of "what else differs".
 CHECKOUT = ("git_commit", "git_dirty")
-KEY = ["workload", "mode", "batch_size", "shapes"]  # a case without its environment
-POINT = ["workload", "batch_size", "shapes"]  # the same without the mode
+KEY = ["workload", "mode", "batch_size", "shapes", analysis.DTYPE]  # a case without its environment
+POINT = ["workload", "batch_size", "shapes", analysis.DTYPE]  # the same without the mode
 CLASSES = ("launch-bound", "mixed", "device-bound", "differs")  # eager's class, in page order
 
 

@@ -80,6 +80,18 @@ def evidence(data: analysis.Data) -> dict:
     return data.evidence()
 
 
+# What a reader's model is like, found in a workload's name: the chooser's picker groups the
+# workloads under these words. A workload matching none is listed under its family.
+KINDS = (("gpt2", "GPT-style decoder"), ("llama", "GPT-style decoder"),
+         ("bert", "BERT-style encoder"), ("vit", "ViT"), ("resnet", "ResNet (convolutions)"),
+         ("conv", "convolutions"), ("mlp", "small MLP"), ("elementwise", "element-wise ops"),
+         ("matmul", "matrix multiply"), ("entropy", "row reduction"))
+
+
+def model_kind(workload: str, family: str) -> str:
+    return next((kind for part, kind in KINDS if part in workload), family)
+
+
 CHOICE_FIELDS = ("mode", "speedup", "speedup_lo", "speedup_hi", "cold_calls", "processes",
                  "timing", "mode_runner_up", "speedup_runner_up", "margin", "tie",
                  "host_dependent", "compiling", "cuda_graphs")
@@ -103,7 +115,8 @@ def chooser_data(data: analysis.Data) -> dict:
         workloads[workload] = {"training": bool(info.get("training")),
                                "varying": guide_rules._varying(info.get("batch_cycle")),
                                "family": data.family(workload), "axis": info.get("axis"),
-                               "description": info.get("description")}
+                               "description": info.get("description"),
+                               "kind": model_kind(workload, data.family(workload))}
     return {"calls": list(analysis.CALLS_STEPS), "fields": list(CHOICE_FIELDS),
             "environments": [{"id": e.env_id, "label": e.label, "backend": e.backend}
                              for e in sorted(envs, key=lambda e: (e.backend != "cuda", e.label))],
@@ -192,7 +205,8 @@ def render(site: Site) -> None:
                   "move": moves["median_spread"] if moves else None}
         site.page(env_page(env.env_id), "guide-env.md.j2", env=env,
                   rows=rows(analysis.ordered(here, batch_first=True)),
-                  points=points, leaves=guide_rules.LEAVES, **shared)
+                  points=points, leaves=guide_rules.LEAVES, calls=analysis.CALLS_ANSWERED,
+                  **shared)
         return {"classes": classes, "paths": recommended_by_path(points),
                 "fastest": fastest_by_mode(here), "cases": len(here),
                 "page": env_page(env.env_id).removeprefix("analysis/"), **shared}

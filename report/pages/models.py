@@ -36,9 +36,13 @@ def _points(mine: pd.DataFrame, names: list[str], modes: list[str]) -> list[dict
         if here.empty:
             points.append({"workload": workload, "batch_size": None, "measured": False})
             continue
-        for batch, group in here.groupby("batch_size", sort=True, dropna=False):
+        # float32 first at each batch: the other dtypes are the variants
+        order = here.assign(_other=here[analysis.DTYPE] != analysis.DEFAULT_DTYPE)
+        for (batch, _, dtype), group in order.groupby(["batch_size", "_other", analysis.DTYPE],
+                                                      sort=True, dropna=False):
             cells = {r["mode"]: r for r in rows(group)}
             points.append({"workload": workload, "batch_size": None if pd.isna(batch) else int(batch),
+                           "dtype": dtype,
                            "measured": True, "eager": cells.get(BASELINE),
                            "cells": {m: cells.get(m) for m in modes}})
     return points
@@ -50,8 +54,9 @@ def _choices(mine: pd.DataFrame) -> list[dict]:
     found: dict[tuple, dict] = {}
     for calls in analysis.CALLS_STEPS:
         for r in rows(analysis.choose(mine, calls)):
-            point = found.setdefault((r["workload"], r["batch_size"]), {
-                "workload": r["workload"], "batch_size": r["batch_size"], "by_calls": []})
+            point = found.setdefault((r["workload"], r["batch_size"], r[analysis.DTYPE]), {
+                "workload": r["workload"], "batch_size": r["batch_size"],
+                "dtype": r[analysis.DTYPE], "by_calls": []})
             point["by_calls"].append(r)
     return list(found.values())
 

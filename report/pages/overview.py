@@ -54,5 +54,5 @@ def render(site: Site) -> None:
     site.page(PAGE, "index.md.j2", backends=site.by_backend(build),
               verdicts=answers.verdict_table(data),
               answers=answers.answers(data, answers.judged(data)),
-              gpu=answers.conditions(data),
+              gpu=answers.conditions(data), calls_answered=answers.CALLS_ANSWERED,
               representative={w: data.representative_batch(w) for w in batched})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from report import charts, formatting, guide_rules
-from report.analysis import BASELINE, Environment, ordered, rows
+from report.analysis import BASELINE, DEFAULT_DTYPE, DTYPE, Environment, ordered, rows
 from report.analysis import EXTERNAL_FAMILY as EXTERNAL
 from report.site import Site
 
@@ -78,19 +78,23 @@ def render_workload(site: Site, workload: str, table: list[dict], failures: list
         if not here:
             return None
         fastest = best[best["env_id"] == env.env_id]
-        by_case = {(r["mode"], r["batch_size"]): r for r in here}
+        by_case = {(r["mode"], r["batch_size"], r[DTYPE]): r for r in here}
+        dtypes = sorted({r[DTYPE] for r in here}, key=lambda d: (d != DEFAULT_DTYPE, d))
         ok = [r for r in here if r["ok"]]
         # Gaps among the modes and batches this environment ran read "not measured" in the
         # table; the modes and batches it never ran are named once, below it.
-        modes = [m for m in data.modes if any(mode == m for mode, _ in by_case)]
-        batches = [b for b in data.batches(workload) if any(batch == b for _, batch in by_case)]
+        modes = [m for m in data.modes if any(mode == m for mode, _, _ in by_case)]
+        batches = [b for b in data.batches(workload) if any(batch == b for _, batch, _ in by_case)]
         return {
             "fastest": rows(ordered(fastest, batch_first=True)),
-            "latency": [{"mode": mode, "batch": batch, "result": by_case.get((mode, batch))}
-                        for mode in modes for batch in batches],
+            "latency": [{"mode": mode, "batch": batch, "dtype": dtype,
+                         "result": by_case.get((mode, batch, dtype))}
+                        for dtype in dtypes for mode in modes for batch in batches
+                        if dtype == DEFAULT_DTYPE or (mode, batch, dtype) in by_case],
             "modes_not_run": [m for m in data.modes if m not in modes],
             "batches_not_run": [b for b in data.batches(workload) if b not in batches],
-            "chart": latency_chart(site, page, env, workload, axis, ok),
+            "chart": latency_chart(site, page, env, workload, axis,
+                                   [r for r in ok if r[DTYPE] == DEFAULT_DTYPE]),
             "ok": ok,
             "compiled": [r for r in ok if r["cold_first_call_s"] is not None
                          or r["warm_first_call_s"] is not None],

@@ -38,14 +38,20 @@ def choose(page, base_url, device_kind: str, **fields: str) -> str:
 
 
 @pytest.mark.parametrize("kind", ["cuda", "cpu"])
-def test_chooser_recommends_a_mode_with_measured_figures(page, base_url, kind):
-    answer = choose(page, base_url, kind, work="inference", shapes="fixed", batch="1",
-                    calls="1000000")
+def test_chooser_answers_with_the_point_of_its_data_and_links_to_the_row(page, base_url, kind):
+    answer = choose(page, base_url, kind, work="inference", shapes="fixed", calls="1000000")
     head = answer.splitlines()[0]
-    assert "×" in head and "—" in head, answer  # "mode — 2.00× faster than eager (…)"
-    rows = page.locator("#chooser tbody tr")
-    assert rows.count() >= 1, "the chooser shows no evidence rows"
-    assert rows.first.locator("a").get_attribute("href").startswith("../../workloads/")
+    guide = page.evaluate("() => fetch('../guide-data.json').then((r) => r.json())")
+    form = page.evaluate("""() => Object.fromEntries(['device', 'workload', 'batch', 'dtype', 'calls']
+        .map((n) => [n, document.querySelector(`#chooser [name=${n}]`).value]))""")
+    (point,) = [p for p in guide["points"] if p[0] == form["device"] and p[1] == form["workload"]
+                and ("null" if p[2] is None else str(p[2])) == form["batch"] and p[3] == form["dtype"]]
+    step = guide["calls"].index(int(form["calls"]))
+    expected = dict(zip(guide["fields"], point[4][step], strict=True))
+    assert head.startswith(expected["mode"] + " ") or head.startswith(expected["mode"] + "—"), (
+        head, expected)
+    link = page.locator("#chooser .atlas-chooser-conditions a")
+    assert link.get_attribute("href") == f"../../workloads/{form['workload']}/"
     assert not page.errors, page.errors
 
 
