@@ -5,9 +5,10 @@ Inductor, and forks one child per case that calls `main`; `python -m bench.case 
 does the same in a process of its own. So importing it must neither initialise CUDA nor
 compile anything: all of that happens inside `main`.
 
-It is asked a `bench.spec.Spec` (the case and its timing budget). The result holds `status`, `reason`,
-`duration_s` and the sections of `bench.records.MEASURED_SECTIONS` it got to, in the
-record's own field shapes. Every stage adds to the result as it finishes, so whatever was
+It is asked a `bench.spec.Spec` (the case and its timing budget) and measures through
+`bench.core`, as a paired process does. The result holds `status`, `reason`, `duration_s`
+and the sections of `bench.records.MEASURED_SECTIONS` it got to, in the record's own
+field shapes. Every stage adds to the result as it finishes, so whatever was
 measured before a failure is still written out.
 """
 

@@ -96,8 +96,6 @@ def _set_up(member: Member, workload, backend: Backend, spec: PairedSpec) -> Non
         first.append(time_block(call, backend, 1) / len(call))
     member.entry["compile"] = {"cold_first_call_s": first[0], "warm_first_call_s": None,
                                "cold_first_calls_s": first}
-    # A single call of a few microseconds is mostly clock and synchronize: estimate from a
-    # quarter block of them.
     member.per_call_s, _ = estimate_call_s(call, backend, spec.block_s / 4)
     member.calls_per_block = max(1, math.ceil(spec.block_s / member.per_call_s))
     if built.steps is not None:
