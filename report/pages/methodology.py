@@ -65,7 +65,7 @@ def render(site: Site) -> None:
     summary = analysis.compile_summary(data.cases)
     costs = analysis.run_costs(data.records).assign(
         first_at=lambda d: d["first_at"].dt.strftime("%Y-%m-%d"))
-    repeated = analysis.spreads(data.cases, data.paired)
+    repeated = analysis.spreads(data.cases)
     alone = analysis.concurrency(data.shown)
     # env_repeated: a side resting on one process reads "single run", it has no spread.
     alone = alone.assign(label=alone["env_id"].map(labels), env_repeated=True)
