@@ -357,3 +357,31 @@ def test_a_speedup_over_eager_is_the_published_figure(tmp_path):
     assert c.paired and (row["timing"] == "paired").all()
     assert (c.figure, c.lo, c.hi) == pytest.approx(
         (row["speedup"].iloc[0], row["speedup_lo"].iloc[0], row["speedup_hi"].iloc[0]))
+
+
+# ---- precision ---------------------------------------------------------------------------------
+
+def _bfloat16(records):
+    return [dataclasses.replace(r, key=dataclasses.replace(r.key, dtype="bfloat16"))
+            for r in records]
+
+
+def test_a_bfloat16_case_is_never_pooled_with_the_float32_one(tmp_path):
+    """Both precisions of one case: float32 at 1.6x, bfloat16 at 3x. The claim is judged on
+    the float32 case alone, with its own two processes a side."""
+    records = (speedups(CUDA, "vit16x6x384", "reduce-overhead", "default", {1: 1.6})
+               + _bfloat16(speedups(CUDA, "vit16x6x384", "reduce-overhead", "default", {1: 3.0})))
+    j = only(data_of(tmp_path, records), claim(POINT))
+    [c] = j.comparisons
+    assert c.figure == pytest.approx(1.6) and c.processes == (2, 2) and j.verdict == "holds"
+
+
+def test_bfloat16_launch_chains_do_not_enter_the_float32_fit(tmp_path):
+    """A bfloat16 chain three times slower would bend the fitted slope if pooled."""
+    test = {"kind": "launch-chain", "field": "per_launch_overhead_s", "mode": "eager",
+            "about": 7e-6, "tolerance": 0.25}
+    c = claim(test, families=("launch-overhead",), workloads=())
+    alone = only(data_of(tmp_path / "a", _chains(CUDA, "eager", 7e-6)), c)
+    both = only(data_of(tmp_path / "b", _chains(CUDA, "eager", 7e-6)
+                        + _bfloat16(_chains(CUDA, "eager", 21e-6))), c)
+    assert both.figure == pytest.approx(alone.figure) == pytest.approx(7e-6)
