@@ -385,3 +385,23 @@ def test_bfloat16_launch_chains_do_not_enter_the_float32_fit(tmp_path):
     both = only(data_of(tmp_path / "b", _chains(CUDA, "eager", 7e-6)
                         + _bfloat16(_chains(CUDA, "eager", 21e-6))), c)
     assert both.figure == pytest.approx(alone.figure) == pytest.approx(7e-6)
+
+
+# ---- the fourth call ---------------------------------------------------------------------------
+
+def _curve(slow_calls: int) -> tuple[float, ...]:
+    """Latencies after the compiling call: `slow_calls` at 3x the level, then 40 at it."""
+    return (3e-4,) * slow_calls + (1e-4,) * 40
+
+
+@pytest.mark.parametrize(("slow_calls", "verdict"), [(2, "holds"), (12, "fails")])
+def test_three_warmup_calls_are_judged_on_the_calls_the_curve_keeps(tmp_path, slow_calls,
+                                                                    verdict):
+    """Calls 2 and 3 slow, steady from the fourth: three warm-up calls were enough. Slow
+    until the 14th: they were not."""
+    records = (twice(record, CUDA, "warmup-vit16x6x384", "eager", 1, 1e-4, warmup=_curve(0))
+               + twice(record, CUDA, "warmup-vit16x6x384", "reduce-overhead", 1, 1e-4,
+                       warmup=_curve(slow_calls)))
+    j = only(data_of(tmp_path, records), BOOK.claim("three-warmup-calls-enough"))
+    [c] = j.comparisons
+    assert (j.verdict, c.figure, c.floor) == (verdict, 1 + slow_calls, 1.0)
