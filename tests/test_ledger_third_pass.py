@@ -405,3 +405,47 @@ def test_three_warmup_calls_are_judged_on_the_calls_the_curve_keeps(tmp_path, sl
     j = only(data_of(tmp_path, records), BOOK.claim("three-warmup-calls-enough"))
     [c] = j.comparisons
     assert (j.verdict, c.figure, c.floor) == (verdict, 1 + slow_calls, 1.0)
+
+
+# ---- host-dependent verdicts name their host ---------------------------------------------------
+
+def test_a_host_dependent_speedup_names_the_hosts_where_it_holds(tmp_path):
+    """The fixture's eager grows with the host probe (6.5–11 µs) against a fixed graph: the
+    region of "at least 2.5x" is read from the case's host model, not typed."""
+    from fixtures import host_records
+
+    from report import host_model
+    data = data_of(tmp_path, host_records.records(host_records.fx.ENV_A))
+    test = {"kind": "speedup", "mode": "reduce-overhead", "baseline": "eager", "at_least": 2.5,
+            "tolerance": 0}
+    j = only(data, claim(test))
+    [c] = j.comparisons
+    model = host_model.model_for(data, j.env_id, "vit16x6x384", 1,
+                                 "reduce-overhead")
+    where, probe = model.region(2.5)
+    lo, hi = model.probe_range_s
+    assert where == "above" and lo < probe < hi
+    assert c.host_region.holds == ("above", pytest.approx(probe * 1e6))
+    assert (c.host_region.lo_us, c.host_region.hi_us) == pytest.approx((lo * 1e6, hi * 1e6))
+    sig = ledger.words.formatting.sig
+    expected = (f"holds where an eager op costs more than {sig(probe * 1e6)} µs "
+                f"(of the {sig(lo * 1e6)}–{sig(hi * 1e6)} µs measured")
+    assert expected in j.region and expected in ledger.where(j)["regions"][0]["text"]
+
+
+def test_a_range_names_where_the_host_model_exceeds_it_too(tmp_path):
+    from fixtures import host_records
+    data = data_of(tmp_path, host_records.records(host_records.fx.ENV_A))
+    test = {"kind": "speedup", "mode": "reduce-overhead", "baseline": "eager", "at_least": 2.0,
+            "at_most": 3.0, "tolerance": 0}
+    [c] = only(data, claim(test)).comparisons
+    assert c.host_region.holds[0] in ("above", "everywhere")
+    assert c.host_region.exceeds[0] == "above"
+
+
+def test_a_speedup_that_does_not_follow_the_host_has_no_host_region(tmp_path):
+    data = data_of(tmp_path, speedups(CUDA, "vit16x6x384", "reduce-overhead", "eager", {1: 2.6}))
+    test = {"kind": "speedup", "mode": "reduce-overhead", "baseline": "eager", "at_least": 2.5,
+            "tolerance": 0}
+    j = only(data, claim(test))
+    assert j.comparisons[0].host_region is None and "host model" not in j.region

@@ -8,11 +8,17 @@ import math
 
 import pandas as pd
 
-from report import analysis
+from report import analysis, host_model
 from report.ledger import verdicts
-from report.ledger.comparison import NOT_MEASURED, NOT_TESTABLE, Comparison, Judgement
+from report.ledger.comparison import (
+    NOT_MEASURED,
+    NOT_TESTABLE,
+    Comparison,
+    HostRegion,
+    Judgement,
+)
 from report.ledger.kinds import KINDS, unit_of
-from report.ledger.rules import rule
+from report.ledger.rules import Rule, rule
 from report.ledger.schema import Claim, Test
 from report.ledger.values import LATER_MEMORY, RATIO_METRICS, median, missing, process_values
 
@@ -131,6 +137,28 @@ class Judge:
                        else here["batch_size"] == row["batch_size"])]
         return median(tuple(v for found in same[f"{column}_v"] if isinstance(found, tuple)
                             for v in found))
+
+    def host_region(self, row: dict, mode: str, agrees) -> HostRegion | None:
+        """Where the host model of a speedup over eager at `row` (report.host_model: one
+        only where the speedup follows the host) meets the claim's lower bound and, for a
+        range or a point, passes its upper one; None without a model or a lower bound."""
+        if not isinstance(agrees, Rule) or agrees.lo is None:
+            return None
+        batch = None if missing(row["batch_size"]) else int(row["batch_size"])
+        model = host_model.model_for(self.data, row["env_id"], row["workload"], batch, mode,
+                                     row[analysis.DTYPE])
+        if model is None:
+            return None
+
+        def region(bound: float) -> tuple[str, float | None]:
+            where, probe = model.region(bound)
+            return where, None if probe is None else probe * 1e6
+
+        lo, hi = model.probe_range_s
+        exceeds = (region(agrees.hi) if agrees.banded and agrees.exceeds_side == 1
+                   and agrees.hi is not None else ("nowhere", None))
+        return HostRegion(batch=batch, holds=region(agrees.lo), lo_us=lo * 1e6, hi_us=hi * 1e6,
+                          processes=model.processes, exceeds=exceeds)
 
     @staticmethod
     def why_missing(row: dict, test: Test, column: str) -> str:

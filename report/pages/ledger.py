@@ -81,6 +81,7 @@ def comparison_view(c: ledger.Comparison, unit: str, page: str) -> dict[str, Any
         "note": c.note, "unsettled_because": c.unsettled_because,
         "floor": None if c.floor is None else figure_text(c.floor, unit),
         "allowance": None if c.allowance is None else ledger.figure_text(c.allowance, "count"),
+        "host": ledger.words.host_region_text(c.host_region) if c.host_region else "",
         "link": link(*c.evidence, page=page) if c.evidence[0] else "",
     }
 
