@@ -449,3 +449,18 @@ def test_a_speedup_that_does_not_follow_the_host_has_no_host_region(tmp_path):
             "tolerance": 0}
     j = only(data, claim(test))
     assert j.comparisons[0].host_region is None and "host model" not in j.region
+
+
+def test_the_pages_show_the_host_region_beside_the_verdict_and_the_comparison(tmp_path):
+    from fixtures import host_records
+
+    from bench import hostfit
+    pages = _pages(tmp_path, host_records.records(host_records.fx.ENV_A))
+    seed = pages["analysis/claims/seed-002.md"]
+    part = seed[seed.index("{ #inference-ro-2-4x }"):]
+    assert "— host model: holds " in part[:part.index("\n## ")]
+    [env_page] = [text for name, text in pages.items()
+                  if name.startswith("analysis/claims/seed-002/") and "inference-ro-2-4x" in text]
+    assert "; host model: holds " in env_page
+    assert f"at least {hostfit.MIN_PROCESSES} paired processes" in pages[
+        "analysis/claims/rules.md"]

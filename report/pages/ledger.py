@@ -19,6 +19,7 @@ import json
 import os
 from typing import Any
 
+from bench import hostfit
 from report import analysis, formatting, ledger
 from report.ledger import Claim, ClaimResult, Judgement
 from report.site import Site
@@ -297,7 +298,8 @@ def context(data: analysis.Data, book: ledger.Ledger | None = None) -> dict[str,
             "links": {"rules": link(RULES_PAGE), "contradictions": link(CONTRADICTIONS_PAGE)},
             "rules": {"band": ledger.STEADY_BAND, "window": ledger.LEVEL_WINDOW,
                       "run": ledger.STEADY_RUN, "processes": ledger.MIN_PROCESSES,
-                      "gain": analysis.MEANINGFUL_GAIN, "point": ledger.POINT_TOLERANCE}}
+                      "gain": analysis.MEANINGFUL_GAIN, "point": ledger.POINT_TOLERANCE,
+                      "host_band": hostfit.BAND, "host_processes": hostfit.MIN_PROCESSES}}
 
 
 def render(site: Site) -> None:
