@@ -464,3 +464,15 @@ def test_the_pages_show_the_host_region_beside_the_verdict_and_the_comparison(tm
     assert "; host model: holds " in env_page
     assert f"at least {hostfit.MIN_PROCESSES} paired processes" in pages[
         "analysis/claims/rules.md"]
+
+
+def test_an_upper_bound_names_the_hosts_where_it_surely_fails(tmp_path):
+    """"Below 3x": the fixture's speedup passes 3 on the slower hosts only."""
+    from fixtures import host_records
+    data = data_of(tmp_path, host_records.records(host_records.fx.ENV_A))
+    test = {"kind": "speedup", "mode": "reduce-overhead", "baseline": "eager", "below": 3.0,
+            "tolerance": 0}
+    j = only(data, claim(test))
+    h = j.comparisons[0].host_region
+    assert h.holds is None and h.fails[0] == "above" and h.lo_us < h.fails[1] < h.hi_us
+    assert "host model: fails where an eager op costs more than" in j.region

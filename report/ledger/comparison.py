@@ -19,16 +19,18 @@ class HostRegion:
     """Where a host-dependent speedup meets the claim, by the point's host model
     (report.host_model): among the probes it was fitted on (`lo_us`–`hi_us`, what one eager
     op cost in each paired process), where the model's band clears the claim's lower
-    bound (`holds`) and, for a stated range or point, its upper one (`exceeds`). Each is
+    bound (`holds`) and, for a stated range or point, its upper one (`exceeds`); for an
+    upper bound alone ("below X"), where the band's low end reaches it (`fails`). Each is
     SpeedupModel.region's answer: "above" or "below" a probe (µs), "everywhere", "nowhere"
     or "mixed"."""
 
     batch: int | None
-    holds: tuple[str, float | None]
+    holds: tuple[str, float | None] | None  # None: the claim has no lower bound
     lo_us: float
     hi_us: float
     processes: int
     exceeds: tuple[str, float | None] = ("nowhere", None)
+    fails: tuple[str, float | None] = ("nowhere", None)
 
 
 @dataclass

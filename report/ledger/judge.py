@@ -141,8 +141,9 @@ class Judge:
     def host_region(self, row: dict, mode: str, agrees) -> HostRegion | None:
         """Where the host model of a speedup over eager at `row` (report.host_model: one
         only where the speedup follows the host) meets the claim's lower bound and, for a
-        range or a point, passes its upper one; None without a model or a lower bound."""
-        if not isinstance(agrees, Rule) or agrees.lo is None:
+        range or a point, passes its upper one; for an upper bound alone, where it surely
+        passes it; None without a model or a stated bound."""
+        if not isinstance(agrees, Rule) or (agrees.lo is None and agrees.hi is None):
             return None
         batch = None if missing(row["batch_size"]) else int(row["batch_size"])
         model = host_model.model_for(self.data, row["env_id"], row["workload"], batch, mode,
@@ -155,10 +156,12 @@ class Judge:
             return where, None if probe is None else probe * 1e6
 
         lo, hi = model.probe_range_s
-        exceeds = (region(agrees.hi) if agrees.banded and agrees.exceeds_side == 1
-                   and agrees.hi is not None else ("nowhere", None))
-        return HostRegion(batch=batch, holds=region(agrees.lo), lo_us=lo * 1e6, hi_us=hi * 1e6,
-                          processes=model.processes, exceeds=exceeds)
+        above = region(agrees.hi) if agrees.hi is not None else ("nowhere", None)
+        banded = agrees.banded and agrees.exceeds_side == 1
+        return HostRegion(batch=batch, holds=None if agrees.lo is None else region(agrees.lo),
+                          lo_us=lo * 1e6, hi_us=hi * 1e6, processes=model.processes,
+                          exceeds=above if banded else ("nowhere", None),
+                          fails=above if agrees.lo is None else ("nowhere", None))
 
     @staticmethod
     def why_missing(row: dict, test: Test, column: str) -> str:

@@ -96,9 +96,11 @@ def host_region_text(h: HostRegion) -> str:
             return f"{outcome} at every host measured"
         return f"{outcome} at some hosts only" if where == "mixed" else f"{outcome} at no host"
 
-    parts = [part("holds", *h.holds)]
-    if h.exceeds[0] != "nowhere":
-        parts.append(part("exceeds", *h.exceeds))
+    parts = [part("holds", *h.holds)] if h.holds else []
+    parts += [part(outcome, *where) for outcome, where in (("exceeds", h.exceeds),
+                                                          ("fails", h.fails))
+              if where[0] != "nowhere"]
+    parts = parts or [part("fails", *h.fails)]  # an upper bound no host surely passes
     return f"{', '.join(parts)} (of {measured}, {h.processes} paired proc.)"
 
 
