@@ -93,7 +93,7 @@ def host_region_text(h: HostRegion) -> str:
         if where == "below":
             return f"{outcome} where an eager op costs less than {_us(probe)} µs"
         if where == "everywhere":
-            return f"{outcome} at every host measured"
+            return f"{outcome} at every host"
         return f"{outcome} at some hosts only" if where == "mixed" else f"{outcome} at no host"
 
     parts = [part("holds", *h.holds)] if h.holds else []
