@@ -58,6 +58,10 @@ DEFAULT_ROUNDS = 15
 BLOCK_SHARE = 0.1
 DEFAULT_CACHE_DIR = REPO / ".bench-cache"
 STDERR_TAIL_LINES = 15
+# The processes the runner starts, as pool.Launcher.start runs them: "module:function",
+# called with the rest of the target and returning an exit code. pool imports none of them.
+CHILDREN = {"case": "bench.case:main", "paired": "bench.paired:main",
+            "environment": "bench.runner:environment_main"}
 
 
 @dataclass(frozen=True)
@@ -676,7 +680,7 @@ class _Run:
         number = self.announce(job, slot)
         started_at, began = _now(), time.monotonic()
         child = self.launcher.start(
-            ["paired" if job.group else "case", str(scratch / "spec.json"),
+            [CHILDREN["paired" if job.group else "case"], str(scratch / "spec.json"),
              str(scratch / "result.json")],
             ChildSetup(os.getpid(), env, slot.threads, slot.cpus), scratch / "log.txt")
         return Running(job, slot, child, scratch, cache, started_at, began,
@@ -829,6 +833,13 @@ def run(cases: list[CaseKey], env: Environment, config: RunConfig, out=sys.stdou
     return path
 
 
+def environment_main(args: list[str]) -> int:
+    """The child's side of `collect_environment`: BACKEND MACHINE OUT."""
+    backend, machine, out = args
+    Path(out).write_text(json.dumps(asdict(collect(backend, machine or None))))
+    return 0
+
+
 def collect_environment(backend: str, machine: str | None, launcher: Launcher,
                         slot: Slot) -> Environment:
     """The environment, as the cases on `slot` will see it. CUDA is asked in a child, since
@@ -841,7 +852,7 @@ def collect_environment(backend: str, machine: str | None, launcher: Launcher,
         env_vars = {} if slot.visible_device is None else {
             "CUDA_VISIBLE_DEVICES": slot.visible_device}
         out = scratch / "environment.json"
-        child = launcher.start(["environment", backend, machine or "", str(out)],
+        child = launcher.start([CHILDREN["environment"], backend, machine or "", str(out)],
                                ChildSetup(os.getpid(), env_vars, slot.threads, slot.cpus),
                                scratch / "log.txt")
         deadline = time.monotonic() + 300
