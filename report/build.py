@@ -56,7 +56,7 @@ def build(results_dir: Path, docs_dir: Path, warn=None, workers: int = 1) -> Sit
     _forks_die_with_parent()
     docs = Path(docs_dir)
     with safe_output.staging(docs) as out:
-        site = Site(data, docs, out)
+        site = Site(data, docs, out, results=results_dir)
         if workers >= 2 and "fork" in multiprocessing.get_all_start_methods():
             first, second = HALVES
             reader, writer = multiprocessing.get_context("fork").Pipe(duplex=False)
