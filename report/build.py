@@ -32,9 +32,10 @@ from report.pages import (
 )
 from report.site import GENERATED_DIRS, GENERATED_FILES, Site
 
-# Two halves of about equal time (the export goes with the first). Pages that share a
-# memo stay in one half: the home page and the claims pages judge the ledger, and the
-# home page, history and changes read one case table.
+# Two halves of about equal time (the export goes with the first); a new page goes in
+# one. Pages that share a memo (Data.memo) stay in one half, or the second process
+# computes it again: tests/test_report_site_build.py records which pages ask for which
+# memo and fails on a memo split across the halves, and on a page module in neither.
 HALVES = ((overview, ledger, history, changes, stability, methodology),
           (guide, models, concepts, gpu_types, break_even, all_results, workloads, byom,
            launch_overhead, cold_start))
