@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -16,8 +15,6 @@ from fixtures import make_results as fx
 from bench.records import CaseKey
 from report import analysis, formatting
 from report.analysis import Data
-
-ROOT = Path(__file__).resolve().parents[1]
 
 A, B, CPU = fx.ENV_A.env_id(), fx.ENV_B.env_id(), fx.ENV_CPU.env_id()
 
