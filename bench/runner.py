@@ -39,6 +39,7 @@ from bench.records import (
     Record,
     RecordWriteError,
     append_records,
+    check_appendable,
     read_records,
     record_from_dict,
 )
@@ -372,7 +373,7 @@ def check_results_file(path: Path) -> None:
                            f"another --results-dir")
     if path.exists():
         try:
-            os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW))
+            check_appendable(path)  # refuses a read-only file even for root
         except OSError as error:
             raise RunError(f"cannot append to {path}: {error.strerror or error} (is it "
                            f"read-only?)") from None

@@ -17,7 +17,8 @@ from bench_helpers import bench_env, fake_environment, fake_record, only_results
 from bench import case, cli
 from bench.modes import MODES
 from bench.records import CaseKey, record_from_dict
-from bench.runner import groups, jobs, plan, recorded, signature
+from bench.runner import Recorded, groups, jobs, plan, recorded, signature
+from bench.spec import Spec
 from bench.workloads import ORDER, lookup
 from bench.workloads.registry import DTYPES
 
@@ -54,7 +55,7 @@ def test_a_paired_process_never_mixes_dtypes():
             for dtype in DTYPES for mode in ("eager", "default", "lite")]
     found = groups(keys)
     assert [{k.dtype for k in g} for g in found] == [{"float32"}, {"bfloat16"}]
-    paired_jobs = [j for j in jobs(keys, 2, set(), "paired") if j.group]
+    paired_jobs = [j for j in jobs(keys, 2, Recorded(), "paired") if j.group]
     assert len(paired_jobs) == 4 and all(len({k.dtype for k in j.group}) == 1 for j in paired_jobs)
     assert len({signature(j, cold=True) for j in paired_jobs}) == 2  # one per dtype
 
@@ -62,12 +63,12 @@ def test_a_paired_process_never_mixes_dtypes():
 def test_resume_keeps_dtypes_apart(tmp_path):
     env = fake_environment()
     float32, bfloat16 = (CaseKey("cpu", "mlp", "eager", 8, dtype=d) for d in DTYPES)
-    done = {(float32, 0)}
+    done = Recorded(isolated=frozenset({(float32, 0)}))
     assert [j.key for j in jobs([float32, bfloat16], 1, done)] == [bfloat16]
     from bench.records import append_records
     from bench.runner import results_path
     append_records(results_path(tmp_path, env), [fake_record(env, float32)])
-    assert recorded(tmp_path, env) == {(float32, 0)}
+    assert recorded(tmp_path, env).isolated == {(float32, 0)}
 
 
 def test_a_version_3_record_loads_as_float32():
@@ -98,7 +99,7 @@ def run_case(workload: str, mode: str, dtype: str) -> dict:
     spec = {"backend": "cpu", "workload": workload, "mode": mode, "batch_size": 8,
             "shapes": "tiny", "tag": "main", "dtype": dtype, "budget_s": 0.02}
     result = {"status": "ok", "reason": None}
-    case.run(spec, result)
+    case.run(Spec.from_dict(spec), result)
     return result
 
 

@@ -25,7 +25,7 @@ from bench_helpers import (
 
 from bench import pool, runner
 from bench.records import CaseKey, CompileTimes, append_records
-from bench.runner import Job, durations, jobs, signature
+from bench.runner import Job, Recorded, durations, jobs, signature
 
 OK = "ok"
 # In plan order: each fault is followed by a workload that must still be measured.
@@ -172,7 +172,7 @@ def test_durations_are_the_longest_each_kind_of_job_took(tmp_path):
         fake_record(other, OTHER_EAGER, duration_s=9.0)])
 
     took = durations(tmp_path, ENV)
-    paired_jobs = [j for j in jobs([EAGER, DEFAULT], 2, set(), "paired") if j.group]
+    paired_jobs = [j for j in jobs([EAGER, DEFAULT], 2, Recorded(), "paired") if j.group]
     lone = Job(OTHER_EAGER, 0, (OTHER_EAGER,))
     # A paired process's warm repeats are expected to take as long as its cold one, as these
     # records hold no compile times that caches could spare.
