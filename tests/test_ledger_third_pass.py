@@ -212,10 +212,16 @@ def test_the_questionable_readings_are_fixed_or_justified():
 # ---- contradictions ---------------------------------------------------------------------------
 
 def test_a_claim_that_fails_somewhere_and_is_unsettled_elsewhere_is_refuted_not_dropped():
-    assert page.stance({"fails": [1], "unsettled": [2]}) == "refuted"
-    assert page.stance({"holds": [1], "unsettled": [2]}) == "supported"
-    assert page.stance({"holds": [1], "fails": [2]}) == "partly"
-    assert page.stance({"unsettled": [1]}) == "leaning"
+    def env(verdict, leans):
+        return {"verdict": verdict, "leans": leans}
+
+    assert page.stance({"fails": [env("fails", "fails")],
+                        "unsettled": [env("unsettled", "fails")]}) == "refuted"
+    assert page.stance({"holds": [env("holds", "holds")],
+                        "unsettled": [env("unsettled", "holds")]}) == "supported"
+    assert page.stance({"holds": [env("holds", "holds")], "fails": [env("fails", "fails")]}
+                       ) == "partly"
+    assert page.stance({"unsettled": [env("unsettled", "fails")]}) == "leaning"
 
 
 def test_every_claim_of_a_contradiction_has_its_row_and_an_answer(tmp_path):

@@ -124,6 +124,9 @@ class Judgement:
     verdict: str
     comparisons: list[Comparison] = field(default_factory=list)
     condition: str = ""  # depends: where it flips; unsettled: which comparisons
+    # The verdict its comparisons' median answers give, settled or not: for an unsettled
+    # verdict, the way it leans (holds, exceeds, fails, or depends where they differ).
+    leans: str = ""
     settled_condition: str = ""  # depends: where it flips, over the settled comparisons alone
     short: str = ""  # a short form of the condition for summary tables
     figure: float | None = None  # the key figure (single-figure tests) ...

@@ -45,6 +45,8 @@ def verdict(out: Judgement, rule_: Rule) -> None:
     settled = [c for c in measured if c.settled]
     unsettled = [c for c in measured if not c.settled]
     outcomes = {c.outcome for c in settled}
+    medians = {c.outcome for c in measured}
+    out.leans = DEPENDS if len(medians) > 1 else next(iter(medians), "")
     if len(outcomes) > 1:
         out.verdict = DEPENDS
         out.condition = out.settled_condition = depends_condition(
@@ -269,6 +271,7 @@ def crossover(test: Test, out: Judgement) -> None:
         outcomes.add(judge(trial)[0])
     out.condition = out.short = text
     out.crossing = crossing
+    out.leans = HOLDS if verdict else FAILS
     if len(outcomes) > 1:
         out.verdict = UNSETTLED
         out.condition += f"; unsettled at {axis} {', '.join(str(points[i].batch) for i in unsettled)}"

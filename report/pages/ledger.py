@@ -132,7 +132,10 @@ def judgement_view(j: Judgement, claim: Claim) -> dict[str, Any]:
             "region": j.region or j.condition, "where": ledger.where(j),
             "settled_condition": j.settled_condition,
             "direction": j.direction, "size": j.size,
-            "reason": j.reason,
+            "reason": j.reason, "leans": j.leans,
+            # unsettled only for resting on one process a side, wherever it is unsettled
+            "one_process": j.verdict == ledger.UNSETTLED and all(
+                c.single for c in j.measured if not c.settled),
             "comparisons": [comparison_view(c, j.unit, listed) for c in j.comparisons]
             if listed else [],
             "comparisons_link": link(listed, claim.id, page=page) if listed else "",
@@ -220,22 +223,76 @@ def comparison_pages(group: dict[str, Any]) -> list[dict[str, Any]]:
     return list(envs.values())
 
 
-STANCES = ("supported", "refuted", "partly", "leaning", "untested")
+STANCES = ("supported", "refuted", "split", "partly", "leaning", "untested")
+GOOD = (ledger.HOLDS, ledger.EXCEEDS)
+BACKEND_NAMES = {"cuda": "GPU", "cpu": "CPU", "mps": "MPS"}
+
+
+def _side(judged: dict[str, list]) -> tuple[str, ...]:
+    """The answers on the side its settled verdicts take: holding, or failing."""
+    return GOOD if any(judged.get(v) for v in GOOD) else (ledger.FAILS,)
 
 
 def stance(judged: dict[str, list]) -> str:
-    """Where a claim stands in a contradiction, from its verdicts over environments:
-    supported (holds or exceeds, and fails nowhere), refuted (fails, and holds nowhere),
-    partly (both, or depends), leaning (only unsettled) or untested. Unsettled
-    environments beside settled ones do not move a claim out of its side: they are
-    named as open beside it."""
-    good = bool(judged.get(ledger.HOLDS) or judged.get(ledger.EXCEEDS))
+    """Where a claim stands in a contradiction, from its verdicts over environments (each
+    a judgement view, whose `leans` says where an unsettled one points):
+    supported (holds or exceeds somewhere, fails nowhere, and every unsettled environment
+    leans the same way), refuted (the mirror), split (settled one way only, while some
+    unsettled environment leans the other way or both ways: the answer names each region),
+    partly (settled both ways, or depends), leaning (only unsettled) or untested."""
+    good = any(judged.get(v) for v in GOOD)
     bad = bool(judged.get(ledger.FAILS))
     if judged.get(ledger.DEPENDS) or (good and bad):
         return "partly"
     if good or bad:
+        side = _side(judged)
+        if any(j["leans"] not in side for j in judged.get(ledger.UNSETTLED, [])):
+            return "split"
         return "supported" if good else "refuted"
     return "leaning" if judged.get(ledger.UNSETTLED) else "untested"
+
+
+def region_name(js: list[dict[str, Any]], views: list[dict[str, Any]]) -> str:
+    """"every GPU environment that measured it" where `js` are every environment of one
+    backend that judged the claim (`views`, more than one of them); otherwise "" (the
+    template lists the environments alone)."""
+    backends = {j["backend"] for j in js}
+    if len(js) < 2 or len(backends) != 1:
+        return ""
+    backend = backends.pop()
+    every = [v for v in views if v["backend"] == backend and v["verdict"] in JUDGED]
+    if len(every) != len(js):
+        return ""
+    return f"every {BACKEND_NAMES.get(backend, backend)} environment that measured it"
+
+
+def split_view(judged: dict[str, list], views: list[dict[str, Any]]) -> dict[str, Any]:
+    """A claim settled one way in some environments and leaning elsewhere, by region:
+    `settled` (the environments that settle it, `side` "supported" or "refuted"),
+    `against` (unsettled, leaning the other way, `against_name` naming them as a region
+    where it can), `mixed` (unsettled, pointing both ways) and `along` (unsettled, leaning
+    the same way)."""
+    side = _side(judged)
+    settled = [j for v in (*side,) for j in judged.get(v, [])]
+    unsettled = judged.get(ledger.UNSETTLED, [])
+    against = [j for j in unsettled if j["leans"] not in side and j["leans"] != ledger.DEPENDS]
+    return {"side": "supported" if side == GOOD else "refuted", "settled": settled,
+            "settled_name": region_name(settled, views),
+            "against": against, "against_name": region_name(against, views),
+            "mixed": [j for j in unsettled if j["leans"] == ledger.DEPENDS],
+            "along": [j for j in unsettled if j["leans"] in side]}
+
+
+def by_lean(judged: dict[str, list]) -> dict[str, list]:
+    """The verdicts for the list of a contradiction's claims, an unsettled one split by
+    the way it leans: "unsettled (leaning fails)"."""
+    out: dict[str, list] = {}
+    for verdict, js in judged.items():
+        for j in js:
+            key = (f"unsettled (leaning {j['leans']})" if verdict == ledger.UNSETTLED
+                   and j["leans"] else verdict)
+            out.setdefault(key, []).append(j)
+    return out
 
 
 def _lean(js: list[dict[str, Any]], results: dict[str, Judgement]) -> dict[str, Any]:
@@ -254,9 +311,10 @@ def _lean(js: list[dict[str, Any]], results: dict[str, Judgement]) -> dict[str, 
 def contradiction_views(book: ledger.Ledger, views: list[dict[str, Any]],
                         results: list[ClaimResult] | None = None) -> list[dict[str, Any]]:
     """Each contradiction's claims, every one of them, with its stance (`stance`), its
-    verdicts grouped per environment, the span of its figures over every judged
-    environment (`span`), and for an unsettled one, the answer it leans to. `sides`
-    groups the rows by stance for the answer sentence."""
+    verdicts grouped per environment (`judged`; `listed` splits the unsettled ones by
+    their lean), the span of its figures over every judged environment (`span`), for an
+    unsettled one the answer it leans to, and for a split one its regions (`split`).
+    `sides` groups the rows by stance for the answer sentence."""
     by_id = {v["claim"].id: v for v in views}
     judged_by = {r.claim.id: {j.env_id: j for j in r.judgements} for r in results or []}
     out = []
@@ -269,9 +327,11 @@ def contradiction_views(book: ledger.Ledger, views: list[dict[str, Any]],
             figures = [c.figure for j in mine.values() for c in j.measured
                        if c.figure is not None and j.verdict in JUDGED]
             unit = next((j.unit for j in mine.values()), "")
+            found = stance(judged)
             rows.append({
                 "view": view, "link": link(view["page"], view["claim"].id, page=CONTRADICTIONS_PAGE),
-                "judged": judged, "stance": stance(judged),
+                "judged": judged, "listed": by_lean(judged), "stance": found,
+                "split": split_view(judged, view["judgements"]) if found == "split" else None,
                 "span": ledger.span_text(min(figures), max(figures), unit) if figures else "",
                 "lean": _lean(judged.get(ledger.UNSETTLED, []), mine) if mine else
                 {"to": "", "count": 0, "unanimous": False},
