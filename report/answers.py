@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from report import analysis, history, ledger
+from report import ab, analysis, history, ledger
 from report.analysis import BASELINE, Data
 
 VIT_BASE = "vit32x12x768"  # ViT-Base's width and depth (768 wide, 12 blocks)
@@ -150,23 +150,10 @@ def trust(data: Data, difference: float) -> dict[str, Any] | None:
 
 
 def release_changes(data: Data) -> dict[str, Any] | None:
-    """The newest release measured after another on one machine, from the table the changes
-    page reads (`history.site_changes`), counted as that page counts: `compared`, the cases
-    timed in two or more processes on both sides; `faster`/`slower`, those that changed
-    beyond the spread; `single`, the cases a side of which rests on one process, which are
-    not compared."""
-    found = history.site_changes(data)
-    if found.empty:
-        return None
-    newest = history.sort_releases(found["new_release"].unique())[-1]
-    at = found[found["new_release"] == newest]
-    timed, single = at["timed"].astype(bool), at["single_run"].astype(bool)
-    significant = at[at["significant"].astype(bool)]
-    return {"release": newest, "old": history.sort_releases(at["old_release"].unique()),
-            "compared": int((timed & ~single).sum()), "single": int(single.sum()),
-            "faster": int((significant["direction"] == "faster").sum()),
-            "slower": int((significant["direction"] == "slower").sum()),
-            "machines": sorted(set(at["machine"]))}
+    """What the newest release changed, from its newest A/B group (`ab.release_answer`):
+    the figures the changes page and the history page show, or None where no A/B group
+    holds two releases (single runs on different hosts are never compared)."""
+    return ab.release_answer(data)
 
 
 def judged(data: Data) -> list[ledger.ClaimResult]:
