@@ -162,22 +162,20 @@ def judged(data: Data) -> list[ledger.ClaimResult]:
 
 
 def verdict_table(data: Data) -> dict[str, Any]:
-    """Verdicts per environment label, for the home page's summary; a claim that is not
-    judged on an environment's backend has no entry there (the page shows a dash)."""
-    labels = [env.label for backend in data.backends for env in data.envs(backend)]
-    rows = [{"claim": {"said": r.claim.paraphrase, "slug": r.claim.id},
-             "verdicts": {j.label: j.verdict for j in r.judgements if j.env_id}}
-            for r in judged(data) if any(j.env_id for j in r.judgements)]
-    return {"rows": rows, "labels": labels}
+    """Verdicts per environment label with their regions (`ledger.verdict_table`: each
+    row's `where[label]` is `ledger.where` of that verdict), for the home page's summary."""
+    return ledger.verdict_table(data, judged(data))
 
 
 def claim_verdicts(claims: list, claim_id: str) -> dict[str, Any] | None:
-    """One claim's verdict in every environment that judged it (`ledger.judge` results)."""
+    """One claim's verdict in every environment that judged it (`ledger.judge` results),
+    each with its region (`where`: `ledger.where`), so that no verdict is shown bare."""
     found = next((r for r in claims if r.claim.id == claim_id), None)
     if found is None:
         return None
     return {"id": claim_id, "said": found.claim.paraphrase,
-            "verdicts": [{"label": j.label, "verdict": j.verdict} for j in found.judgements]}
+            "verdicts": [{"label": j.label, "verdict": j.verdict, "where": ledger.where(j)}
+                         for j in found.judgements]}
 
 
 def conditions(data: Data) -> dict[str, Any]:
