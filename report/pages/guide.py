@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from pathlib import Path
 
 import pandas as pd
 
-from report import analysis, answers, guide_rules
+from bench.coldstart_records import RUNG_TEXT
+from report import analysis, answers, cold_start_data, guide_rules
 from report.analysis import BASELINE, Environment, of_env, rows
 from report.site import Site
 
@@ -22,6 +24,33 @@ PAGE = "analysis/guide.md"
 # Leaves that ask no threshold of their own: where the branch's environment has no such
 # points, the chart shows another environment's of the same backend, and names it.
 BORROWED = ("training", "varying")
+
+
+# The cold-start records the cold-start page (analysis/cold-start.md) reads, from the same
+# place, so that the first-call answer here names that page's recommended rung.
+COLD_START_RESULTS = Path("results/coldstart")
+
+
+def first_call(results: Path = COLD_START_RESULTS) -> list[dict]:
+    """Per cold-start environment and case: the rung with the smallest residual over eager's
+    first call (`Case.recommended`), with that residual and the cold rung's; empty where
+    nothing was measured."""
+    views, _ = cold_start_data.load(results)
+    out = []
+    for view in views:
+        cases = []
+        for case in view.cases:
+            rung = case.recommended
+            if rung is None:
+                continue
+            cold = case.rungs.get("cold")
+            cases.append({"workload": case.workload, "batch": case.batch_size, "mode": case.mode,
+                          "rung": rung, "rung_text": RUNG_TEXT.get(rung, rung),
+                          "residual_s": case.rungs[rung].residual.median,
+                          "cold_s": cold.residual.median if cold and cold.residual else None})
+        if cases:
+            out.append({"label": view.env.label, "cases": cases})
+    return out
 
 
 def env_page(env_id: str) -> str:
@@ -214,6 +243,6 @@ def render(site: Site) -> None:
     site.page(PAGE, "guide.md.j2", backends=site.by_backend(build),
               modes=data.modes, chart=chart(data, found), leaves=guide_rules.LEAVES,
               gain=analysis.MEANINGFUL_GAIN, never=analysis.NEVER,
-              outlier_spread=answers.OUTLIER_SPREAD)
+              outlier_spread=answers.OUTLIER_SPREAD, first_call=first_call(COLD_START_RESULTS))
     site.write("analysis/guide-data.json",
                json.dumps(chooser_data(data), sort_keys=True, separators=(",", ":")) + "\n")
