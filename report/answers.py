@@ -199,6 +199,78 @@ def conditions(data: Data) -> dict[str, Any]:
             "measured": not gpu.empty}
 
 
+LOWER_PRECISION = "bfloat16"
+PRECISION_MODE = "reduce-overhead"  # the mode whose lead over eager a lower precision moves most
+
+
+def precision(data: Data) -> dict[str, Any]:
+    """What precision each device was measured in, counted from the published table, and per
+    device with bfloat16 points how bfloat16 moves one answer: PRECISION_MODE over eager on
+    LANGUAGE_MODEL at batch 1, float32 against bfloat16 in the same environment (separate
+    processes). A bfloat16 case that failed keeps its status and reason."""
+    table = data.published
+    devices = []
+    for backend in data.backends:
+        for device, envs in _envs_by_device(data, backend).items():
+            ids = [e.env_id for e in envs]
+            here = table[table["env_id"].isin(ids)]
+            if here.empty:
+                continue
+            dtypes = [_dtype_counts(here, dtype) for dtype in sorted(
+                here[analysis.DTYPE].unique(), key=lambda d: (d != analysis.DEFAULT_DTYPE, d))]
+            devices.append({"device": device, "backend": backend, "dtypes": dtypes,
+                            "moves": _moves(table, envs)})
+    return {"devices": devices, "lower": LOWER_PRECISION, "mode": PRECISION_MODE,
+            "workload": LANGUAGE_MODEL}
+
+
+def _dtype_counts(here: pd.DataFrame, dtype: str) -> dict[str, Any]:
+    of = here[here[analysis.DTYPE] == dtype]
+    timed = of[of["ok"].astype(bool)]
+    failed = of[~of["ok"].astype(bool)]
+    batches = sorted({int(b) for b in of["batch_size"].dropna()})
+    return {"dtype": dtype, "cases": len(of), "timed": len(timed),
+            "workloads": analysis.ordered(of.drop_duplicates("workload"))["workload"].tolist(),
+            "batches": batches, "modes": sorted(set(of["mode"]), key=analysis.mode_rank),
+            "failed": _failures(failed)}
+
+
+def _failures(failed: pd.DataFrame) -> list[dict[str, Any]]:
+    """Failed cases grouped by mode, status and the first line of their reason."""
+    found: dict[tuple, list[str]] = {}
+    for r in analysis.rows(analysis.ordered(failed)):
+        key = (r["mode"], r["status"], _first_line(r["reason"]))
+        found.setdefault(key, []).append(
+            r["workload"] if r["batch_size"] is None else f"{r['workload']} at batch {r['batch_size']}")
+    return [{"mode": mode, "status": status, "reason": reason, "cases": cases}
+            for (mode, status, reason), cases in found.items()]
+
+
+def _first_line(reason: Any, most: int = 120) -> str | None:
+    if not isinstance(reason, str) or not reason:
+        return None
+    line = reason.strip().splitlines()[0]
+    return line if len(line) <= most else line[:most - 1] + "…"
+
+
+def _moves(table: pd.DataFrame, envs: list[analysis.Environment]) -> list[dict[str, Any]]:
+    """PRECISION_MODE over eager on LANGUAGE_MODEL at batch 1 in each environment of the
+    device that timed it in both float32 and bfloat16."""
+    out = []
+    for env in envs:
+        both = {dtype: analysis.row_of(table, env.env_id, LANGUAGE_MODEL, 1, PRECISION_MODE, dtype)
+                for dtype in (analysis.DEFAULT_DTYPE, LOWER_PRECISION)}
+        if all(r is not None for r in both.values()):
+            out.append({"env": env, "where": env.label, **{
+                key: {"ok": bool(r["ok"]), "status": r["status"],
+                      "speedup": r["speedup"] if r["ok"] else None,
+                      "lo": r["speedup_lo"], "hi": r["speedup_hi"],
+                      "processes": int(r["processes"]), "timing": r["timing"]}
+                for key, r in (("float32", both[analysis.DEFAULT_DTYPE]),
+                               ("bfloat16", both[LOWER_PRECISION]))}})
+    return out
+
+
 def answers(data: Data, claims: list) -> list[dict[str, Any]]:
     """The home page's questions, each with its answer's figures (see the module doc)."""
     vit = data.batches(VIT_BASE)
