@@ -14,11 +14,12 @@ between processes cannot tell two modes apart the part is marked `unsettled`.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
 
-from report import ab, analysis, history, ledger
+from report import ab, analysis, history, host_model, ledger
 from report.analysis import BASELINE, Data
 
 VIT_BASE = "vit32x12x768"  # ViT-Base's width and depth (768 wide, 12 blocks)
@@ -98,11 +99,33 @@ def _choice_in(data: Data, env: analysis.Environment, device: str, workload: str
         "compiling": bool(row["compiling"]), "graph": bool(row["cuda_graphs"]) and not row["compiling"],
         "host_dependent": bool(row["host_dependent"]),
         "host_us": chosen.get("host_probe_us") if row["host_dependent"] else None,
+        "host": host_prediction(data, env.env_id, workload, batch, row["mode"], chosen)
+        if row["host_dependent"] else None,
         "outlier": outlier(row["speedup_lo"], row["speedup_hi"]),
         "bound": eager.get("bound"),
         "cold_s": chosen.get("cold_compile_s") if row["mode"] != BASELINE else None,
         "break_even": row["cold_calls"] if row["mode"] != BASELINE else None,
         "not_paid": [{"mode": m, "speedup": sp, "calls": c} for m, sp, c in row["not_paid"]]}
+
+
+def host_prediction(data: Data, env_id: str, workload: str, batch: int | None, mode: str,
+                    row: dict[str, Any], probe_us: float | None = None) -> dict[str, Any] | None:
+    """A host-dependent speedup predicted by its host model (`host_model.model_for`) at
+    `probe_us`, by default the median measured host (`host_probe_median_us` of its published
+    row), with the probes the model was fitted on; None where no model was fitted. Outside
+    those probes `outside_us` is how far, and the answer refuses to predict."""
+    model = host_model.model_for(data, env_id, workload, batch, mode,
+                                 row.get(analysis.DTYPE) or analysis.DEFAULT_DTYPE)
+    median = row.get("host_probe_median_us")
+    if model is None or median is None or median != median:
+        return None
+    probe_us = median if probe_us is None else probe_us
+    found = model.at(probe_us * 1e-6)
+    lo, hi = model.probe_range_s
+    return {"probe_us": probe_us, "median_us": median, "lo_us": lo * 1e6, "hi_us": hi * 1e6,
+            "outside_us": found.outside_s * 1e6, "speedup": found.speedup, "low": found.low,
+            "high": None if math.isinf(found.high) else found.high,
+            "processes": model.processes}
 
 
 def _at(table: pd.DataFrame, env_id: str, workload: str, batch: int | None) -> pd.DataFrame:
