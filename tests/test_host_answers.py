@@ -58,3 +58,39 @@ def test_outside_the_fitted_probes_the_answer_refuses_to_predict(data):
 
 def test_a_host_dependent_answer_without_a_model_says_so():
     assert host_text(None) == "host-dependent: no host model was fitted for this mode here"
+
+
+def rebuilt(terms: dict):
+    """A hostfit model from the chooser's terms alone, as chooser.js reads them."""
+    from bench import hostfit
+
+    def side(values):
+        if values[0] == "figure":
+            return hostfit.Figure(values[1], values[2], values[3], 3)
+        _, intercept, slope, half, processes, mean, sxx = values
+        t = hostfit.t_quantile((1 + hostfit.BAND) / 2, int(processes) - 2)
+        return hostfit.Line(intercept_s=intercept, slope=slope, processes=int(processes), leases=1,
+                            probe_lo_s=terms["probe_lo_us"] * 1e-6,
+                            probe_hi_s=terms["probe_hi_us"] * 1e-6, probe_mean_s=mean * 1e-6,
+                            probe_sxx=sxx * 1e-12, residual_sd_s=half / t, residual_max=0.0)
+
+    return side(terms["base"]), side(terms["mode"])
+
+
+def test_the_chooser_carries_the_host_model_of_its_host_dependent_answers(data):
+    from report.pages import guide
+
+    chooser = guide.chooser_data(data)
+    (point,) = [p for p in chooser["points"] if p[1] == "vit16x6x384"]
+    terms = dict(zip(chooser["host_fields"], point[5]["reduce-overhead"], strict=True))
+    model = host_model.model_for(data, ENV.env_id(), "vit16x6x384", 1, "reduce-overhead")
+    row = analysis.row_of(data.published, ENV.env_id(), "vit16x6x384", 1, "reduce-overhead")
+    assert terms["probe_median_us"] == pytest.approx(row["host_probe_median_us"])
+    base, mode = rebuilt(terms)
+    lo, hi = terms["probe_lo_us"], terms["probe_hi_us"]
+    for probe_us in (lo, (lo + hi) / 2, hi):
+        expected = model.at(probe_us * 1e-6)
+        (b_lo, b, b_hi), (m_lo, m, m_hi) = base.at(probe_us * 1e-6), mode.at(probe_us * 1e-6)
+        assert b / m == pytest.approx(expected.speedup, rel=1e-6)
+        assert max(b_lo, 0) / m_hi == pytest.approx(expected.low, rel=1e-5)
+        assert b_hi / m_lo == pytest.approx(expected.high, rel=1e-5)
