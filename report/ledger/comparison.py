@@ -14,6 +14,25 @@ VERDICTS = (HOLDS, EXCEEDS, FAILS, DEPENDS, UNSETTLED, NOT_TESTABLE, NOT_MEASURE
 MIN_PROCESSES = 2  # a comparison resting on fewer processes a side is never settled
 
 
+@dataclass(frozen=True)
+class HostRegion:
+    """Where a host-dependent speedup meets the claim, by the point's host model
+    (report.host_model): among the probes it was fitted on (`lo_us`–`hi_us`, what one eager
+    op cost in each paired process), where the model's band clears the claim's lower
+    bound (`holds`) and, for a stated range or point, its upper one (`exceeds`); for an
+    upper bound alone ("below X"), where the band's low end reaches it (`fails`). Each is
+    SpeedupModel.region's answer: "above" or "below" a probe (µs), "everywhere", "nowhere"
+    or "mixed"."""
+
+    batch: int | None
+    holds: tuple[str, float | None] | None  # None: the claim has no lower bound
+    lo_us: float
+    hi_us: float
+    processes: int
+    exceeds: tuple[str, float | None] = ("nowhere", None)
+    fails: tuple[str, float | None] = ("nowhere", None)
+
+
 @dataclass
 class Comparison:
     """One point of a claim in one environment."""
@@ -37,6 +56,7 @@ class Comparison:
     busy: float | None = None  # the baseline's busy fraction (one-sided: the mode's)
     bound: str | None = None  # what bounds the ratio (analysis.ratio_bound), where known
     host_us: float | None = None  # the host probe: what one eager op costs there, µs
+    host_region: HostRegion | None = None  # a host-dependent speedup: where it meets the claim
     floor: float | None = None  # warm-up: eager's figure at the same point, the noise floor
     allowance: float | None = None  # extra-kernels: the input copies the harness adds
     field_absent: bool = False  # both cases ran, but their records lack the quantity
@@ -77,7 +97,8 @@ class Region:
     """One stretch of a workload's points with one answer, as data: the home page, the
     quick answers and the seed pages format it. `lo`/`hi` are the figures there (in the
     judgement's unit), `busy` the boundedness of the baseline, `host_us` the range of
-    what one eager op cost on the hosts (the host probe), `processes` the fewest a side."""
+    what one eager op cost on the hosts (the host probe), `processes` the fewest a side,
+    `host_regions` where each host-dependent point would meet the claim."""
 
     workload: str
     outcome: str  # holds, exceeds or fails
@@ -90,6 +111,7 @@ class Region:
     bounds: tuple[str, ...] = ()
     host_us: tuple[float, float] | None = None
     processes: tuple[int, int] | None = None
+    host_regions: tuple[HostRegion, ...] = ()  # its host-dependent points' host regions
 
 
 @dataclass

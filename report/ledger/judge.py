@@ -8,11 +8,17 @@ import math
 
 import pandas as pd
 
-from report import analysis
+from report import analysis, host_model
 from report.ledger import verdicts
-from report.ledger.comparison import NOT_MEASURED, NOT_TESTABLE, Comparison, Judgement
+from report.ledger.comparison import (
+    NOT_MEASURED,
+    NOT_TESTABLE,
+    Comparison,
+    HostRegion,
+    Judgement,
+)
 from report.ledger.kinds import KINDS, unit_of
-from report.ledger.rules import rule
+from report.ledger.rules import Rule, rule
 from report.ledger.schema import Claim, Test
 from report.ledger.values import LATER_MEMORY, RATIO_METRICS, median, missing, process_values
 
@@ -43,7 +49,10 @@ class Judge:
         paired = [c for c in data.cases.columns if c.startswith("paired_")]
         keep = [c for c in dict.fromkeys([*analysis.CASE, *KEPT, "bound", *paired])
                 if c in data.cases.columns]
-        narrow = data.cases[keep]
+        # The seeds' figures are float32 (the one bfloat16 figure is a training claim the
+        # records cannot test): a bfloat16 case is another precision, never one more point or
+        # process of a float32 comparison, so every kind sees float32 cases alone.
+        narrow = data.cases.loc[data.cases[analysis.DTYPE] == analysis.DEFAULT_DTYPE, keep]
         self.with_values = (narrow.merge(self.values, on=analysis.CASE, how="left")
                             if not narrow.empty else narrow)
         self._by_env = analysis.by_env(self.with_values)
@@ -128,6 +137,31 @@ class Judge:
                        else here["batch_size"] == row["batch_size"])]
         return median(tuple(v for found in same[f"{column}_v"] if isinstance(found, tuple)
                             for v in found))
+
+    def host_region(self, row: dict, mode: str, agrees) -> HostRegion | None:
+        """Where the host model of a speedup over eager at `row` (report.host_model: one
+        only where the speedup follows the host) meets the claim's lower bound and, for a
+        range or a point, passes its upper one; for an upper bound alone, where it surely
+        passes it; None without a model or a stated bound."""
+        if not isinstance(agrees, Rule) or (agrees.lo is None and agrees.hi is None):
+            return None
+        batch = None if missing(row["batch_size"]) else int(row["batch_size"])
+        model = host_model.model_for(self.data, row["env_id"], row["workload"], batch, mode,
+                                     row[analysis.DTYPE])
+        if model is None:
+            return None
+
+        def region(bound: float) -> tuple[str, float | None]:
+            where, probe = model.region(bound)
+            return where, None if probe is None else probe * 1e6
+
+        lo, hi = model.probe_range_s
+        above = region(agrees.hi) if agrees.hi is not None else ("nowhere", None)
+        banded = agrees.banded and agrees.exceeds_side == 1
+        return HostRegion(batch=batch, holds=None if agrees.lo is None else region(agrees.lo),
+                          lo_us=lo * 1e6, hi_us=hi * 1e6, processes=model.processes,
+                          exceeds=above if banded else ("nowhere", None),
+                          fails=above if agrees.lo is None else ("nowhere", None))
 
     @staticmethod
     def why_missing(row: dict, test: Test, column: str) -> str:

@@ -99,11 +99,13 @@ def where(j: Judgement) -> dict[str, Any]:
     """A verdict with its region, for any page that shows a verdict (the home page's
     claims table, the quick answers, the seed summaries): `verdict`; `regions`, each a
     `Region` as a dict plus `text` (its words, e.g. "holds at batch 1–2 (1.7–3.0×,
-    launch-bound, eager op 5 µs on the host, 3 proc.)"); `brief`, the whole region in
+    launch-bound, eager op 5 µs on the host, 3 proc.)", then where a host-dependent point's
+    host model says it holds); `brief`, the whole region in
     one line (the condition of a depends or unsettled verdict, or why not measured)."""
     if j.verdict in (NOT_MEASURED, NOT_TESTABLE):
         return {"verdict": j.verdict, "regions": [], "brief": j.reason, "short": j.reason}
-    regions = [{**region.__dict__, "text": region_words(region, j.unit)} for region in j.regions]
+    regions = [{**region.__dict__, "host_regions": [h.__dict__ for h in region.host_regions],
+                "text": region_words(region, j.unit)} for region in j.regions]
     return {"verdict": j.verdict, "regions": regions, "brief": j.region or j.condition,
             "short": short_region(j)}
 

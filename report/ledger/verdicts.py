@@ -103,7 +103,8 @@ def _region(workload: str, items: list[Comparison]) -> Region:
                   bounds=tuple(b for b in dict.fromkeys(c.bound or _bound(c.busy) for c in items)
                                if b),
                   host_us=(min(hosts), max(hosts)) if hosts else None,
-                  processes=(min(procs), max(procs)) if procs else None)
+                  processes=(min(procs), max(procs)) if procs else None,
+                  host_regions=tuple(c.host_region for c in items if c.host_region))
 
 
 def direction_and_size(test: Test, out: Judgement) -> tuple[str, str]:

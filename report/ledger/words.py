@@ -7,7 +7,7 @@ import itertools
 import math
 
 from report import formatting
-from report.ledger.comparison import Comparison, Region
+from report.ledger.comparison import Comparison, HostRegion, Region
 
 
 def figure_text(value: float | None, unit: str) -> str:
@@ -78,6 +78,41 @@ def host_text(host_us: tuple[float, float] | None) -> str:
     return f"eager op {span} µs on the host"
 
 
+def _us(x: float) -> str:
+    return formatting.sig(x)
+
+
+def host_region_text(h: HostRegion) -> str:
+    """"holds where an eager op costs more than 8.1 µs (of the 6.5–11.0 µs measured)": where
+    a host-dependent speedup's host model clears the claim, among the hosts it was fitted on."""
+    measured = f"the {_us(h.lo_us)}–{_us(h.hi_us)} µs measured"
+
+    def part(outcome: str, where: str, probe: float | None) -> str:
+        if where == "above":
+            return f"{outcome} where an eager op costs more than {_us(probe)} µs"
+        if where == "below":
+            return f"{outcome} where an eager op costs less than {_us(probe)} µs"
+        if where == "everywhere":
+            return f"{outcome} at every host"
+        return f"{outcome} at some hosts only" if where == "mixed" else f"{outcome} at no host"
+
+    parts = [part("holds", *h.holds)] if h.holds else []
+    parts += [part(outcome, *where) for outcome, where in (("exceeds", h.exceeds),
+                                                          ("fails", h.fails))
+              if where[0] != "nowhere"]
+    parts = parts or [part("fails", *h.fails)]  # an upper bound no host surely passes
+    return f"{', '.join(parts)} (of {measured}, {h.processes} paired proc.)"
+
+
+def host_regions_text(regions: tuple[HostRegion, ...], axis: str) -> str:
+    """Each host-dependent point's host region; the point named where a region has several."""
+    if len(regions) == 1:
+        return f"host model: {host_region_text(regions[0])}"
+    return "host model: " + "; ".join(
+        f"at {axis} {num(h.batch)} {host_region_text(h)}" if h.batch is not None
+        else host_region_text(h) for h in regions)
+
+
 def region_words(r: Region, unit: str) -> str:
     """"holds at batch 1–2 (1.7–3.0×, launch-bound, eager op 5 µs on the host, 3 proc.)"."""
     label = r.outcome if r.settled else f"unsettled, leans {r.outcome}"
@@ -92,7 +127,8 @@ def region_words(r: Region, unit: str) -> str:
     if r.processes:
         a, b = r.processes
         details.append(f"{a}{'–' + str(b) if b != a else ''} proc.")
-    return f"{label}{where} ({', '.join(details)})" if details else f"{label}{where}"
+    text = f"{label}{where} ({', '.join(details)})" if details else f"{label}{where}"
+    return f"{text} — {host_regions_text(r.host_regions, r.axis)}" if r.host_regions else text
 
 
 def region_text(regions: list[Region], unit: str, because: list[str] = ()) -> str:

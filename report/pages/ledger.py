@@ -19,6 +19,7 @@ import json
 import os
 from typing import Any
 
+from bench import hostfit
 from report import analysis, formatting, ledger
 from report.ledger import Claim, ClaimResult, Judgement
 from report.site import Site
@@ -81,6 +82,7 @@ def comparison_view(c: ledger.Comparison, unit: str, page: str) -> dict[str, Any
         "note": c.note, "unsettled_because": c.unsettled_because,
         "floor": None if c.floor is None else figure_text(c.floor, unit),
         "allowance": None if c.allowance is None else ledger.figure_text(c.allowance, "count"),
+        "host": ledger.words.host_region_text(c.host_region) if c.host_region else "",
         "link": link(*c.evidence, page=page) if c.evidence[0] else "",
     }
 
@@ -296,7 +298,8 @@ def context(data: analysis.Data, book: ledger.Ledger | None = None) -> dict[str,
             "links": {"rules": link(RULES_PAGE), "contradictions": link(CONTRADICTIONS_PAGE)},
             "rules": {"band": ledger.STEADY_BAND, "window": ledger.LEVEL_WINDOW,
                       "run": ledger.STEADY_RUN, "processes": ledger.MIN_PROCESSES,
-                      "gain": analysis.MEANINGFUL_GAIN, "point": ledger.POINT_TOLERANCE}}
+                      "gain": analysis.MEANINGFUL_GAIN, "point": ledger.POINT_TOLERANCE,
+                      "host_band": hostfit.BAND, "host_processes": hostfit.MIN_PROCESSES}}
 
 
 def render(site: Site) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from report.analysis import BASELINE
 from report.ledger.comparison import FAILS, HOLDS, MIN_PROCESSES, Comparison, judged
 from report.ledger.values import RATIO_METRICS, as_float, combine, median, missing, records
 
@@ -73,6 +74,8 @@ def two_sided(judge, here, test, column: str, agrees) -> list[Comparison]:
             comparison.figure = m / b
             values, comparison.n = combine([mine, base], lambda x, y: x / y if y else math.nan)
         judged(comparison, values, agrees)
+        if speedup and test.baseline == BASELINE:
+            comparison.host_region = judge.host_region(row, test.mode, agrees)
         out.append(comparison)
     return out
 
@@ -106,6 +109,7 @@ def largest(items: list[Comparison], agrees) -> list[Comparison]:
                      family=best.family, flops=best.flops, figure=best.figure, lo=best.lo,
                      hi=best.hi, n=best.n, processes=best.processes, evidence=best.evidence,
                      busy=best.busy, single=best.single, host_us=best.host_us,
+                     host_region=best.host_region,
                      note=f"the largest of {len(measured)} cases")
     top.agrees = agrees(best.figure)
     top.outcome = HOLDS if top.agrees else FAILS
