@@ -67,8 +67,11 @@ def test_the_home_page_states_the_precision_and_the_move(data, tmp_path):
     assert f"bfloat16 for {MODEL} at batch 1" in said and "2 of 3 cases timed" in said
     assert f"failed: lite on {MODEL} at batch 1 (error: {LITE_REASON})" in said
     (move,) = answers.precision(data)["devices"][0]["moves"]
-    moved = next(line for line in home.splitlines() if "how bfloat16 moves the answer" in line)
+    moved = next(line for line in home.splitlines()
+                 if line.startswith("Reduce-overhead over eager on gpt2-small at batch 1"))
     f32, bf16 = (f"{move[d]['speedup']:.2f}×" for d in ("float32", "bfloat16"))
     assert f"{f32} (" in moved and f"{bf16} (" in moved
-    assert moved.index(f32) < moved.index("in float32") < moved.index(bf16)
+    assert moved.index(f32) < moved.index("in float32 against") < moved.index(bf16)
+    # One paragraph: the move follows the statement of what was measured.
+    assert home.index(said) + len(said) + 1 == home.index(moved)
     assert "separate processes on one environment" in moved
