@@ -197,8 +197,19 @@ def claim_verdicts(claims: list, claim_id: str) -> dict[str, Any] | None:
     if found is None:
         return None
     return {"id": claim_id, "said": found.claim.paraphrase,
-            "verdicts": [{"label": j.label, "verdict": j.verdict, "where": ledger.where(j)}
+            "verdicts": [{"label": j.label, "verdict": j.verdict, "where": _one_region(j)}
                          for j in found.judgements]}
+
+
+def _one_region(j) -> dict[str, Any]:
+    """`ledger.where(j)` with its `short` cut to the first settled stretch (then how many
+    more), so that four environments' verdicts fit the home page's first screens."""
+    from report.ledger.results import short_region
+
+    found = ledger.where(j)
+    if found["regions"]:
+        found["short"] = short_region(j, most=1)
+    return found
 
 
 def conditions(data: Data) -> dict[str, Any]:

@@ -57,7 +57,7 @@ def test_outside_the_fitted_probes_the_answer_refuses_to_predict(data):
 
 
 def test_a_host_dependent_answer_without_a_model_says_so():
-    assert host_text(None) == "host-dependent: no host model fitted for this mode"
+    assert host_text(None) == "host-dependent (no host model)"
 
 
 def rebuilt(terms: dict):
