@@ -202,13 +202,15 @@ def claim_verdicts(claims: list, claim_id: str) -> dict[str, Any] | None:
 
 
 def _one_region(j) -> dict[str, Any]:
-    """`ledger.where(j)` with its `short` cut to the first settled stretch (then how many
-    more), so that four environments' verdicts fit the home page's first screens."""
-    from report.ledger.results import short_region
-
+    """`ledger.where(j)` with its `short` cut to the first settled stretch and how many more
+    there are, so that four environments' verdicts fit the home page's first two screens
+    (the claim's page, linked, has them all)."""
     found = ledger.where(j)
-    if found["regions"]:
-        found["short"] = short_region(j, most=1)
+    settled = [r for r in found["regions"] if r.get("settled")]
+    if settled:
+        rest = len(found["regions"]) - 1
+        found["short"] = f"{settled[0]['workload']}: {settled[0]['text']}" + (
+            f"; {rest} more" if rest else "")
     return found
 
 
