@@ -23,7 +23,8 @@ NOT_AB = "Not measured A/B"
 
 def newest_sentences(text: str) -> list[str]:
     """Every sentence that states the newest release's change, the A/B one or its refusal."""
-    return re.findall(r"(?:Measured A/B \(|Not measured A/B:)[^\n]*", text)
+    found = re.findall(r"(?:Measured A/B \(|Not measured A/B:)[^\n]*", text)
+    return [re.sub(r" <small>.*</small>$", "", line) for line in found]  # the home page's link
 
 
 def rendered(data: Data, docs: Path, pages) -> dict[str, str]:
