@@ -97,7 +97,7 @@ def test_no_verdict_on_the_home_page_appears_without_its_region(fixture_root):
     home = (fixture_root / "docs" / "index.md").read_text("utf-8")
     quick = home[home.index("## Quick answers"):home.index("## Reproduce")]
     claim = next(b for b in quick.split("\n\n") if "reduce-overhead gives 2–4×" in b)
-    named = re.findall(r"\*\*(" + "|".join(ledger.VERDICTS) + r")\*\*( <small>\((.*?)\)</small>)?", claim)
+    named = re.findall(r"\*\*(" + "|".join(ledger.VERDICTS) + r")\*\*( \((.*?)\)(?:; |\.(?:\n|$)))?", claim)
     assert named and all(region.strip() for _, _, region in named), claim
     table = home[home.index("## Claims at a glance"):home.index("## Speedup over eager")]
     cells = [c.strip() for line in table.splitlines() if line.startswith("| [")
