@@ -5,19 +5,16 @@ Inductor, and forks one child per case that calls `main`; `python -m bench.case 
 does the same in a process of its own. So importing it must neither initialise CUDA nor
 compile anything: all of that happens inside `main`.
 
-The spec holds the CaseKey fields and `budget_s`. The result holds `status`, `reason`,
-`duration_s` and the sections of `bench.records.MEASURED_SECTIONS` it got to, in the
-record's own field shapes. Every stage adds to the result as it finishes, so whatever was
+It is asked a `bench.spec.Spec` (the case and its timing budget) and measures through
+`bench.core`, as a paired process does. The result holds `status`, `reason`, `duration_s`
+and the sections of `bench.records.MEASURED_SECTIONS` it got to, in the record's own
+field shapes. Every stage adds to the result as it finishes, so whatever was
 measured before a failure is still written out.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
-import json
-import math
-import os
 import resource
 import sys
 import time
@@ -25,105 +22,21 @@ from pathlib import Path
 
 import torch
 
-from bench import probes
+from bench import core, probes
 from bench.backends import BACKENDS, Backend
 from bench.host import Fingerprint, Probe
 from bench.modes import MODES, Mode
-from bench.observe import CompilerLog, activity, dynamo_counters, output_error, snapshot
+from bench.observe import CompilerLog, dynamo_counters
+from bench.spec import Spec, write_result
 from bench.timer import measure
 from bench.workloads import Built, Workload, lookup
 
 FIRST_CALLS = 3
 HOST_PROBE_BLOCKS = 6  # after the case, about 0.1 s: the host's speed as this process saw it
-# Activity counts are the same every call: profile up to five calls, fewer when calls are
-# slow, since the profiler itself slows them down severalfold.
-PROFILED_CALLS, PROFILE_BUDGET_S = 5, 0.5
-# Records hold finite numbers only: an output with NaN or inf is this far off.
-NON_FINITE_ERROR = 1e30
 
 
 class Unsupported(Exception):
     """The mode cannot run this workload at all; the case is recorded as unsupported."""
-
-
-def _one_line(error: BaseException) -> str:
-    text = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {text[0][:300] if text else ''}".rstrip(": ")
-
-
-def _unsupported(workload: Workload, mode: Mode) -> str | None:
-    if workload.varying_shapes and mode.traits.cuda_graphs and not mode.compiled:
-        return (f"{mode.name} replays one captured graph with fixed shapes; {workload.name} "
-                f"changes its batch every call")
-    return None
-
-
-def _dtype(spec: dict) -> str:
-    return spec.get("dtype", "float32")
-
-
-def _build(workload: Workload, device: torch.device, spec: dict, reference: bool = False) -> Built:
-    """The workload as the case measures it, in its key's dtype, or as the float64 reference."""
-    torch.manual_seed(0)  # external factories may draw their weights from the global seed
-    size, tiny = spec["batch_size"], spec["shapes"] == "tiny"
-    if reference:
-        return workload.build(device, size, tiny, torch.float64)
-    return workload.build_in(_dtype(spec), device, size, tiny)
-
-
-def _refuse_zero_inputs(built: Built) -> None:
-    for inputs in built.all_input_sets:
-        for x in inputs:
-            if x.count_nonzero().item() == 0:
-                raise ValueError("refusing to time on an all-zero input")
-
-
-def _workload_info(workload: Workload, built: Built, spec: dict) -> dict:
-    dtype = torch.bfloat16 if _dtype(spec) == "bfloat16" else workload.dtype
-    return {
-        "family": workload.family, "description": workload.description,
-        "input_shapes": [list(x.shape) for x in built.inputs], "dtype": str(dtype),
-        "flops": built.flops, "bytes_moved": built.bytes_moved, "parameters": built.parameters,
-        "training": workload.training, "axis": workload.axis,
-        "batch_cycle": list(workload.batch_cycle),
-        "settings": dict(built.settings), "libraries": dict(built.libraries),
-    }
-
-
-def _correctness(workload: Workload, built: Built, call_fn, device: torch.device,
-                 spec: dict) -> tuple[dict | None, list[dict]]:
-    """Check one more call on each input set against the same workload built in float64.
-
-    A training workload's float64 copy starts from the same weights and takes as many
-    steps as the measured one has (its on-device counter says how many). A failed check
-    is a result (passed=False), never an error of the case.
-    """
-    outputs = [snapshot(call_fn(*inputs)) for inputs in built.all_input_sets]
-    steps = int(built.steps.item()) if built.steps is not None else 1
-    try:
-        reference = _build(workload, device, spec, reference=True)
-        if built.steps is not None:
-            for _ in range(steps):
-                expected = [reference.fn(*reference.inputs)]
-        else:
-            expected = [reference.fn(*inputs) for inputs in reference.all_input_sets]
-        expected = [snapshot(out) for out in expected]
-    except Exception as error:  # noqa: BLE001 - a model that cannot run in float64
-        return None, [probes.no_float64_reference(_one_line(error))]
-    del reference
-    notes = []
-    try:
-        error = max(output_error(out, ref) for out, ref in zip(outputs, expected, strict=True))
-    except ValueError as mismatch:  # a wrong output shape
-        error = NON_FINITE_ERROR
-        notes.append(probes.result("correctness", f"the output cannot be compared with the "
-                                   f"float64 reference: {_one_line(mismatch)}", "wrong-shape"))
-    if not math.isfinite(error):
-        error = NON_FINITE_ERROR
-        notes.append(probes.result("correctness", "the output holds NaN or inf", "non-finite"))
-    tolerance = workload.tolerance_for(_dtype(spec))
-    return {"reference": "float64", "rel_error": min(error, NON_FINITE_ERROR),
-            "tolerance": tolerance, "passed": bool(error <= tolerance)}, notes
 
 
 def _probes(workload: Workload, mode: Mode, backend: Backend, built: Built, call_fn,
@@ -167,14 +80,6 @@ def memory(backend: Backend, setup: tuple[int | None, int | None],
             "case_peak_reserved_bytes": _most(setup[1], timed[1], backend.peak_reserved())}
 
 
-def profile(call, backend: Backend, wall_per_call_s: float, inner_calls: int) -> dict:
-    """The activity section: a few profiled calls of `call` (each `inner_calls` workload
-    calls), their busy fraction taken against `wall_per_call_s` from the timing."""
-    cycle_s = wall_per_call_s * inner_calls
-    calls = max(1, min(PROFILED_CALLS, math.ceil(PROFILE_BUDGET_S / cycle_s)))
-    return activity(call, backend, calls, wall_per_call_s, inner_calls=inner_calls).__dict__
-
-
 class Stages:
     """Names the stage in progress (for error reasons) and keeps each stage's duration."""
 
@@ -190,10 +95,11 @@ class Stages:
         self.result["stage"] = name
 
 
-def run(spec: dict, result: dict) -> None:
-    backend, mode = BACKENDS[spec["backend"]], MODES[spec["mode"]]
-    workload = lookup(spec["workload"])
-    reason = _unsupported(workload, mode) or workload.dtype_refusal(_dtype(spec))
+def run(spec: Spec, result: dict) -> None:
+    key = spec.key
+    backend, mode = BACKENDS[key.backend], MODES[key.mode]
+    workload = lookup(key.workload)
+    reason = core.unsupported(workload, mode) or workload.dtype_refusal(key.dtype)
     if reason:
         raise Unsupported(reason)
     # Inference runs without autograd; a training step needs it.
@@ -201,7 +107,7 @@ def run(spec: dict, result: dict) -> None:
         _measure(spec, result, workload, mode, backend)
 
 
-def _measure(spec: dict, result: dict, workload: Workload, mode: Mode, backend: Backend) -> None:
+def _measure(spec: Spec, result: dict, workload: Workload, mode: Mode, backend: Backend) -> None:
     device = torch.device(backend.device)
     stages = Stages(result)
     log = CompilerLog.install()
@@ -209,33 +115,24 @@ def _measure(spec: dict, result: dict, workload: Workload, mode: Mode, backend: 
     backend.reset_peak_memory()  # the case's own peak, from the build on
 
     stages.enter("build")
-    built = _build(workload, device, spec)
-    _refuse_zero_inputs(built)
-    result["workload_info"] = _workload_info(workload, built, spec)
+    built = core.build(workload, device, spec.key)
+    core.refuse_zero_inputs(built)
+    result["workload_info"] = core.workload_info(workload, built, spec.key)
 
     stages.enter("prepare")
     call_fn = mode.prepare(built.fn, built.inputs)
-    sets = built.all_input_sets
-    turn = itertools.cycle(sets)
-
-    def call_one():
-        return call_fn(*next(turn))
-
-    def call():  # a whole cycle where shapes vary; the timer divides by len(sets)
-        for _ in range(len(sets) - 1):
-            call_one()
-        return call_one()
+    call = core.Cycle(call_fn, built)
 
     stages.enter("first calls")
     # Every shape of a cycle once, so each recompile shows in the first calls.
-    first = max(FIRST_CALLS, len(sets))
-    curve = workload.curve_calls(backend.name, spec["shapes"] == "tiny")
+    first = max(FIRST_CALLS, len(call))
+    curve = workload.curve_calls(backend.name, spec.key.shapes == "tiny")
     latencies = []
     for number in range(max(first, 1 + curve)):
         if number == first:
             stages.enter("warm-up curve")
         start = backend.clock()  # synchronizes, so each latency is one whole call
-        call_one()
+        call.one()
         latencies.append(backend.clock() - start)
     result["compile"] = {"cold_first_call_s": latencies[0], "warm_first_call_s": None,
                          "cold_first_calls_s": latencies[:first]}
@@ -243,20 +140,21 @@ def _measure(spec: dict, result: dict, workload: Workload, mode: Mode, backend: 
         result["warmup"] = {"latencies_s": latencies[1:1 + curve]}
 
     stages.enter("correctness")
-    result["correctness"], notes = _correctness(workload, built, call_fn, device, spec)
+    result["correctness"], notes = core.check_against_float64(workload, built, call_fn, device,
+                                                                spec.key)
 
     stages.enter("timing")
     setup_peaks = (backend.peak_memory(), backend.peak_reserved())  # capture and recording included
     backend.reset_peak_memory()
-    known = latencies[-1] if len(sets) == 1 else None  # a cycle's first calls include recompiles
-    timing = measure(call, backend, budget_s=spec["budget_s"], known_call_s=known,
-                     inner_calls=len(sets))
+    known = latencies[-1] if len(call) == 1 else None  # a cycle's first calls include recompiles
+    timing = measure(call, backend, budget_s=spec.budget_s, known_call_s=known,
+                     inner_calls=len(call))
     result["timing"] = timing.__dict__ | {"samples": list(timing.samples)}
     timed_peaks = (backend.peak_memory(), backend.peak_reserved())
     result["memory"] = memory(backend, setup_peaks, timed_peaks)
 
     stages.enter("profiler")
-    result["activity"] = profile(call, backend, timing.wall_per_call_s, len(sets))
+    result["activity"] = core.profile(call, backend, timing.wall_per_call_s, len(call))
 
     if mode.compiled:
         result["dynamo"] = dynamo_counters(log).__dict__
@@ -282,19 +180,18 @@ def _measure(spec: dict, result: dict, workload: Workload, mode: Mode, backend: 
 
 def main(argv: list[str]) -> int:
     spec_path, result_path = Path(argv[0]), Path(argv[1])
-    spec = json.loads(spec_path.read_text())
     result: dict = {"status": "ok", "reason": None}
     started = time.perf_counter()
     try:
-        run(spec, result)
+        run(Spec.from_json(spec_path.read_text()), result)
     except Unsupported as why:
         result.update(status="unsupported", reason=str(why))
     except torch.cuda.OutOfMemoryError as error:
         result.update(status="oom", reason=f"during {result.get('stage') or 'setup'}: "
-                      f"{_one_line(error)}")
+                      f"{core.one_line(error)}")
     except Exception as error:  # noqa: BLE001 - every failure becomes this case's status
         result.update(status="error", reason=f"during {result.get('stage') or 'setup'}: "
-                      f"{_one_line(error)}")
+                      f"{core.one_line(error)}")
     result.pop("stage", None)
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
     result.setdefault("memory", {"peak_device_bytes": None})
@@ -302,20 +199,6 @@ def main(argv: list[str]) -> int:
     result["duration_s"] = time.perf_counter() - started
     write_result(result_path, result)
     return 0
-
-
-def write_result(path: Path, result: dict, **empty) -> None:
-    """Write `result` whole (through a rename, so the runner never reads half of it); a
-    NaN or inf that slipped into a figure makes it an error that says so. `empty` gives
-    the fields such an error result still needs."""
-    try:
-        text = json.dumps(result, allow_nan=False)
-    except ValueError as error:
-        text = json.dumps({**empty, "status": "error", "duration_s": result["duration_s"],
-                           "reason": f"the result is not valid JSON: {error}"})
-    partial = path.with_suffix(".partial")
-    partial.write_text(text)
-    os.replace(partial, path)
 
 
 if __name__ == "__main__":

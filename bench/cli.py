@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import time
+# First, before torch: PROCESS_STARTED is where the runner's import cost starts.
+from bench.cmdline import PROCESS_STARTED, OneLineParser, UsageError, positive
 
-PROCESS_STARTED = time.perf_counter()  # before torch: the runner's import cost starts here
+# isort: split
+import argparse
+import sys
+from pathlib import Path
 
-import argparse  # noqa: E402
-import math  # noqa: E402
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-from bench import pool  # noqa: E402
-from bench.backends import BACKENDS, available_backends  # noqa: E402
-from bench.modes import MODES  # noqa: E402
-from bench.records import MalformedRecord  # noqa: E402
-from bench.runner import (  # noqa: E402
+from bench import pool
+from bench.backends import BACKENDS, available_backends
+from bench.modes import MODES
+from bench.records import MalformedRecord
+from bench.runner import (
     DEFAULT_CACHE_DIR,
     DEFAULT_REPEATS,
     DEFAULT_ROUNDS,
@@ -30,17 +29,8 @@ from bench.runner import (  # noqa: E402
     plan,
     shard,
 )
-from bench.workloads import ORDER, UnknownWorkload, check_name, lookup, optional  # noqa: E402
-from bench.workloads.registry import DTYPES  # noqa: E402
-
-
-class UsageError(Exception):
-    """Bad input from the user: one line, exit status 2."""
-
-
-class OneLineParser(argparse.ArgumentParser):
-    def error(self, message: str):
-        raise UsageError(message)
+from bench.workloads import ORDER, UnknownWorkload, check_name, lookup, optional
+from bench.workloads.registry import DTYPES
 
 
 def _names(kind: str, valid):
@@ -60,16 +50,6 @@ def _workload(value: str) -> str:
     except UnknownWorkload as error:
         raise argparse.ArgumentTypeError(str(error)) from None
     return value
-
-
-def _positive(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {value!r}") from None
-    if not math.isfinite(number) or number <= 0:  # nan passes every comparison
-        raise argparse.ArgumentTypeError(f"must be a positive, finite number, got {value!r}")
-    return number
 
 
 def _count(value: str) -> int:
@@ -141,9 +121,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--tag", default="main", help="measure the same cases again under a new tag")
     p.add_argument("--shapes", choices=("seed", "tiny"), default="seed",
                    help="tiny shrinks every shape (for tests and smoke runs)")
-    p.add_argument("--timeout", type=_positive, default=900.0, help="seconds per case")
-    p.add_argument("--budget", type=_positive, help="seconds of timed calls per case")
-    p.add_argument("--max-minutes", type=_positive,
+    p.add_argument("--timeout", type=positive, default=900.0, help="seconds per case")
+    p.add_argument("--budget", type=positive, help="seconds of timed calls per case")
+    p.add_argument("--max-minutes", type=positive,
                    help="stop after this long, leaving an unfinished case unrecorded, and start no "
                         "case that would not fit in the time left (as long as the same case took in "
                         "earlier records or earlier in this run, else on another GPU, else as long as "

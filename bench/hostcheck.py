@@ -16,6 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from bench import hostfit
+from bench.cmdline import PROCESS_STARTED, OneLineParser, UsageError, positive
 from bench.records import MalformedRecord, Record, read_records
 from bench.stats import paired_speedup
 
@@ -93,15 +94,13 @@ def _us(values: list[float]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    from bench.cli import PROCESS_STARTED, OneLineParser, UsageError, _positive
-
     parser = OneLineParser(prog="python -m bench host", description=__doc__)
     parser.add_argument("--backend", choices=("cuda", "cpu", "mps"),
                         help="default: cuda where there is one, else cpu")
     parser.add_argument("--results", type=Path, default=Path("results"),
                         help="the measured hosts to compare with (default: results)")
     parser.add_argument("--workload", help="predict this workload's host-dependent speedups only")
-    parser.add_argument("--op-us", type=_positive, metavar="US",
+    parser.add_argument("--op-us", type=positive, metavar="US",
                         help="an eager op's cost on your host in microseconds, as this command "
                              "printed it, instead of timing the probe here")
     try:

@@ -24,8 +24,6 @@ The result holds, per mode, the sections of a record (`modes`), and `host`.
 from __future__ import annotations
 
 import contextlib
-import itertools
-import json
 import math
 import random
 import sys
@@ -35,27 +33,19 @@ from pathlib import Path
 
 import torch
 
+from bench import core
 from bench.backends import BACKENDS, Backend
-from bench.case import (
-    _build,
-    _correctness,
-    _one_line,
-    _refuse_zero_inputs,
-    _unsupported,
-    _workload_info,
-    profile,
-    write_result,
-)
 from bench.host import Fingerprint, Probe
 from bench.modes import MODES, Mode
+from bench.spec import PairedSpec, write_result
 from bench.stats import summarize
+from bench.timer import estimate_call_s, time_block
 from bench.workloads import lookup
 
 # Rounds stop being added once they would take longer than this, but never fall below
 # MIN_ROUNDS: a case whose one call takes seconds (a large model on a CPU) still ends.
 ROUNDS_CAP_S = 120.0
 MIN_ROUNDS = 5
-ESTIMATE_MAX_CALLS = 4096
 
 
 @dataclass
@@ -65,7 +55,7 @@ class Member:
     mode: Mode
     position: int
     entry: dict
-    call: object = None
+    call: core.Cycle | None = None
     built: object = None
     call_fn: object = None
     per_call_s: float = 0.0
@@ -76,52 +66,38 @@ class Member:
     calls: int = 0
 
     def block(self, backend: Backend) -> float:
-        start = backend.clock()
-        for _ in range(self.calls_per_block):
-            self.call()
-        elapsed = backend.clock() - start
+        elapsed = time_block(self.call, backend, self.calls_per_block)
         self.wall_s += elapsed
         self.calls += self.calls_per_block
         return elapsed / (self.calls_per_block * self.inner)
 
     @property
     def inner(self) -> int:
-        return len(self.built.all_input_sets)
+        return len(self.call)
 
 
 def _fail(member: Member, stage: str, error: BaseException) -> None:
     status = "oom" if isinstance(error, torch.cuda.OutOfMemoryError) else "error"
-    member.entry.update(status=status, reason=f"during {stage}: {_one_line(error)}")
+    member.entry.update(status=status, reason=f"during {stage}: {core.one_line(error)}")
     member.call = member.built = member.call_fn = None
 
 
-def _set_up(member: Member, workload, backend: Backend, spec: dict) -> None:
+def _set_up(member: Member, workload, backend: Backend, spec: PairedSpec) -> None:
     """Build, compile and warm one mode; its first calls are kept, marked by position."""
     device = torch.device(backend.device)
-    built = _build(workload, device, spec)
-    _refuse_zero_inputs(built)
+    built = core.build(workload, device, spec.key)
+    core.refuse_zero_inputs(built)
     member.built = built
-    member.entry["workload_info"] = _workload_info(workload, built, spec)
-    member.call_fn = call_fn = member.mode.prepare(built.fn, built.inputs)
-    sets = built.all_input_sets
-    turn = itertools.cycle(sets)
-
-    def call():  # a whole cycle where shapes vary; times are divided by its length
-        out = None
-        for _ in range(len(sets)):
-            out = call_fn(*next(turn))
-        return out
-
-    member.call = call
+    member.entry["workload_info"] = core.workload_info(workload, built, spec.key)
+    member.call_fn = member.mode.prepare(built.fn, built.inputs)
+    member.call = call = core.Cycle(member.call_fn, built)  # times are divided by its length
     first = []
-    for _ in range(max(2, 3 // len(sets))):  # compile, record graphs, then one steady call
-        start = backend.clock()
-        call()
-        first.append((backend.clock() - start) / len(sets))
+    for _ in range(max(2, 3 // len(call))):  # compile, record graphs, then one steady call
+        first.append(time_block(call, backend, 1) / len(call))
     member.entry["compile"] = {"cold_first_call_s": first[0], "warm_first_call_s": None,
                                "cold_first_calls_s": first}
-    member.per_call_s = _estimate(call, backend, spec["block_s"])
-    member.calls_per_block = max(1, math.ceil(spec["block_s"] / member.per_call_s))
+    member.per_call_s, _ = estimate_call_s(call, backend, spec.block_s / 4)
+    member.calls_per_block = max(1, math.ceil(spec.block_s / member.per_call_s))
     if built.steps is not None:
         # After the rounds a training mode has taken thousands of steps, as many as its
         # speed allowed: float32 and float64 trajectories have parted by then, the faster
@@ -130,24 +106,10 @@ def _set_up(member: Member, workload, backend: Backend, spec: dict) -> None:
         _check(member, workload, backend, spec)
 
 
-def _estimate(call, backend: Backend, block_s: float) -> float:
-    """Seconds per call, from doubling runs of calls until one lasts a quarter block: a
-    single call of a few microseconds is mostly clock and synchronize."""
-    calls = 1
-    while True:
-        start = backend.clock()
-        for _ in range(calls):
-            call()
-        elapsed = backend.clock() - start
-        if elapsed >= block_s / 4 or calls >= ESTIMATE_MAX_CALLS:
-            return max(elapsed / calls, 1e-7)
-        calls *= 2
-
-
-def _rounds_to_run(members: list[Member], spec: dict) -> int:
+def _rounds_to_run(members: list[Member], spec: PairedSpec) -> int:
     per_round = sum(m.per_call_s * m.calls_per_block for m in members)
-    fit = int(ROUNDS_CAP_S / per_round) if per_round > 0 else spec["rounds"]
-    return max(min(spec["rounds"], fit), min(MIN_ROUNDS, spec["rounds"]))
+    fit = int(ROUNDS_CAP_S / per_round) if per_round > 0 else spec.rounds
+    return max(min(spec.rounds, fit), min(MIN_ROUNDS, spec.rounds))
 
 
 def _time_rounds(members: list[Member], backend: Backend, probe: Probe, rounds: int,
@@ -179,7 +141,7 @@ def _time_rounds(members: list[Member], backend: Backend, probe: Probe, rounds: 
             member.round_position.append(position)
 
 
-def _finish(member: Member, workload, backend: Backend, spec: dict, group: str,
+def _finish(member: Member, workload, backend: Backend, spec: PairedSpec,
             modes: list[str], rounds: int) -> None:
     """The mode's timing from its rounds, and its output checked after the rounds: other
     modes ran between its calls, which is what could corrupt a replayed graph's output.
@@ -197,12 +159,12 @@ def _finish(member: Member, workload, backend: Backend, spec: dict, group: str,
         "warmup_calls": (member.calls_per_block + len(member.entry["compile"]["cold_first_calls_s"]))
         * member.inner,
         "wall_per_call_s": wall_per_call_s, "timer": "perf-counter"}
-    entry["paired"] = {"group": group, "modes": modes, "build_position": member.position,
+    entry["paired"] = {"group": spec.group, "modes": modes, "build_position": member.position,
                        "rounds_planned": rounds,
                        "calls_per_block": member.calls_per_block * member.inner,
                        "round_s": samples, "round_position": member.round_position}
     try:
-        entry["activity"] = profile(member.call, backend, wall_per_call_s, member.inner)
+        entry["activity"] = core.profile(member.call, backend, wall_per_call_s, member.inner)
     except Exception as error:  # noqa: BLE001 - as in an isolated process, the mode fails
         _fail(member, "profiler", error)
         return
@@ -210,23 +172,23 @@ def _finish(member: Member, workload, backend: Backend, spec: dict, group: str,
         _check(member, workload, backend, spec)
 
 
-def _check(member: Member, workload, backend: Backend, spec: dict) -> None:
+def _check(member: Member, workload, backend: Backend, spec: PairedSpec) -> None:
     try:
         device = torch.device(backend.device)
-        member.entry["correctness"], notes = _correctness(workload, member.built,
-                                                          member.call_fn, device, spec)
+        member.entry["correctness"], notes = core.check_against_float64(
+            workload, member.built, member.call_fn, device, spec.key)
         if notes:
             member.entry["probes"] = notes
     except Exception as error:  # noqa: BLE001
         _fail(member, "correctness", error)
 
 
-def run(spec: dict, result: dict) -> None:
-    backend = BACKENDS[spec["backend"]]
-    workload = lookup(spec["workload"])
-    rng = random.Random(spec["group"])
+def run(spec: PairedSpec, result: dict) -> None:
+    backend = BACKENDS[spec.key.backend]
+    workload = lookup(spec.key.workload)
+    rng = random.Random(spec.group)
     fingerprint, probe = Fingerprint(backend), Probe(backend)
-    order = list(spec["modes"])
+    order = list(spec.modes)
     rng.shuffle(order)  # no mode is always the one built into a fresh process
     members = [Member(MODES[name], position, result["modes"].setdefault(name, {}))
                for position, name in enumerate(order)]
@@ -234,7 +196,7 @@ def run(spec: dict, result: dict) -> None:
         member.entry.update(status="ok", reason=None)
     with contextlib.nullcontext() if workload.training else torch.no_grad():
         for member in members:
-            reason = _unsupported(workload, member.mode)
+            reason = core.unsupported(workload, member.mode)
             if reason:
                 member.entry.update(status="unsupported", reason=reason)
                 continue
@@ -248,19 +210,18 @@ def run(spec: dict, result: dict) -> None:
         rounds = _rounds_to_run(ready, spec) if ready else 0
         _time_rounds(ready, backend, probe, rounds, rng)
         for member in ready:
-            _finish(member, workload, backend, spec, spec["group"], order, rounds)
+            _finish(member, workload, backend, spec, order, rounds)
     result["host"] = fingerprint.host(probe)
 
 
 def main(argv: list[str]) -> int:
     spec_path, result_path = Path(argv[0]), Path(argv[1])
-    spec = json.loads(spec_path.read_text())
     result: dict = {"status": "ok", "reason": None, "modes": {}}
     started = time.perf_counter()
     try:
-        run(spec, result)
+        run(PairedSpec.from_json(spec_path.read_text()), result)
     except Exception as error:  # noqa: BLE001 - the group as a whole failed (a bad spec)
-        result.update(status="error", reason=_one_line(error))
+        result.update(status="error", reason=core.one_line(error))
     result["duration_s"] = time.perf_counter() - started
     write_result(result_path, result, modes={})
     return 0

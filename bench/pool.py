@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib
 import json
 import os
 import selectors
@@ -237,27 +238,12 @@ def _enter(setup: ChildSetup) -> None:
 
 
 def _run_target(target: list[str]) -> int:
-    kind, *args = target
-    if kind == "case":
-        from bench import case
-
-        return case.main(args)
-    if kind == "paired":
-        from bench import paired
-
-        return paired.main(args)
-    if kind == "environment":
-        from bench.environment import collect
-
-        backend, machine, out = args
-        env = collect(backend, machine or None)
-        Path(out).write_text(json.dumps(asdict(env)))
-        return 0
-    if kind == "byom-check":
-        from bench.workloads import external
-
-        return external.check_main(args)
-    raise ValueError(f"unknown child target {kind!r}")
+    """Call `module:function` (target[0]) on the rest of `target`; it returns the exit code.
+    Callers name their own entry points (bench.runner.CHILDREN), so this module imports
+    nothing of the processes it starts."""
+    entry, *args = target
+    module, _, function = entry.partition(":")
+    return getattr(importlib.import_module(module), function)(args)
 
 
 class Child:
@@ -337,8 +323,6 @@ class Launcher:
         if self.isolation != "fork":
             return None
         if self.parent_import_s is None:
-            import importlib
-
             for name in PRELOAD:
                 importlib.import_module(name)
             self.parent_import_s = time.perf_counter() - process_started

@@ -42,6 +42,7 @@ from bench.records import (
     read_records,
     record_from_dict,
 )
+from bench.spec import PairedSpec, Spec
 from bench.workloads import lookup
 
 TIMING_BUDGET_S = {"quick": 0.3, "full": 0.6, "sentinel": 0.3}
@@ -57,6 +58,10 @@ DEFAULT_ROUNDS = 15
 BLOCK_SHARE = 0.1
 DEFAULT_CACHE_DIR = REPO / ".bench-cache"
 STDERR_TAIL_LINES = 15
+# The processes the runner starts, as pool.Launcher.start runs them: "module:function",
+# called with the rest of the target and returning an exit code. pool imports none of them.
+CHILDREN = {"case": "bench.case:main", "paired": "bench.paired:main",
+            "environment": "bench.runner:environment_main"}
 
 
 @dataclass(frozen=True)
@@ -140,7 +145,7 @@ def shard(cases: list[CaseKey], index: int, count: int) -> list[CaseKey]:
     return cases[index - 1::count]
 
 
-def jobs(cases: list[CaseKey], repeats: int, done: set[tuple], timing: str = "isolated",
+def jobs(cases: list[CaseKey], repeats: int, done: Recorded, timing: str = "isolated",
          order: str = "interleaved") -> list[Job]:
     """Every repeat of every case, interleaved, less what is done. A mode the backend cannot
     run costs no process: it is one `unsupported` record, done for every repeat.
@@ -162,18 +167,18 @@ def jobs(cases: list[CaseKey], repeats: int, done: set[tuple], timing: str = "is
         if repeat == 0:
             todo.extend(_isolated_jobs(group, 1, done))
         runnable = tuple(k for k in group if MODES[k.mode].unsupported_reason(k.backend) is None
-                         and (k, -1) not in done and (k, "timeout") not in done)
-        if len(runnable) > 1 and any((k, repeat, "paired") not in done for k in runnable):
+                         and done.pairable(k))
+        if len(runnable) > 1 and not all(done.paired_share(k, repeat) for k in runnable):
             todo.append(Job(runnable[0], repeat, runnable))
     return todo
 
 
-def _isolated_jobs(cases: list[CaseKey], repeats: int, done: set[tuple]) -> list[Job]:
+def _isolated_jobs(cases: list[CaseKey], repeats: int, done: Recorded) -> list[Job]:
     todo = []
     for repeat in range(repeats):
         for key in cases:
             unsupported = MODES[key.mode].unsupported_reason(key.backend) is not None
-            if (unsupported and repeat > 0) or (key, repeat) in done or (key, -1) in done:
+            if (unsupported and repeat > 0) or done.isolated_process(key, repeat):
                 continue
             todo.append(Job(key, repeat))
     return todo
@@ -205,24 +210,45 @@ def _own_records(results_dir: Path, env: Environment, warn=None) -> Iterator[Rec
         yield from (r for r in read_records(path, warn) if r.env_id == env_id)
 
 
-def recorded(results_dir: Path, env: Environment) -> set[tuple]:
-    """(key, repeat) of every isolated process recorded for this environment; (key, -1) for
-    an unsupported case, which is done for every repeat; (key, repeat, "paired") for a
-    mode's share of a paired process; (key, "timeout") for an isolated repeat 0 that timed
-    out, which its paired processes leave out, until a later repeat 0 (a --force re-measure
-    under a longer --timeout) ends some other way."""
-    done: set[tuple] = set()
+@dataclass(frozen=True)
+class Recorded:
+    """What an environment's records already hold, so that a run measures only the rest."""
+
+    isolated: frozenset[tuple[CaseKey, int]] = frozenset()  # (key, repeat) of each process
+    unsupported: frozenset[CaseKey] = frozenset()  # cases done for every repeat
+    paired: frozenset[tuple[CaseKey, int]] = frozenset()  # (key, repeat) of a mode's share
+    # Cases whose isolated repeat 0 timed out, and that their paired processes leave out,
+    # until a later repeat 0 (a --force re-measure under a longer --timeout) ends otherwise.
+    timed_out: frozenset[CaseKey] = frozenset()
+
+    def isolated_process(self, key: CaseKey, repeat: int) -> bool:
+        return key in self.unsupported or (key, repeat) in self.isolated
+
+    def pairable(self, key: CaseKey) -> bool:
+        return key not in self.unsupported and key not in self.timed_out
+
+    def paired_share(self, key: CaseKey, repeat: int) -> bool:
+        return (key, repeat) in self.paired
+
+
+def recorded(results_dir: Path, env: Environment) -> Recorded:
+    """The processes already recorded for this environment, in any of its files."""
+    isolated, unsupported, paired, timed_out = set(), set(), set(), set()
     for record in _own_records(results_dir, env):
+        key, repeat = record.key, record.process.repeat
         if record.process.timing == "paired":
-            done.add((record.key, record.process.repeat, "paired"))
+            paired.add((key, repeat))
+            continue
+        if record.status == "unsupported":
+            unsupported.add(key)
         else:
-            done.add((record.key, -1 if record.status == "unsupported"
-                      else record.process.repeat))
-            if record.process.repeat == 0 and record.status == "timeout":
-                done.add((record.key, "timeout"))
-            elif record.process.repeat == 0:
-                done.discard((record.key, "timeout"))
-    return done
+            isolated.add((key, repeat))
+        if repeat == 0 and record.status == "timeout":
+            timed_out.add(key)
+        elif repeat == 0:
+            timed_out.discard(key)
+    return Recorded(frozenset(isolated), frozenset(unsupported), frozenset(paired),
+                    frozenset(timed_out))
 
 
 def signature(job: Job, cold: bool | None = None) -> tuple:
@@ -633,18 +659,17 @@ class _Run:
         key, config = job.key, self.config
         if job.group:
             cache_dir, cache = group_cache(config.cache_dir, self.env.env_id(), job.group)
-            spec = asdict(key) | {"modes": [k.mode for k in job.group], "rounds": config.rounds,
-                                  "block_s": config.budget_s * BLOCK_SHARE,
-                                  "group": uuid.uuid4().hex}
+            spec = PairedSpec(key, tuple(k.mode for k in job.group), config.rounds,
+                              config.budget_s * BLOCK_SHARE, uuid.uuid4().hex)
         else:
             cache_dir = case_cache_dir(config.cache_dir, self.env.env_id(), key)
             if job.repeat == 0:
                 shutil.rmtree(cache_dir, ignore_errors=True)
             cache = "warm" if job.repeat > 0 and cache_dir.exists() else "cold"
             cache_dir.mkdir(parents=True, exist_ok=True)
-            spec = asdict(key) | {"budget_s": config.budget_s}
+            spec = Spec(key, config.budget_s)
         scratch = pool.new_scratch()
-        (scratch / "spec.json").write_text(json.dumps(spec))
+        (scratch / "spec.json").write_text(spec.to_json())
         env = {"TORCHINDUCTOR_CACHE_DIR": str(cache_dir / "inductor"),
                "TRITON_CACHE_DIR": str(cache_dir / "triton"), "PYTHONUNBUFFERED": "1"}
         if slot.visible_device is not None:
@@ -655,28 +680,44 @@ class _Run:
         number = self.announce(job, slot)
         started_at, began = _now(), time.monotonic()
         child = self.launcher.start(
-            ["paired" if job.group else "case", str(scratch / "spec.json"),
+            [CHILDREN["paired" if job.group else "case"], str(scratch / "spec.json"),
              str(scratch / "result.json")],
             ChildSetup(os.getpid(), env, slot.threads, slot.cpus), scratch / "log.txt")
         return Running(job, slot, child, scratch, cache, started_at, began,
                        began + config.timeout_s * len(job.keys), number)
 
     def finish(self, running: Running, result: dict) -> None:
+        """Record a process that ended (or was stopped), and act on what it found."""
+        job, status = running.job, result["status"]
         duration_s = time.monotonic() - running.began
-        self.longest_s = max(self.longest_s, duration_s)
-        job = running.job
-        # A later repeat of the same kind of job is then expected to take as long, rather
-        # than the longest job so far (a warm paired process after a cold autotune).
-        learned = signature(job, running.cache == "cold")
-        self.durations[learned] = max(self.durations.get(learned, 0.0), duration_s)
-        if result["status"] == "unsupported":  # found out by the case: no more processes
-            kept = [j for j in self.queue if j.key != job.key]
-            self.total -= len(self.queue) - len(kept)
-            self.queue = kept
-        if job.repeat == 0 and result["status"] != "ok" and not job.group:
+        self.learn_duration(running, duration_s)
+        if status == "unsupported":  # found out by the case: no more processes
+            self.drop_queued(job.key)
+        if job.repeat == 0 and status != "ok" and not job.group:
             # Later repeats then compile cold rather than from a half-written cache.
             shutil.rmtree(case_cache_dir(self.config.cache_dir, self.env.env_id(), job.key),
                           ignore_errors=True)
+        self.record(running, result, duration_s)
+        if job.group and running.cache == "cold" and self.config.max_minutes:
+            self.expect_warm_groups_from_records()
+        if job.repeat == 0 and not job.group and status == "timeout":
+            self.leave_out_of_groups(job.key)
+
+    def learn_duration(self, running: Running, duration_s: float) -> None:
+        """A later job of the same kind is then expected to take as long, rather than the
+        longest job so far (a warm paired process after a cold autotune)."""
+        self.longest_s = max(self.longest_s, duration_s)
+        learned = signature(running.job, running.cache == "cold")
+        self.durations[learned] = max(self.durations.get(learned, 0.0), duration_s)
+
+    def drop_queued(self, key: CaseKey) -> None:
+        kept = [j for j in self.queue if j.key != key]
+        self.total -= len(self.queue) - len(kept)
+        self.queue = kept
+
+    def record(self, running: Running, result: dict, duration_s: float) -> None:
+        """The process's records (a paired one's, one per mode) saved; its scratch removed."""
+        job = running.job
         process = self.process(job, running.slot, running.cache)
         if job.group:
             records = [to_record(key, share, self.env, self.config.profile, running.started_at,
@@ -687,13 +728,12 @@ class _Run:
                                 running.started_at, duration_s, process)
         shutil.rmtree(running.scratch, ignore_errors=True)
         self.save(records, running.number)
-        if job.group and running.cache == "cold" and self.config.max_minutes:
-            # The warm processes of its group would otherwise be expected to take as long
-            # as this one, and never fit the time a lease has left.
-            for sig, took_s in durations(self.config.results_dir, self.env).items():
-                self.durations.setdefault(sig, took_s)
-        if job.repeat == 0 and not job.group and result["status"] == "timeout":
-            self.leave_out_of_groups(job.key)
+
+    def expect_warm_groups_from_records(self) -> None:
+        """After a cold paired process: the warm processes of its group would otherwise be
+        expected to take as long as it did, and never fit the time a lease has left."""
+        for sig, took_s in durations(self.config.results_dir, self.env).items():
+            self.durations.setdefault(sig, took_s)
 
     def stop_all(self) -> None:
         for running in self.running.values():
@@ -775,11 +815,11 @@ def run(cases: list[CaseKey], env: Environment, config: RunConfig, out=sys.stdou
     """Measure every (case, repeat) not yet recorded for `env`; the results file's path.
     The caller holds the results file's lock (see `exclusive`)."""
     path = results_path(config.results_dir, env, config.shard)
-    done = set() if config.force else recorded(config.results_dir, env)
+    done = Recorded() if config.force else recorded(config.results_dir, env)
     # Only a deadline asks what a job will take; --force re-measures, but costs stay known.
     took = durations(config.results_dir, env) if config.max_minutes else {}
     todo = jobs(cases, config.repeats, done, config.timing, config.order)
-    planned = len(jobs(cases, config.repeats, set(), config.timing, config.order))
+    planned = len(jobs(cases, config.repeats, Recorded(), config.timing, config.order))
     print(f"{env.backend}: {len(todo)} case process(es) to run of {planned} "
           f"({len(cases)} case(s) x {config.repeats} repeat(s)); {planned - len(todo)} already "
           f"recorded for this environment in {config.results_dir} (--force re-measures); "
@@ -791,6 +831,13 @@ def run(cases: list[CaseKey], env: Environment, config: RunConfig, out=sys.stdou
     finally:
         signal.signal(signal.SIGTERM, previous)
     return path
+
+
+def environment_main(args: list[str]) -> int:
+    """The child's side of `collect_environment`: BACKEND MACHINE OUT."""
+    backend, machine, out = args
+    Path(out).write_text(json.dumps(asdict(collect(backend, machine or None))))
+    return 0
 
 
 def collect_environment(backend: str, machine: str | None, launcher: Launcher,
@@ -805,7 +852,7 @@ def collect_environment(backend: str, machine: str | None, launcher: Launcher,
         env_vars = {} if slot.visible_device is None else {
             "CUDA_VISIBLE_DEVICES": slot.visible_device}
         out = scratch / "environment.json"
-        child = launcher.start(["environment", backend, machine or "", str(out)],
+        child = launcher.start([CHILDREN["environment"], backend, machine or "", str(out)],
                                ChildSetup(os.getpid(), env_vars, slot.threads, slot.cpus),
                                scratch / "log.txt")
         deadline = time.monotonic() + 300

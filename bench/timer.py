@@ -1,9 +1,9 @@
-"""One steady-state timer, after triton.testing.do_bench."""
+"""Timing, for both kinds of case process: time a block of calls, estimate one call, and
+(isolated) sample a budget of calls, after triton.testing.do_bench."""
 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 
 from bench.backends import Backend
@@ -13,6 +13,32 @@ from bench.stats import summarize
 # Above this a single host-timed call is precise enough, and min_samples of them would
 # stretch a case to minutes.
 SLOW_CALL_S = 0.05
+# The estimate comes from a run of calls this share of the budget long: as long as a paired
+# process's (a quarter of its block, which is a tenth of this budget).
+ESTIMATE_SHARE = 0.025
+ESTIMATE_MAX_CALLS = 4096
+
+
+def time_block(call: Callable[[], object], backend: Backend, calls: int) -> float:
+    """Seconds that `calls` back-to-back calls took, the device synchronized at both ends."""
+    start = backend.clock()
+    for _ in range(calls):
+        call()
+    return backend.clock() - start
+
+
+def estimate_call_s(call: Callable[[], object], backend: Backend, enough_s: float,
+                    max_calls: int = ESTIMATE_MAX_CALLS) -> tuple[float, int]:
+    """Seconds per call, and how many calls that took: runs of 1, 2, 4... calls until one
+    lasts `enough_s` (or has `max_calls`), since a single call of a few microseconds is
+    mostly the clock and the synchronize."""
+    calls, made = 1, 0
+    while True:
+        elapsed = time_block(call, backend, calls)
+        made += calls
+        if elapsed >= enough_s or calls >= max_calls:
+            return max(elapsed / calls, 1e-7), made
+        calls *= 2
 
 
 def measure(call: Callable[[], object], backend: Backend, budget_s: float,
@@ -27,11 +53,7 @@ def measure(call: Callable[[], object], backend: Backend, budget_s: float,
     if known_call_s is not None and known_call_s > SLOW_CALL_S:
         estimate = known_call_s  # slow calls: a caller's single timing is precise enough
     else:
-        estimate_calls = 5
-        start = backend.clock()
-        for _ in range(estimate_calls):
-            call()
-        estimate = max((backend.clock() - start) / estimate_calls, 1e-7)
+        estimate, estimate_calls = estimate_call_s(call, backend, ESTIMATE_SHARE * budget_s)
     if estimate > max(budget_s, SLOW_CALL_S):
         min_samples = 5
 
@@ -62,13 +84,8 @@ def measure(call: Callable[[], object], backend: Backend, budget_s: float,
         wall = backend.clock() - wall_start
         samples = [b.elapsed_time(e) / 1e3 / calls_per_sample for b, e in pairs]
     else:
-        samples = []
-        for _ in range(n_samples):
-            begin = time.perf_counter()
-            for _ in range(calls_per_sample):
-                call()
-            backend.synchronize()
-            samples.append((time.perf_counter() - begin) / calls_per_sample)
+        samples = [time_block(call, backend, calls_per_sample) / calls_per_sample
+                   for _ in range(n_samples)]
         wall = backend.clock() - wall_start
 
     samples = [s / inner_calls for s in samples]

@@ -86,10 +86,14 @@ class OutsideDocs(ValueError):
 class Site:
     """Pages and charts of one render. They are written under `out_dir`: `docs_dir` itself,
     or (report/build.py) a fresh folder that is swapped into docs_dir once every page is
-    there. Links between pages are reckoned from docs_dir either way."""
+    there. Links between pages are reckoned from docs_dir either way. `results` is the folder
+    `data` was loaded from, for the pages that read records of their own kind there (the
+    cold-start ladder); None renders those as not measured."""
 
-    def __init__(self, data: Data, docs_dir: Path, out_dir: Path | None = None):
+    def __init__(self, data: Data, docs_dir: Path, out_dir: Path | None = None,
+                 results: Path | None = None):
         self.data = data
+        self.results = Path(results) if results is not None else None
         self.docs = Path(docs_dir)
         self.out = Path(out_dir) if out_dir is not None else self.docs
         self.templates = template_environment()

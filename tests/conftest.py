@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from fixtures import RESULTS
+from fixtures import RESULTS, ROOT
 from fixtures.site import FIXTURE_HASH_SEED, build, render_docs
+
+from report.analysis import Data, load
 
 
 @pytest.fixture(scope="session")
@@ -21,3 +23,12 @@ def fixture_root(tmp_path_factory):
 @pytest.fixture(scope="session")
 def fixture_site(fixture_root):
     return fixture_root / "site"
+
+
+@pytest.fixture(scope="session")
+def committed() -> Data:
+    """The committed results/ loaded and analysed once for every data check
+    (tests/data_checks/): each analysis of them is several seconds on 2 cores."""
+    if not (ROOT / "results").is_dir():
+        pytest.skip("the committed results/ are not here")
+    return Data(load(ROOT / "results"))

@@ -18,7 +18,7 @@ from bench import cli
 from bench.backends import BACKENDS, available_backends
 from bench.modes import MODES
 from bench.records import Environment, RecordWriteError
-from bench.runner import jobs, plan, results_path, shard
+from bench.runner import Recorded, jobs, plan, results_path, shard
 from bench.workloads import ORDER, WORKLOADS
 
 
@@ -189,13 +189,13 @@ def test_every_repeat_of_a_case_stays_in_its_shard():
     cases = full_plan()
     for index in (1, 2, 3):
         mine = set(shard(cases, index, 3))
-        assert {job.key for job in jobs(list(mine), 3, set())} <= mine
+        assert {job.key for job in jobs(list(mine), 3, Recorded())} <= mine
 
 
 def test_jobs_interleave_repeats_and_run_an_unsupported_mode_once():
     cases = plan("cpu", ["matmul-128"], ["eager", "cuda-graph", "default"], "quick", set(),
                  "seed", "main")
-    assert [(j.key.mode, j.repeat) for j in jobs(cases, 3, set())] == [
+    assert [(j.key.mode, j.repeat) for j in jobs(cases, 3, Recorded())] == [
         ("eager", 0), ("cuda-graph", 0), ("default", 0),
         ("eager", 1), ("default", 1), ("eager", 2), ("default", 2)]
 

@@ -27,11 +27,12 @@ from bench_helpers import (
     run_bench,
 )
 
-from bench import paired, pool, runner
+from bench import core, paired, pool, runner
 from bench.cli import main as bench_main
 from bench.modes import MODES, Mode
 from bench.records import CaseKey, append_records
-from bench.runner import groups, jobs
+from bench.runner import Recorded, groups, jobs
+from bench.spec import PairedSpec
 from bench.stats import paired_speedup, round_ratios
 
 SPEC = {"backend": "cpu", "workload": "trivial-call", "batch_size": None, "shapes": "tiny",
@@ -73,7 +74,7 @@ def measure(monkeypatch, modes: dict[str, Mode], **spec) -> dict:
     for name, mode in modes.items():
         monkeypatch.setitem(paired.MODES, name, mode)
     result = {"status": "ok", "reason": None, "modes": {}}
-    paired.run(SPEC | {"modes": list(modes)} | spec, result)
+    paired.run(PairedSpec.from_dict(SPEC | {"modes": list(modes)} | spec), result)
     return result
 
 
@@ -125,7 +126,7 @@ def test_every_mode_is_profiled_after_its_rounds_as_an_isolated_process_is(two_e
 
 
 def test_a_mode_whose_profiler_fails_is_recorded_so_and_the_others_profiled(monkeypatch):
-    original = paired.profile
+    original = core.profile
 
     def profile(call, backend, wall_per_call_s, inner_calls):
         if call is broken_call["call"]:
@@ -140,7 +141,7 @@ def test_a_mode_whose_profiler_fails_is_recorded_so_and_the_others_profiled(monk
         if member.mode.name == "eager-again":
             broken_call["call"] = member.call
 
-    monkeypatch.setattr(paired, "profile", profile)
+    monkeypatch.setattr(core, "profile", profile)
     monkeypatch.setattr(paired, "_set_up", set_up)
     result = measure(monkeypatch, {"eager": MODES["eager"],
                                    "eager-again": eager_like("eager-again", MODES["eager"].prepare)})
@@ -187,13 +188,13 @@ def test_every_mode_failing_is_recorded_mode_by_mode(monkeypatch):
 
 def test_a_training_mode_is_checked_after_warm_up_not_after_its_rounds(monkeypatch):
     steps_at_check = []
-    original = paired._correctness
+    original = core.check_against_float64
 
     def spy(workload, built, *args):
         steps_at_check.append(int(built.steps.item()))
         return original(workload, built, *args)
 
-    monkeypatch.setattr(paired, "_correctness", spy)
+    monkeypatch.setattr(core, "check_against_float64", spy)
     entry = measure(monkeypatch, {"eager": MODES["eager"]}, workload="train-mlp",
                     batch_size=4)["modes"]["eager"]
     steps_in_rounds = entry["paired"]["calls_per_block"] * len(entry["paired"]["round_s"])
@@ -213,7 +214,7 @@ KEYS = [CaseKey("cpu", "mlp", mode, 8) for mode in ("eager", "default", "cuda-gr
 
 
 def test_paired_plan_runs_the_isolated_cases_once_then_one_group_per_repeat():
-    todo = jobs(KEYS, 3, set(), "paired")
+    todo = jobs(KEYS, 3, Recorded(), "paired")
     isolated = [j for j in todo if not j.group]
     grouped = [j for j in todo if j.group]
     assert [(j.key.mode, j.repeat) for j in isolated] == [("eager", 0), ("default", 0), ("cuda-graph", 0)]
@@ -227,7 +228,7 @@ def test_grouped_order_runs_each_sizes_processes_back_to_back():
     two_sizes = KEYS[:2] + [CaseKey("cpu", "mlp", mode, 32) for mode in ("eager", "default")]
     def order(kind):
         return [(j.key.batch_size, "paired" if j.group else j.key.mode, j.repeat)
-                for j in jobs(two_sizes, 2, set(), "paired", kind)]
+                for j in jobs(two_sizes, 2, Recorded(), "paired", kind)]
     assert order("grouped") == [
         (8, "eager", 0), (8, "default", 0), (8, "paired", 0), (8, "paired", 1),
         (32, "eager", 0), (32, "default", 0), (32, "paired", 0), (32, "paired", 1)]
@@ -238,14 +239,16 @@ def test_grouped_order_runs_each_sizes_processes_back_to_back():
 
 
 def test_resume_plans_only_the_groups_not_recorded():
-    done = {(KEYS[0], 0), (KEYS[1], 0), (KEYS[2], -1),
-            (KEYS[0], 0, "paired"), (KEYS[1], 0, "paired")}
+    done = Recorded(isolated=frozenset({(KEYS[0], 0), (KEYS[1], 0)}),
+                    unsupported=frozenset({KEYS[2]}),
+                    paired=frozenset({(KEYS[0], 0), (KEYS[1], 0)}))
     todo = jobs(KEYS, 3, done, "paired")
     assert [(j.repeat, bool(j.group)) for j in todo] == [(1, True), (2, True)]
 
 
 def test_a_group_missing_one_mode_is_measured_again_whole():
-    done = {(KEYS[0], 0), (KEYS[1], 0), (KEYS[2], -1), (KEYS[0], 0, "paired")}
+    done = Recorded(isolated=frozenset({(KEYS[0], 0), (KEYS[1], 0)}),
+                    unsupported=frozenset({KEYS[2]}), paired=frozenset({(KEYS[0], 0)}))
     todo = jobs(KEYS, 1, done, "paired")
     assert [tuple(k.mode for k in j.group) for j in todo] == [("eager", "default")]
 
@@ -269,8 +272,10 @@ def test_recorded_notes_a_first_isolated_process_that_timed_out(tmp_path):
         fake_record(ENV, overhead, "timeout", repeat=1),  # a warm repeat: not the first
         fake_record(ENV, default, "timeout", timing="paired")])
     done = runner.recorded(tmp_path, ENV)
-    assert {d[0] for d in done if d[-1] == "timeout"} == {eager}
-    assert (eager, 0) in done  # still recorded, so it is not run again
+    assert done.timed_out == {eager}
+    assert done.isolated_process(eager, 0)  # still recorded, so it is not run again
+    assert done.paired == {(default, 0)}  # a paired share is no isolated process
+    assert not done.isolated_process(overhead, 0)
 
 
 def test_a_first_process_measured_again_after_its_timeout_rejoins_its_groups(tmp_path):
@@ -284,14 +289,16 @@ def test_a_first_process_measured_again_after_its_timeout_rejoins_its_groups(tmp
 
 
 def test_a_timed_out_mode_is_left_out_of_its_groups():
-    done = {(key, 0) for key in THREE} | {(THREE[1], "timeout")}
+    done = Recorded(isolated=frozenset((key, 0) for key in THREE),
+                    timed_out=frozenset({THREE[1]}))
     todo = jobs(THREE, 2, done, "paired")
     assert [(tuple(k.mode for k in j.group), j.key.mode, j.repeat) for j in todo] == [
         (("eager", "reduce-overhead"), "eager", 0), (("eager", "reduce-overhead"), "eager", 1)]
 
 
 def test_a_group_left_with_one_mode_gets_no_paired_process():
-    done = {(KEYS[0], 0), (KEYS[1], 0), (KEYS[2], -1), (KEYS[0], "timeout")}
+    done = Recorded(isolated=frozenset({(KEYS[0], 0), (KEYS[1], 0)}),
+                    unsupported=frozenset({KEYS[2]}), timed_out=frozenset({KEYS[0]}))
     assert jobs(KEYS, 3, done, "paired") == []
 
 
@@ -315,7 +322,7 @@ def time_out(run: runner._Run, job: runner.Job, tmp_path, ran_s: float = 0.0) ->
 
 
 def test_a_mode_timing_out_alone_leaves_the_queued_groups_of_its_run(tmp_path):
-    run = scheduler(tmp_path, jobs(THREE, 2, set(), "paired"))
+    run = scheduler(tmp_path, jobs(THREE, 2, Recorded(), "paired"))
     time_out(run, run.queue[0], tmp_path)  # eager, repeat 0
     assert [(tuple(k.mode for k in j.group), j.key.mode) for j in run.queue if j.group] == [
         (("default", "reduce-overhead"), "default")] * 2
@@ -327,7 +334,7 @@ def test_a_mode_timing_out_alone_leaves_the_queued_groups_of_its_run(tmp_path):
 
 
 def test_a_group_left_with_one_mode_is_dropped_from_the_run(tmp_path):
-    run = scheduler(tmp_path, jobs(KEYS, 2, set(), "paired"))
+    run = scheduler(tmp_path, jobs(KEYS, 2, Recorded(), "paired"))
     assert run.total == 5  # three isolated processes, two paired ones
     time_out(run, run.queue[1], tmp_path)  # default, repeat 0
     assert [(j.key.mode, bool(j.group)) for j in run.queue] == [("eager", False),
@@ -338,7 +345,7 @@ def test_a_group_left_with_one_mode_is_dropped_from_the_run(tmp_path):
 
 def test_a_job_finished_in_this_run_sets_what_the_next_of_its_kind_is_expected_to_take(
         tmp_path):
-    run = scheduler(tmp_path, jobs(THREE, 3, set(), "paired"))
+    run = scheduler(tmp_path, jobs(THREE, 3, Recorded(), "paired"))
     first, second = [j for j in run.queue if j.group][:2]
     time_out(run, first, tmp_path, ran_s=30.0)
     run.longest_s = 500.0  # a cold autotune earlier in the run, say
@@ -347,7 +354,7 @@ def test_a_job_finished_in_this_run_sets_what_the_next_of_its_kind_is_expected_t
 
 def test_a_cold_paired_process_in_this_run_sets_what_its_warm_repeats_are_expected_to_take(
         tmp_path):
-    run = scheduler(tmp_path, jobs(THREE, 3, set(), "paired"), max_minutes=30)
+    run = scheduler(tmp_path, jobs(THREE, 3, Recorded(), "paired"), max_minutes=30)
     first, second = [j for j in run.queue if j.group][:2]
     time_out(run, first, tmp_path, ran_s=30.0)
     run.longest_s = 500.0
@@ -358,7 +365,7 @@ def test_a_cold_paired_process_in_this_run_sets_what_its_warm_repeats_are_expect
 
 
 def test_an_isolated_run_says_nothing_of_groups_when_a_case_times_out(tmp_path):
-    run = scheduler(tmp_path, jobs(THREE, 2, set(), "isolated"))
+    run = scheduler(tmp_path, jobs(THREE, 2, Recorded(), "isolated"))
     time_out(run, run.queue[0], tmp_path)
     assert (len(run.queue), run.total) == (5, 6)  # one taken by time_out, none dropped
     assert "leaving" not in run.out.getvalue()

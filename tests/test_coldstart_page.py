@@ -11,10 +11,12 @@ import pytest
 
 from bench.coldstart_records import BundleInfo, ColdKey, ColdRecord, read_folder, results_path
 from bench.records import Environment, Timing, append_records
+from report.analysis import Data
+from report.analysis import load as load_cases
 from report.cold_start_data import Rung, Spread, break_even, load
 from report.formatting import seconds
 from report.pages import cold_start
-from report.site import Site, template_environment
+from report.site import Site
 
 
 def environment(device: str) -> Environment:
@@ -82,15 +84,21 @@ def write(folder: Path, records: list[ColdRecord]) -> None:
             append_records(results_path(folder, env), mine)
 
 
+def site_over(results: Path, docs: Path) -> Site:
+    """A site built from `results`, which holds cold-start records only: the page reads
+    them from the site's results folder (`python -m report --results`), none of the case
+    records."""
+    return Site(Data(load_cases(results)), docs, results=results)
+
+
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("cold-start-page")
-    write(tmp / "results", fixture_records())
-    site = Site.__new__(Site)  # the page reads its own records, none of the case records
-    site.data, site.docs, site.templates, site.written = None, tmp / "docs", template_environment(), set()
-    cold_start.render(site, tmp / "results")
+    write(tmp / "results" / cold_start.COLDSTART, fixture_records())
+    site = site_over(tmp / "results", tmp / "docs")
+    cold_start.render(site)
     return {"text": (tmp / "docs" / cold_start.PAGE).read_text(), "docs": tmp / "docs",
-            "written": site.written, "results": tmp / "results"}
+            "written": site.written, "results": tmp / "results" / cold_start.COLDSTART}
 
 
 def test_records_round_trip_through_their_files(page):
@@ -153,10 +161,13 @@ def test_the_ladder_chart_is_drawn(page):
     assert "not measured" in text and "eager first call" in text
 
 
-def test_no_records_renders_not_measured(tmp_path):
-    site = Site.__new__(Site)
-    site.data, site.docs, site.templates, site.written = None, tmp_path, template_environment(), set()
-    cold_start.render(site, tmp_path / "none")
+@pytest.mark.parametrize("results", ["none", None])
+def test_no_records_renders_not_measured(tmp_path, results):
+    """An empty results folder, and a site built without one, read no cold-start records
+    (not the repository's results/coldstart, wherever the command runs from)."""
+    site = Site(Data(load_cases(tmp_path / "none")), tmp_path,
+                results=None if results is None else tmp_path / results)
+    cold_start.render(site)
     assert "Not measured: there are no cold-start records yet." in (tmp_path / cold_start.PAGE).read_text()
 
 

@@ -192,30 +192,6 @@ def test_gpus_under_different_torch_releases_are_not_paired(tmp_path):
     assert "Not measured" in page and "(measured so far: GPU Alpha, GPU Beta)" in page
 
 
-def test_the_real_results_set_both_gpu_types_side_by_side(tmp_path):
-    page = render(ROOT / "results", tmp_path / "docs")
-    # Two H200 environments share the machine name lent-h200: their ids tell them apart.
-    heading = "## NVIDIA H100 80GB HBM3 (lent-h100) vs NVIDIA H200 (lent-h200 · 9c1485e7594b)"
-    assert heading in page
-    # Both GPUs timed the models at batch 8 in three paired processes each.
-    pair = page[page.index(heading[1:] + ": every case"):]  # the pair's own page
-    cells = row(section(pair, "Latency, case by case"), "[resnet50](../../workloads/resnet50.md)",
-                "8", "eager")
-    assert cells[3].endswith(", 3 paired proc.)") and cells[4].endswith(", 3 paired proc.)")
-    assert "| NVIDIA H100 80GB HBM3 faster | NVIDIA H200 faster |" in page
-    assert "Not measured" not in page
-    # The lease table joins batched and unbatched cases, which makes its batches floats.
-    leases = section(page, "Speedup over eager, lease by lease")
-    assert re.search(r"\| (\[mlp\]\(\.\./\.\./workloads/mlp\.md\)|mlp) \| 32 \| default \|", leases)
-    assert "| 32.0 |" not in leases and "| 1.0 |" not in leases
-    # ...and a mode measured on one GPU type only made the other's lease counts floats
-    assert "not measured |" in leases and not re.search(r"×, \d+\.0\)", leases)
-    # a row rests on two or more leases of at least one GPU type
-    counts = [[int(n) for n in re.findall(r"×, (\d+)\)", line)]
-              for line in leases.splitlines() if line.startswith("| ") and "×, " in line]
-    assert counts and all(max(c) >= 2 for c in counts)
-
-
 def test_lease_speedups_give_each_gpu_types_median_and_range_over_its_leases():
     def lease(env: str, lease_id: str, speedup: float) -> dict:
         return {"env_id": env, "lease": lease_id, "workload": "vit16x6x384", "batch_size": 1,

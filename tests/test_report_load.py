@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 
+import pandas as pd
 import pytest
 from fixtures import RESULTS, ROOT
 from fixtures import make_results as fx
@@ -178,10 +179,8 @@ def test_the_committed_v1_files_load_through_the_upgrade_path():
     """Picked by name, so new results files do not change the counts."""
     for name in V1_FILES:
         assert (ROOT / "results" / name).is_file(), name
-    folder = ROOT / "results"
-    records = analysis.load(folder)
-    records = records[records["source"].map(lambda s: s.rsplit("/", 1)[-1].split(":")[0])
-                      .isin(V1_FILES)]
+    records = pd.concat([analysis.load_file(ROOT / "results" / name) for name in V1_FILES],
+                        ignore_index=True)
     by_file = records["source"].map(lambda s: s.rsplit("/", 1)[-1].split(":")[0])
     assert by_file.value_counts().to_dict() == V1_FILES
     assert (records["schema_version"] == SCHEMA_VERSION).all()
@@ -249,3 +248,15 @@ def test_a_cache_entry_no_build_read_for_two_weeks_is_removed(tmp_path, rows_cac
     analysis.load(tmp_path / "new")
     assert not stale.exists()
     assert len(list(rows_cache.glob("*.pickle"))) == 1
+
+
+def test_the_rows_cache_is_in_the_checkout_wherever_the_report_runs(tmp_path):
+    """Run from another folder, a build leaves no `.cache/` there: the cache is anchored at
+    the repository, as bench's caches are."""
+    code = f"from report.analysis import load; load({str(RESULTS)!r})"
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, check=False,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not (tmp_path / ".cache").exists()
+    assert loading.ROWS_CACHE.is_relative_to(ROOT)

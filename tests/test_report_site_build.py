@@ -6,11 +6,18 @@ from __future__ import annotations
 
 import json
 import re
+from collections import defaultdict
+from pathlib import Path
 
 import pytest
 from fixtures import RESULTS
 from fixtures import make_results as fx
 from fixtures.site import FIXTURE_HASH_SEED, build, build_site, generated, run_report
+
+from report import build as report_build
+from report import charts, export, pages
+from report.analysis import Data, load
+from report.site import Site
 
 pytestmark = pytest.mark.slow
 
@@ -75,3 +82,40 @@ def test_output_depends_on_neither_the_hash_seed_nor_the_processes(fixture_root,
     again, first = generated(out), generated(fixture_root / "docs")
     assert sorted(again) == sorted(first)
     assert [path for path in sorted(first) if again[path] != first[path]] == []
+
+
+def test_every_page_module_renders_in_one_half_of_the_build():
+    """A page is added as a module of report/pages and a place in report_build.HALVES: one left
+    out of HALVES would never be rendered, one in both would be rendered twice."""
+    modules = {path.stem for path in Path(pages.__file__).parent.glob("*.py")} - {"__init__"}
+    placed = [page.__name__.rsplit(".", 1)[1] for page in report_build.PAGES]
+    assert sorted(placed) == sorted(modules)
+
+
+def test_pages_that_share_a_memo_render_in_one_half(tmp_path, monkeypatch):
+    """The two halves of the pages render in two processes (`--jobs 2`), each with its own
+    Data: a memo asked for by pages of both halves (the judged ledger, the case table) is
+    computed twice, and the half that was balanced to take half the time takes more. Every
+    memo the pages and the export ask for on the fixture results, by the half that asks."""
+    asking: list[object] = [None]
+    asked: dict[object, set] = defaultdict(set)
+    memo = Data.memo
+
+    def recorded(self, key, compute):
+        asked[key].add(asking[0])
+        return memo(self, key, compute)
+
+    monkeypatch.setattr(Data, "memo", recorded)
+    monkeypatch.setattr(charts, "_draw", lambda *job: None)  # the memos, not the drawings
+    site = Site(Data(load(RESULTS)), tmp_path, results=RESULTS)
+    with charts.drawn_together(workers=1):
+        for page in report_build.PAGES:
+            asking[0] = page
+            page.render(site)
+        asking[0] = report_build.overview  # the export is written beside the home page (report_build._render)
+        export.write(site.data, tmp_path / report_build.DATA_DIR)
+    half = {page: number for number, pages_of in enumerate(report_build.HALVES) for page in pages_of}
+    assert asked, "no page asked for a memo: the check checks nothing"
+    split = {str(key): sorted(page.__name__ for page in by) for key, by in asked.items()
+             if len({half[page] for page in by}) > 1}
+    assert split == {}, f"memos asked for by pages of both halves of report/build.py's HALVES: {split}"

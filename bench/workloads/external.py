@@ -198,7 +198,7 @@ def check(spec: str, timeout_s: float) -> Workload:
         # The case processes find user modules through the runner's folder; so does the check.
         path = os.pathsep.join(p for p in (os.getcwd(), os.environ.get("PYTHONPATH")) if p)
         child = pool.Launcher("spawn").start(
-            ["byom-check", spec, str(out)],
+            ["bench.workloads.external:check_main", spec, str(out)],
             pool.ChildSetup(os.getpid(), {"PYTHONPATH": path}), log)
         deadline = time.monotonic() + timeout_s
         while child.poll() is None and time.monotonic() < deadline:

@@ -22,12 +22,14 @@
       })));
     });
     var tabbed = [];
+    // Tabs nest (a dtype tab inside a backend tab): every enclosing tab set's tabs count.
     found.forEach(function (table) {
-      var tab = table.closest(".tabbed-block");
-      if (!tab) return;
-      Array.prototype.forEach.call(tab.parentElement.children, function (block) {
-        tabbed = tabbed.concat(first(block.querySelectorAll("table")));
-      });
+      for (var tab = table.closest(".tabbed-block"); tab;
+           tab = tab.parentElement.closest(".tabbed-block")) {
+        Array.prototype.forEach.call(tab.parentElement.children, function (block) {
+          tabbed = tabbed.concat(first(block.querySelectorAll("table")));
+        });
+      }
     });
     return found.concat(tabbed);
   }

@@ -269,11 +269,10 @@ def paired_against_isolated(shown_all: pd.DataFrame, bounds: pd.DataFrame) -> pd
     return ordered(out).reset_index(drop=True)
 
 
-def spreads(cases: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataFrame:
+def spreads(cases: pd.DataFrame) -> pd.DataFrame:
     """Published cases (`published_cases`) resting on two or more processes, with `spread`
     = (max - min) / min of their process medians and `moved` where it exceeds MOVED. The
-    processes are those the case publishes (`timing`); `paired` is not read (callers from
-    before the published table pass it)."""
+    processes are those the case publishes (`timing`)."""
     out = cases[cases["n_processes"] >= 2].copy()
     out["moved"] = out["spread"] > MOVED
     return out

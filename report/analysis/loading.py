@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from bench import REPO
 from bench.records import MalformedRecord, Record, read_records, read_results_file
 from report.analysis.vocabulary import CASE, DEFAULT_DTYPE, DTYPE, RENAMED, ResultsError
 
@@ -98,7 +99,8 @@ def load_file(path: Path, warn=None) -> pd.DataFrame:
 
 # Parsed rows of each results file, by content: validating every record was the largest
 # fixed cost of a rebuild, and a committed results file rarely changes between builds.
-ROWS_CACHE = Path(".cache/report-rows")
+# In the checkout, as bench's caches are, wherever the command is run from.
+ROWS_CACHE = REPO / ".cache" / "report-rows"
 ROWS_CACHE_DAYS = 14  # an entry no build has read for this long is removed
 
 

@@ -4,15 +4,14 @@ workload registry's order."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import math
 import re
-import sys
-import types
-from pathlib import Path
 
+# The GPU busy-fraction bands, defined once where `python -m bench host` needs them too.
+from bench.hostfit import DEVICE_BOUND, LAUNCH_BOUND  # noqa: F401 (re-exported)
 from bench.modes import MODES
 from bench.records import Environment as RecordEnvironment
+from bench.workloads import registry  # imports no torch (bench/workloads/__init__.py)
 
 BASELINE = "eager"  # the mode every "speedup" is measured against
 EXTERNAL_FAMILY = "external"  # WorkloadInfo.family of a workload given as package.module:factory
@@ -38,7 +37,6 @@ RENAMED = {("key", "dtype"): DTYPE, ("mode_traits", "description"): "mode_descri
 MEANINGFUL_GAIN = 0.05  # gains below this are not called wins
 MOVED = 0.10  # a case whose process medians differ by more than this moved
 UNSTABLE_IQR_RATIO = 0.10  # in-run IQR / median above this marks a process unstable
-LAUNCH_BOUND, DEVICE_BOUND = 0.5, 0.8  # GPU busy-fraction bands of the overhead anatomy
 NEVER = math.inf  # break-even when the mode is not faster than eager
 # A speedup whose lowest and highest process pairing differ by more than this factor rests
 # on a process that a quiet rerun would contradict (a loaded machine): it answers nothing.
@@ -51,27 +49,9 @@ def outlier(lo: float | None, hi: float | None) -> bool:
             and hi / lo > OUTLIER_SPREAD)
 
 
-def _registry() -> types.ModuleType | None:
-    """bench/workloads/registry.py (standard library only), read from its file: importing
-    `bench.workloads` would build every workload and import torch. None if there is none."""
-    known = sys.modules.get("bench.workloads.registry")
-    if known is not None:
-        return known
-    spec = importlib.util.find_spec("bench.workloads")
-    path = Path(spec.submodule_search_locations[0]) / "registry.py" if spec else None
-    if path is None or not path.exists():
-        return None
-    found = importlib.util.spec_from_file_location("report._workload_registry", path)
-    module = importlib.util.module_from_spec(found)
-    found.loader.exec_module(module)
-    return module
-
-
-_REGISTRY = _registry()
-# The one sort key for workloads; without a registry, names sort alphabetically.
-WORKLOAD_ORDER: tuple[str, ...] = tuple(_REGISTRY.ORDER) if _REGISTRY else ()
-# The real models the registry holds: the model page lists them, measured or not.
-MODEL_WORKLOADS: tuple[str, ...] = tuple(getattr(_REGISTRY, "MODELS", ()))
+# The one sort key for workloads, and the real models the model page lists, measured or not.
+WORKLOAD_ORDER: tuple[str, ...] = registry.ORDER
+MODEL_WORKLOADS: tuple[str, ...] = registry.MODELS
 MODE_ORDER = tuple(MODES)  # bench/modes.py's order; only for sorting
 
 

@@ -8,10 +8,14 @@ import math
 from statistics import median
 from typing import Any
 
-from report.analysis import BASELINE, Environment, of_env, ordered, rows
+import pandas as pd
+
+from report.analysis import BASELINE, DEFAULT_DTYPE, DTYPE, POINT, Environment, of_env, ordered, rows
 from report.site import Site
 
 PAGE = "analysis/break-even.md"
+# The mode meant for the least compile time, and the mode it is set against.
+LITE, DEFAULT = "lite", "default"
 
 
 def env_page(env_id: str) -> str:
@@ -19,12 +23,14 @@ def env_page(env_id: str) -> str:
 
 
 def by_mode(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per mode, in page order: the cases measured, how many never pay off, and the calls
-    to break even of those that do, cold and warm (median, fewest, most)."""
-    modes: dict[str, dict[str, Any]] = {}
-    for r in found:
-        mode = modes.setdefault(r["mode"], {"mode": r["mode"], "cases": 0, "failed": 0,
-                                            "never": 0, "cold": [], "warm": []})
+    """Per mode and dtype, in page order (the default dtype first): the cases measured, how
+    many never pay off, and the calls to break even of those that do, cold and warm
+    (median, fewest, most). A dtype's cases are summed apart from another's."""
+    modes: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in sorted(found, key=lambda r: r[DTYPE] != DEFAULT_DTYPE):
+        mode = modes.setdefault((r["mode"], r[DTYPE]), {
+            "mode": r["mode"], "dtype": r[DTYPE], "cases": 0, "failed": 0, "never": 0,
+            "cold": [], "warm": []})
         if not r["ok"] or not r["ok_base"]:
             mode["failed"] += 1
             continue
@@ -43,6 +49,25 @@ def by_mode(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(modes.values())
 
 
+def lite_against_default(table: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per point of one environment's published rows where both `lite` and `default` have a
+    row: both rows (`lite`, `default`) and lite's cold compile time over default's
+    (`ratio`, None unless both compiled). A failed lite keeps its row, status and reason."""
+    lite = table[table["mode"] == LITE]
+    default = table[table["mode"] == DEFAULT]
+    paired = lite.merge(default[POINT], on=POINT)
+    by_case = {tuple(r[c] for c in (*POINT, "mode")): r for r in rows(pd.concat([lite, default]))}
+    out = []
+    for point in rows(ordered(paired, batch_first=True)):
+        key = tuple(point[c] for c in POINT)
+        mine, theirs = by_case[(*key, LITE)], by_case[(*key, DEFAULT)]
+        both = mine["ok"] and theirs["ok"] and mine["cold_compile_s"] and theirs["cold_compile_s"]
+        out.append({"workload": point["workload"], "batch_size": point["batch_size"],
+                    "dtype": point[DTYPE], "lite": mine, "default": theirs,
+                    "ratio": mine["cold_compile_s"] / theirs["cold_compile_s"] if both else None})
+    return sorted(out, key=lambda r: r["dtype"] != DEFAULT_DTYPE)
+
+
 def render(site: Site) -> None:
     table = site.data.published
     table = ordered(table[table["mode"] != BASELINE], batch_first=True)
@@ -53,6 +78,8 @@ def render(site: Site) -> None:
             return None
         site.page(env_page(env.env_id), "break-even-env.md.j2", env=env, rows=found)
         return {"modes": by_mode(found), "cases": len(found),
+                "lite": lite_against_default(of_env(table, env.env_id)),
                 "page": env_page(env.env_id).removeprefix("analysis/")}
 
-    site.page(PAGE, "break-even.md.j2", backends=site.by_backend(build))
+    site.page(PAGE, "break-even.md.j2", backends=site.by_backend(build),
+              lite_description=site.data.traits.get(LITE, {}).get("mode_description"))

@@ -2,8 +2,9 @@
 local caches, a portable bundle, an ahead-of-time artifact), what each compile cache
 layer served, what a bundle from another GPU type does, and regional compilation.
 
-It reads results/coldstart/ (bench/coldstart_records.py), not the case records the
-other pages read."""
+It reads the cold-start records (bench/coldstart_records.py) under the results folder the
+site is built from (`python -m report --results`), not the case records the other pages
+read."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from report.cold_start_data import BLOCK_MODELS, LAYERS, REGIONAL_BATCHES, EnvVi
 from report.site import Site
 
 PAGE = "analysis/cold-start.md"
-RESULTS = Path("results/coldstart")
+COLDSTART = "coldstart"  # the results subfolder `python -m bench.coldstart` writes
 # The cases the issue asks for, shown as "not measured" until they are.
 EXPECTED_WORKLOADS = ("resnet50", "vit-base16", "bert-base", "gpt2-small", "llama-small",
                       "vit16x6x384", "vit32x12x768", "vit32x18x1024")
@@ -66,8 +67,12 @@ def _missing(view: EnvView) -> list[str]:
     return [w for w in EXPECTED_WORKLOADS if w not in measured]
 
 
-def render(site: Site, results: Path = RESULTS) -> None:
-    found, hidden = load(results)
+def render(site: Site, results: Path | None = None) -> None:
+    """The page from the cold-start records under `results`, by default the site's own
+    results folder's COLDSTART; a site without a results folder has none."""
+    if results is None and site.results is not None:
+        results = site.results / COLDSTART
+    found, hidden = load(results) if results is not None else ([], 0)
     envs = [{"view": view, "charts": _charts(site, view), "missing": _missing(view)}
             for view in found]
     site.page(PAGE, "cold-start.md.j2", envs=envs, hidden=hidden, ladder=LADDER, regional_rungs=REGIONAL,

@@ -4,9 +4,14 @@ environment (they grow with every case measured)."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from report import analysis
-from report.analysis import Environment, of_env, ordered, processes, rows
+from report.analysis import DTYPE, Environment, of_env, ordered, processes, rows
 from report.site import Site
+
+# The dtype whose float64 tolerance the page justifies by what eager itself gets in it.
+LOW_PRECISION = "bfloat16"
 
 # The concurrency check's subset: launch-bound and device-bound cases, in eager, CUDA-graph
 # trees and manual CUDA graphs; the page prints the commands that measure it.
@@ -49,6 +54,69 @@ def skip_summary(compiled) -> list[dict]:
                                 if c.name == "mode" else c, kind="stable"))
 
 
+def _why_unchecked(record: dict) -> str:
+    """Why a process has no float64 check: its failure, or the probe that says so."""
+    if record["reason"]:
+        return f"{record['status']}: {record['reason']}"
+    for probe in record["probes"] or ():
+        if probe.name == "float64-reference":
+            return probe.summary
+    return "no float64 check recorded"
+
+
+def _why_failed(record: dict) -> str:
+    """Why a process failed its float64 check: its error over the tolerance, and any note
+    the check left (a non-finite output, a wrong shape)."""
+    notes = [p.summary for p in record["probes"] or () if p.name == "correctness"]
+    return "; ".join([f"relative error {record['rel_error']:.2e} above the tolerance "
+                      f"{record['tolerance']:.2e}", *filter(None, notes)])
+
+
+def tolerance_table(records: pd.DataFrame, labels: dict[str, str],
+                    dtype: str = LOW_PRECISION) -> dict:
+    """Per environment and workload measured in `dtype`: eager's relative error against
+    float64 over its processes (`eager_lo`, `eager_hi`, `eager_n`), the tolerance the
+    records applied (`tolerances`), the headroom (tolerance over eager's largest error), and
+    how many of the dtype's processes (isolated and paired, every mode) passed, failed or
+    had no check. `failed` and `unchecked` list those processes with why."""
+    every = analysis.latest(records)
+    mine = every[(every[DTYPE] == dtype) & every["tag"].str.match(analysis.PROCESS_TAGS)]
+    mine = mine.assign(label=mine["env_id"].map(labels))
+    out, failed, unchecked = [], [], []
+    for (label, workload), group in mine.groupby(["label", "workload"], sort=True):
+        checked = group[group["passed"].notna()]
+        eager = checked.loc[checked["mode"] == analysis.BASELINE, "rel_error"]
+        tolerances = sorted(set(checked["tolerance"]))
+        out.append({"label": label, "workload": workload,
+                    "eager_lo": eager.min() if len(eager) else None,
+                    "eager_hi": eager.max() if len(eager) else None, "eager_n": len(eager),
+                    "tolerances": tolerances,
+                    "headroom": min(tolerances) / eager.max()
+                    if len(eager) and tolerances and eager.max() > 0 else None,
+                    "passed": int(checked["passed"].astype(bool).sum()),
+                    "failed": int((~checked["passed"].astype(bool)).sum()),
+                    "unchecked": len(group) - len(checked)})
+        for r in rows(ordered(group, "process_timing", "repeat")):
+            where = {"label": label, "workload": workload, "mode": r["mode"],
+                     "batch_size": r["batch_size"], "timing": r["process_timing"],
+                     "repeat": r["repeat"], "source": r["source"]}
+            if r["passed"] is None:
+                unchecked.append({**where, "why": _why_unchecked(r)})
+            elif not r["passed"]:
+                failed.append({**where, "why": _why_failed(r)})
+    return {"dtype": dtype, "rows": out, "failed": failed, "unchecked": _counted(unchecked)}
+
+
+def _counted(found: list[dict]) -> list[dict]:
+    """One entry per environment, workload, batch, mode and reason, with its `processes`:
+    one reason repeated process after process made a list as long as the runs."""
+    grouped: dict[tuple, dict] = {}
+    for f in found:
+        key = (f["label"], f["workload"], f["batch_size"], f["mode"], f["why"])
+        grouped.setdefault(key, {**f, "processes": 0})["processes"] += 1
+    return list(grouped.values())
+
+
 def span(values) -> tuple | None:
     values = values.dropna()
     return (int(values.min()), int(values.max())) if len(values) else None
@@ -65,7 +133,7 @@ def render(site: Site) -> None:
     summary = analysis.compile_summary(data.cases)
     costs = analysis.run_costs(data.records).assign(
         first_at=lambda d: d["first_at"].dt.strftime("%Y-%m-%d"))
-    repeated = analysis.spreads(data.cases, data.paired)
+    repeated = analysis.spreads(data.cases)
     alone = analysis.concurrency(data.shown)
     # env_repeated: a side resting on one process reads "single run", it has no spread.
     alone = alone.assign(label=alone["env_id"].map(labels), env_repeated=True)
@@ -133,4 +201,5 @@ def render(site: Site) -> None:
             {"rows": rows(of(costs, env))} if len(of(costs, env)) else None)),
         concurrency={"check": CONCURRENCY_CHECK, "rows": rows(alone), "summary": summary_of,
                      "sessions": rows(sessions)},
+        low_precision=tolerance_table(data.records, labels),
     )

@@ -6,8 +6,18 @@ from __future__ import annotations
 
 import pandas as pd
 
-from report import analysis
-from report.analysis import BASELINE, MODEL_FAMILY, MODEL_WORKLOADS, Environment, of_env, ordered, rows
+from report import analysis, host_model
+from report.analysis import (
+    BASELINE,
+    DEFAULT_DTYPE,
+    DTYPE,
+    MODEL_FAMILY,
+    MODEL_WORKLOADS,
+    Environment,
+    of_env,
+    ordered,
+    rows,
+)
 from report.site import Site
 
 PAGE = "analysis/models.md"
@@ -21,10 +31,10 @@ def model_names(data: analysis.Data) -> list[str]:
 
 
 def _no_reference(data: analysis.Data) -> dict[tuple, str]:
-    """Why a case has no correctness check, by (env, workload, batch, mode)."""
+    """Why a case has no correctness check, by (env, workload, batch, dtype, mode)."""
     found = analysis.probes(data.shown)
     found = found[found["probe"] == NO_REFERENCE]
-    return {(r["env_id"], r["workload"], r["batch_size"], r["mode"]): r["summary"]
+    return {(r["env_id"], r["workload"], r["batch_size"], r[DTYPE], r["mode"]): r["summary"]
             for r in rows(found)}
 
 
@@ -67,19 +77,28 @@ def render(site: Site) -> None:
     table = ordered(data.published[data.published["workload"].isin(names)], batch_first=True)
     missing_reference = _no_reference(data)
 
-    def build(env: Environment):
-        mine = of_env(table, env.env_id)
-        if mine.empty:
-            return None
+    def one_dtype(mine: pd.DataFrame, dtype: str, predicted: list[dict]) -> dict:
+        """Every table of one dtype: a reader picks the dtype, and no row holds another's."""
+        mine = mine[mine[DTYPE] == dtype]
         modes = [m for m in data.modes if m != BASELINE and m in set(mine["mode"])]
         details = rows(mine)
         for r in details:
             r["no_reference"] = missing_reference.get(
-                (r["env_id"], r["workload"], r["batch_size"], r["mode"]))
-        newest = mine.sort_values("started_at", kind="stable").groupby("workload").tail(1)
-        return {"modes": modes, "points": _points(mine, names, modes), "details": details,
-                "choices": _choices(mine),
+                (r["env_id"], r["workload"], r["batch_size"], r[DTYPE], r["mode"]))
+        return {"dtype": dtype, "modes": modes, "points": _points(mine, names, modes),
+                "details": details, "choices": _choices(mine),
                 "reasons": [r for r in details if r["graph_break_reasons"] or r["skip_reasons"]],
+                "host_model": [r for r in predicted if r[DTYPE] == dtype]}
+
+    def build(env: Environment):
+        mine = of_env(table, env.env_id)
+        if mine.empty:
+            return None
+        predicted = [r for r in host_model.page_rows(data, env.env_id) if r["workload"] in names]
+        newest = mine.sort_values("started_at", kind="stable").groupby("workload").tail(1)
+        return {"dtypes": [one_dtype(mine, dtype, predicted)
+                           for dtype in sorted(set(mine[DTYPE]), key=lambda d: (d != DEFAULT_DTYPE, d))],
+                "stability_page": f"stability/{env.env_id}.md",
                 "settings": rows(ordered(newest))}
 
     site.page(PAGE, "models.md.j2", backends=site.by_backend(build), models=names,

@@ -89,7 +89,7 @@ def _host_model(data, env: Environment, leases: pd.DataFrame) -> dict | None:
 
 def render(site: Site) -> None:
     data = site.data
-    repeated = analysis.spreads(data.cases, data.paired)
+    repeated = analysis.spreads(data.cases)
     procs = processes(data.shown)
     procs = procs[procs["ok"]].assign(ratio=lambda d: d["iqr_s"] / d["median_s"])
     across = analysis.across_leases(data.records, data.speedups)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from report import charts, formatting, guide_rules
-from report.analysis import BASELINE, DEFAULT_DTYPE, DTYPE, Environment, ordered, rows
+import pandas as pd
+
+from report import analysis, charts, formatting, guide_rules, host_model
+from report.analysis import BASELINE, DEFAULT_DTYPE, DTYPE, POINT, Environment, ordered, rows
 from report.analysis import EXTERNAL_FAMILY as EXTERNAL
 from report.site import Site
 
@@ -57,12 +59,43 @@ def library_builds(site: Site, workload: str) -> list[dict]:
             for (library, version), labels in sorted(found.items())]
 
 
+def dtype_order(dtypes) -> list[str]:
+    """The default dtype first, then the others by name."""
+    return sorted(set(dtypes), key=lambda d: (d != DEFAULT_DTYPE, d))
+
+
+def at_a_glance(published: pd.DataFrame, calls: int) -> list[dict]:
+    """Per point of `published` (rows of the published table) where two or more modes were
+    timed: the chooser's answer at `calls` calls per process (`analysis.choose`), with how
+    eager is bound there (`class`) and the published rows of the chosen mode (`row`) and of
+    the runner-up (`runner_up_row`), so the page shows the figures every page shows."""
+    timed = published[published["ok"].eq(True) & published["speedup"].notna()]
+    counts = timed.groupby(POINT, dropna=False)["mode"].transform("size")
+    timed = timed[counts >= 2]
+    if timed.empty:
+        return []
+    chosen = analysis.choose(timed, calls)
+    eager = timed.loc[timed["mode"] == BASELINE, [*POINT, "busy_fraction"]]
+    chosen = chosen.merge(eager, on=POINT, how="left")
+    chosen["class"] = analysis.boundedness(chosen["busy_fraction"]).fillna(analysis.UNPROFILED)
+    by_case = {tuple(r[c] for c in (*POINT, "mode")): r for r in rows(timed)}
+    out = []
+    for r in rows(ordered(chosen, batch_first=True)):
+        point = tuple(r[c] for c in POINT)
+        out.append({**r, "dtype": r[DTYPE], "row": by_case[(*point, r["mode"])],
+                    "runner_up_row": by_case.get((*point, r["mode_runner_up"]))})
+    # Each dtype's points together, the default dtype's first (a stable sort keeps the batches' order).
+    return sorted(out, key=lambda r: dtype_order(x["dtype"] for x in out).index(r["dtype"]))
+
+
 def render_workload(site: Site, workload: str, table: list[dict], failures: list[dict],
-                    recs: list[dict] | None = None) -> None:
+                    recs: list[dict] | None = None, glance: pd.DataFrame | None = None) -> None:
     """`recs`: the guide's recommendation at each point (`guide_rules.for_workloads` rows),
     for a model of one's own; None for the built-in workloads. The page opens with the
-    fastest mode at each point, as the guide's evidence ranks them, so that a reader who
-    came to choose a mode finds the answer, its spread and its cost in the first screen."""
+    mode the chooser gives at each point for analysis.CALLS_ANSWERED calls per process
+    (`at_a_glance` of `glance`, the workload's rows of the published table), so that a
+    reader who came to choose a mode finds the answer, its spread and its cost in the first
+    screen, and the same answer as the chooser's."""
     data = site.data
     page = f"workloads/{workload}.md"
     info = data.workload_info(workload)
@@ -70,23 +103,27 @@ def render_workload(site: Site, workload: str, table: list[dict], failures: list
     axis = (("matrix size n" if info and info["axis"] == "n" else "batch size")
             if data.batched(workload) else None)
 
-    best = data.evidence()["best"]
-    best = best[best["workload"] == workload]
+    if glance is None:
+        glance = data.published[data.published["workload"] == workload]
 
     def build(env: Environment):
         here = [r for r in table if r["env_id"] == env.env_id]
         if not here:
             return None
-        fastest = best[best["env_id"] == env.env_id]
         by_case = {(r["mode"], r["batch_size"], r[DTYPE]): r for r in here}
-        dtypes = sorted({r[DTYPE] for r in here}, key=lambda d: (d != DEFAULT_DTYPE, d))
+        dtypes = dtype_order(r[DTYPE] for r in here)
+        predicted = host_model.page_rows(data, env.env_id, workload)
         ok = [r for r in here if r["ok"]]
         # Gaps among the modes and batches this environment ran read "not measured" in the
         # table; the modes and batches it never ran are named once, below it.
         modes = [m for m in data.modes if any(mode == m for mode, _, _ in by_case)]
         batches = [b for b in data.batches(workload) if any(batch == b for _, batch, _ in by_case)]
         return {
-            "fastest": rows(ordered(fastest, batch_first=True)),
+            "fastest": at_a_glance(glance[glance["env_id"] == env.env_id],
+                                   analysis.CALLS_ANSWERED),
+            "host_model": [{"dtype": dtype, "rows": [r for r in predicted if r[DTYPE] == dtype]}
+                           for dtype in dtype_order(r[DTYPE] for r in predicted)],
+            "stability_page": f"../analysis/stability/{env.env_id}.md",
             "latency": [{"mode": mode, "batch": batch, "dtype": dtype,
                          "result": by_case.get((mode, batch, dtype))}
                         for dtype in dtypes for mode in modes for batch in batches
@@ -96,6 +133,7 @@ def render_workload(site: Site, workload: str, table: list[dict], failures: list
             "chart": latency_chart(site, page, env, workload, axis,
                                    [r for r in ok if r[DTYPE] == DEFAULT_DTYPE]),
             "ok": ok,
+            "dtypes": dtypes,
             "compiled": [r for r in ok if r["cold_first_call_s"] is not None
                          or r["warm_first_call_s"] is not None],
             "dynamo": [r for r in ok if r["unique_graphs"] is not None],
@@ -107,8 +145,10 @@ def render_workload(site: Site, workload: str, table: list[dict], failures: list
 
     site.page(page, "workload.md.j2", workload=workload, info=info, axis=axis,
               builds=library_builds(site, workload),
+              dtypes=dtype_order(data.shown.loc[data.shown["workload"] == workload, DTYPE]),
               family=data.family(workload), batches=data.batches(workload),
-              backends=site.by_backend(build), external=recs is not None)
+              backends=site.by_backend(build), external=recs is not None,
+              calls=analysis.CALLS_ANSWERED)
 
 
 def render(site: Site) -> None:
@@ -122,16 +162,19 @@ def render(site: Site) -> None:
     external = [w for w in data.workloads if data.family(w) == EXTERNAL]
     recs = rows(guide_rules.for_workloads(data.cases, external,
                                                  data.published)[0]) if external else []
+    by_workload = dict(iter(data.published.groupby("workload", sort=False)))
     for workload in data.workloads:
         render_workload(site, workload, [r for r in table if r["workload"] == workload],
                         [r for r in failures if r["workload"] == workload],
                         [r for r in recs if r["workload"] == workload]
-                        if workload in external else None)
+                        if workload in external else None,
+                        by_workload.get(workload, data.published.iloc[:0]))
     groups = [{"family": family, "workloads": names} for family, names in data.families()]
     measured_in = {w: data.shown.loc[data.shown["workload"] == w, "env_id"].nunique()
                    for w in data.workloads}
+    dtypes = {w: dtype_order(group) for w, group in data.shown.groupby("workload")[DTYPE]}
     site.page("workloads/index.md", "workloads-index.md.j2", families=groups,
-              measured_in=measured_in)
+              measured_in=measured_in, dtypes=dtypes)
     site.write_workload_nav([{"family": g["family"],
                               "pages": [[w, f"workloads/{w}.md"] for w in g["workloads"]]}
                              for g in groups])

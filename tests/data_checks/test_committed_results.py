@@ -1,0 +1,142 @@
+"""Data checks: facts of the committed results/ and properties of the code that only
+those records exercise so far. They fail when results/ change (a new lease, a new GPU type,
+fewer paired processes), not only when code breaks: read the docstring of a failing one
+before changing code. `pytest -m data` runs them alone, `pytest -m "not data"` skips them;
+`nox -s tests` runs them with the rest. Each reads the one analysis of results/ that
+tests/conftest.py's `committed` fixture builds per session."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_report_gpu_types import row, section
+
+from report import analysis
+from report.analysis import Data
+from report.pages import gpu_types
+from report.site import Site
+
+pytestmark = pytest.mark.data
+
+
+def gpu_page(committed: Data, docs: Path) -> str:
+    """The GPU-types page of the committed results, then each pair's page."""
+    gpu_types.render(Site(committed, docs))
+    pairs = sorted((docs / gpu_types.PAGE).with_suffix("").glob("*-vs-*.md"))
+    return "\n".join(path.read_text(encoding="utf-8") for path in [docs / gpu_types.PAGE, *pairs])
+
+
+def test_a_figure_from_one_lease_has_no_move_across_leases(committed):
+    """In the real records most cases have one isolated process (on one lease) and paired
+    processes on several: the isolated median has nothing to move against there. Guards the
+    lease-by-lease table on the real records, the only ones with several leases."""
+    across = analysis.across_leases(committed.records, committed.speedups)
+    for figure, move in (("median_s", "median_move"), ("speedup", "speedup_move")):
+        leases = across.groupby(analysis.CASE, dropna=False)[figure].transform("count")
+        assert across.loc[leases < 2, move].isna().all(), figure
+        assert across.loc[leases >= 2, move].notna().all(), figure
+    assert (across.groupby(analysis.CASE, dropna=False)["median_s"].count() < 2).any()
+
+
+def test_a_case_with_paired_processes_publishes_their_figures_and_spreads_over_them(committed):
+    """Guards that the real records still hold paired cases whose isolated side alone rests
+    on one process (the code: the test of the same name in test_report_analysis.py)."""
+    found = analysis.spreads(committed.cases)
+    paired = found[found["timing"] == "paired"]
+    assert len(paired) and (found["n_processes"] >= 2).all()
+    case = paired.iloc[0]
+    mine = committed.paired
+    for column in analysis.CASE:
+        mine = mine[mine[column].isna() if pd.isna(case[column]) else mine[column] == case[column]]
+    medians = mine["median_s"]
+    assert case["n_processes"] == case["paired_processes"] == len(medians) >= 2
+    assert case["spread"] == pytest.approx(medians.max() / medians.min() - 1.0)
+    alone = committed.isolated_cases.merge(paired[analysis.CASE], on=analysis.CASE)
+    assert (alone["n_processes"] < 2).any()  # the isolated side alone has no spread there
+
+
+def test_a_mode_timed_faster_than_eager_pays_back_its_compile_and_a_slower_one_never_does(committed):
+    """The saving per call came from the isolated medians while the speedup beside it came
+    from the paired processes: 39 cases of the real records read faster than eager yet
+    never paid back, or the reverse (H100 vit32x12x768 at batch 4: default 1.48x, "never").
+    Guards every timed case of the real records, over 100 of them paired."""
+    table = analysis.with_break_even(committed.speedups)
+    timed = table[(table["mode"] != analysis.BASELINE) & table["ok"].eq(True)
+                  & table["ok_base"].eq(True) & table["cold_first_call_s"].notna()]
+    assert timed["paired"].sum() > 100
+    faster, slower = timed[timed["speedup"] > 1], timed[timed["speedup"] < 1]
+    assert len(faster) and len(slower)
+    assert (faster["cold_calls"] < analysis.NEVER).all(), faster.loc[
+        faster["cold_calls"] == analysis.NEVER, ["env_id", "workload", "batch_size", "mode"]]
+    assert (slower["cold_calls"] == analysis.NEVER).all()
+
+
+def test_the_fastest_mode_wins_its_direct_pairing_with_the_runner_up(committed):
+    """Ranked by speedup over eager, two modes inside a tie can come out the other way round
+    in their direct paired ratio (five points of the real records did): the fastest mode is
+    the one that wins head to head, so no lead is below 0. Guards every ranked point of the
+    real records (over 50), the flipped ones among them, which no fixture has yet."""
+    best = committed.fastest()
+    ranked = best[best["paired_rank"].eq(True) & best["mode_runner_up"].notna()]
+    assert len(ranked) > 50
+    assert (ranked["margin"] >= 0).all(), ranked.loc[ranked["margin"] < 0, ["workload", "mode"]]
+    direct = committed.paired_speedups.set_index([*analysis.POINT, "mode", "baseline"])["speedup"]
+    checked = 0
+    for r in analysis.rows(ranked[ranked["batch_size"].notna()].head(20)):
+        key = (*(r[c] for c in analysis.POINT), r["mode"], r["mode_runner_up"])
+        if key in direct.index:
+            assert r["margin"] == pytest.approx(direct.loc[key] - 1.0)
+            checked += 1
+    assert checked
+
+
+def test_the_fastest_table_counts_processes_in_whole_numbers(committed):
+    """Swapping the two modes of a flipped point took the runner-up's counts, a float column
+    where some point has no runner-up: the home page read "1.0 process". Guards the real
+    records' fastest table, flipped points included."""
+    best = committed.fastest()
+    assert best["n_processes"].dtype.kind == "i"
+
+
+def test_two_compiled_modes_compare_on_the_processes_that_timed_them_side_by_side(committed):
+    """max-autotune against reduce-overhead (two claims ask it) fell back to one isolated
+    process a side, though three paired processes had timed both: the claims read unsettled.
+    Guards the claims' comparison on the real records (at least 5 paired points)."""
+    found = analysis.compare(committed.cases, "max-autotune", "reduce-overhead")
+    direct = committed.paired_speedups[(committed.paired_speedups["mode"] == "max-autotune")
+                                  & (committed.paired_speedups["baseline"] == "reduce-overhead")]
+    assert len(direct) >= 5
+    paired = found[found["paired"]].merge(direct, on=analysis.POINT, suffixes=("", "_direct"))
+    assert len(paired) == len(direct)
+    assert (paired["speedup"] == paired["speedup_direct"]).all()
+    assert (paired["pairings"] == paired["processes"]).all() and (paired["pairings"] >= 2).any()
+
+
+def test_the_real_results_set_both_gpu_types_side_by_side(committed, tmp_path):
+    """Guards the GPU-types page on the real records: the H100 and H200 leases pair, and
+    the lease table stays whole-numbered where batched and unbatched cases and modes
+    measured on one GPU type only meet (two bugs these records showed)."""
+    page = gpu_page(committed, tmp_path / "docs")
+    # Two H200 environments share the machine name lent-h200: their ids tell them apart.
+    heading = "## NVIDIA H100 80GB HBM3 (lent-h100) vs NVIDIA H200 (lent-h200 · 9c1485e7594b)"
+    assert heading in page
+    # Both GPUs timed the models at batch 8 in three paired processes each.
+    pair = page[page.index(heading[1:] + ": every case"):]  # the pair's own page
+    cells = row(section(pair, "Latency, case by case"), "[resnet50](../../workloads/resnet50.md)",
+                "8", "eager")
+    assert cells[3].endswith(", 3 paired proc.)") and cells[4].endswith(", 3 paired proc.)")
+    assert "| NVIDIA H100 80GB HBM3 faster | NVIDIA H200 faster |" in page
+    assert "Not measured" not in page
+    # The lease table joins batched and unbatched cases, which makes its batches floats.
+    leases = section(page, "Speedup over eager, lease by lease")
+    assert re.search(r"\| (\[mlp\]\(\.\./\.\./workloads/mlp\.md\)|mlp) \| 32 \| default \|", leases)
+    assert "| 32.0 |" not in leases and "| 1.0 |" not in leases
+    # ...and a mode measured on one GPU type only made the other's lease counts floats
+    assert "not measured |" in leases and not re.search(r"×, \d+\.0\)", leases)
+    # a row rests on two or more leases of at least one GPU type
+    counts = [[int(n) for n in re.findall(r"×, (\d+)\)", line)]
+              for line in leases.splitlines() if line.startswith("| ") and "×, " in line]
+    assert counts and all(max(c) >= 2 for c in counts)
