@@ -14,11 +14,12 @@ between processes cannot tell two modes apart the part is marked `unsettled`.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
 
-from report import analysis, history, ledger
+from report import ab, analysis, history, host_model, ledger
 from report.analysis import BASELINE, Data
 
 VIT_BASE = "vit32x12x768"  # ViT-Base's width and depth (768 wide, 12 blocks)
@@ -98,11 +99,33 @@ def _choice_in(data: Data, env: analysis.Environment, device: str, workload: str
         "compiling": bool(row["compiling"]), "graph": bool(row["cuda_graphs"]) and not row["compiling"],
         "host_dependent": bool(row["host_dependent"]),
         "host_us": chosen.get("host_probe_us") if row["host_dependent"] else None,
+        "host": host_prediction(data, env.env_id, workload, batch, row["mode"], chosen)
+        if row["host_dependent"] else None,
         "outlier": outlier(row["speedup_lo"], row["speedup_hi"]),
         "bound": eager.get("bound"),
         "cold_s": chosen.get("cold_compile_s") if row["mode"] != BASELINE else None,
         "break_even": row["cold_calls"] if row["mode"] != BASELINE else None,
         "not_paid": [{"mode": m, "speedup": sp, "calls": c} for m, sp, c in row["not_paid"]]}
+
+
+def host_prediction(data: Data, env_id: str, workload: str, batch: int | None, mode: str,
+                    row: dict[str, Any], probe_us: float | None = None) -> dict[str, Any] | None:
+    """A host-dependent speedup predicted by its host model (`host_model.model_for`) at
+    `probe_us`, by default the median measured host (`host_probe_median_us` of its published
+    row), with the probes the model was fitted on; None where no model was fitted. Outside
+    those probes `outside_us` is how far, and the answer refuses to predict."""
+    model = host_model.model_for(data, env_id, workload, batch, mode,
+                                 row.get(analysis.DTYPE) or analysis.DEFAULT_DTYPE)
+    median = row.get("host_probe_median_us")
+    if model is None or median is None or median != median:
+        return None
+    probe_us = median if probe_us is None else probe_us
+    found = model.at(probe_us * 1e-6)
+    lo, hi = model.probe_range_s
+    return {"probe_us": probe_us, "median_us": median, "lo_us": lo * 1e6, "hi_us": hi * 1e6,
+            "outside_us": found.outside_s * 1e6, "speedup": found.speedup, "low": found.low,
+            "high": None if math.isinf(found.high) else found.high,
+            "processes": model.processes}
 
 
 def _at(table: pd.DataFrame, env_id: str, workload: str, batch: int | None) -> pd.DataFrame:
@@ -150,23 +173,10 @@ def trust(data: Data, difference: float) -> dict[str, Any] | None:
 
 
 def release_changes(data: Data) -> dict[str, Any] | None:
-    """The newest release measured after another on one machine, from the table the changes
-    page reads (`history.site_changes`), counted as that page counts: `compared`, the cases
-    timed in two or more processes on both sides; `faster`/`slower`, those that changed
-    beyond the spread; `single`, the cases a side of which rests on one process, which are
-    not compared."""
-    found = history.site_changes(data)
-    if found.empty:
-        return None
-    newest = history.sort_releases(found["new_release"].unique())[-1]
-    at = found[found["new_release"] == newest]
-    timed, single = at["timed"].astype(bool), at["single_run"].astype(bool)
-    significant = at[at["significant"].astype(bool)]
-    return {"release": newest, "old": history.sort_releases(at["old_release"].unique()),
-            "compared": int((timed & ~single).sum()), "single": int(single.sum()),
-            "faster": int((significant["direction"] == "faster").sum()),
-            "slower": int((significant["direction"] == "slower").sum()),
-            "machines": sorted(set(at["machine"]))}
+    """What the newest release changed, from its newest A/B group (`ab.release_answer`):
+    the figures the changes page and the history page show, or None where no A/B group
+    holds two releases (single runs on different hosts are never compared)."""
+    return ab.release_answer(data)
 
 
 def judged(data: Data) -> list[ledger.ClaimResult]:
@@ -175,22 +185,33 @@ def judged(data: Data) -> list[ledger.ClaimResult]:
 
 
 def verdict_table(data: Data) -> dict[str, Any]:
-    """Verdicts per environment label, for the home page's summary; a claim that is not
-    judged on an environment's backend has no entry there (the page shows a dash)."""
-    labels = [env.label for backend in data.backends for env in data.envs(backend)]
-    rows = [{"claim": {"said": r.claim.paraphrase, "slug": r.claim.id},
-             "verdicts": {j.label: j.verdict for j in r.judgements if j.env_id}}
-            for r in judged(data) if any(j.env_id for j in r.judgements)]
-    return {"rows": rows, "labels": labels}
+    """Verdicts per environment label with their regions (`ledger.verdict_table`: each
+    row's `where[label]` is `ledger.where` of that verdict), for the home page's summary."""
+    return ledger.verdict_table(data, judged(data))
 
 
 def claim_verdicts(claims: list, claim_id: str) -> dict[str, Any] | None:
-    """One claim's verdict in every environment that judged it (`ledger.judge` results)."""
+    """One claim's verdict in every environment that judged it (`ledger.judge` results),
+    each with its region (`where`: `ledger.where`), so that no verdict is shown bare."""
     found = next((r for r in claims if r.claim.id == claim_id), None)
     if found is None:
         return None
     return {"id": claim_id, "said": found.claim.paraphrase,
-            "verdicts": [{"label": j.label, "verdict": j.verdict} for j in found.judgements]}
+            "verdicts": [{"label": j.label, "verdict": j.verdict, "where": _one_region(j)}
+                         for j in found.judgements]}
+
+
+def _one_region(j) -> dict[str, Any]:
+    """`ledger.where(j)` with its `short` cut to the first settled stretch and how many more
+    there are, so that four environments' verdicts fit the home page's first two screens
+    (the claim's page, linked, has them all)."""
+    found = ledger.where(j)
+    settled = [r for r in found["regions"] if r.get("settled")]
+    if settled:
+        rest = len(found["regions"]) - 1
+        found["short"] = f"{settled[0]['workload']}: {settled[0]['text']}" + (
+            f"; {rest} more" if rest else "")
+    return found
 
 
 def conditions(data: Data) -> dict[str, Any]:
@@ -212,6 +233,78 @@ def conditions(data: Data) -> dict[str, Any]:
             "records": len(gpu),
             "devices": sorted({device_of(e) for e in data.envs("cuda")}),
             "measured": not gpu.empty}
+
+
+LOWER_PRECISION = "bfloat16"
+PRECISION_MODE = "reduce-overhead"  # the mode whose lead over eager a lower precision moves most
+
+
+def precision(data: Data) -> dict[str, Any]:
+    """What precision each device was measured in, counted from the published table, and per
+    device with bfloat16 points how bfloat16 moves one answer: PRECISION_MODE over eager on
+    LANGUAGE_MODEL at batch 1, float32 against bfloat16 in the same environment (separate
+    processes). A bfloat16 case that failed keeps its status and reason."""
+    table = data.published
+    devices = []
+    for backend in data.backends:
+        for device, envs in _envs_by_device(data, backend).items():
+            ids = [e.env_id for e in envs]
+            here = table[table["env_id"].isin(ids)]
+            if here.empty:
+                continue
+            dtypes = [_dtype_counts(here, dtype) for dtype in sorted(
+                here[analysis.DTYPE].unique(), key=lambda d: (d != analysis.DEFAULT_DTYPE, d))]
+            devices.append({"device": device, "backend": backend, "dtypes": dtypes,
+                            "moves": _moves(table, envs)})
+    return {"devices": devices, "lower": LOWER_PRECISION, "mode": PRECISION_MODE,
+            "workload": LANGUAGE_MODEL}
+
+
+def _dtype_counts(here: pd.DataFrame, dtype: str) -> dict[str, Any]:
+    of = here[here[analysis.DTYPE] == dtype]
+    timed = of[of["ok"].astype(bool)]
+    failed = of[~of["ok"].astype(bool)]
+    batches = sorted({int(b) for b in of["batch_size"].dropna()})
+    return {"dtype": dtype, "cases": len(of), "timed": len(timed),
+            "workloads": analysis.ordered(of.drop_duplicates("workload"))["workload"].tolist(),
+            "batches": batches, "modes": sorted(set(of["mode"]), key=analysis.mode_rank),
+            "failed": _failures(failed)}
+
+
+def _failures(failed: pd.DataFrame) -> list[dict[str, Any]]:
+    """Failed cases grouped by mode, status and the first line of their reason."""
+    found: dict[tuple, list[str]] = {}
+    for r in analysis.rows(analysis.ordered(failed)):
+        key = (r["mode"], r["status"], _first_line(r["reason"]))
+        found.setdefault(key, []).append(
+            r["workload"] if r["batch_size"] is None else f"{r['workload']} at batch {r['batch_size']}")
+    return [{"mode": mode, "status": status, "reason": reason, "cases": cases}
+            for (mode, status, reason), cases in found.items()]
+
+
+def _first_line(reason: Any, most: int = 120) -> str | None:
+    if not isinstance(reason, str) or not reason:
+        return None
+    line = reason.strip().splitlines()[0]
+    return line if len(line) <= most else line[:most - 1] + "…"
+
+
+def _moves(table: pd.DataFrame, envs: list[analysis.Environment]) -> list[dict[str, Any]]:
+    """PRECISION_MODE over eager on LANGUAGE_MODEL at batch 1 in each environment of the
+    device that timed it in both float32 and bfloat16."""
+    out = []
+    for env in envs:
+        both = {dtype: analysis.row_of(table, env.env_id, LANGUAGE_MODEL, 1, PRECISION_MODE, dtype)
+                for dtype in (analysis.DEFAULT_DTYPE, LOWER_PRECISION)}
+        if all(r is not None for r in both.values()):
+            out.append({"env": env, "where": env.label, **{
+                key: {"ok": bool(r["ok"]), "status": r["status"],
+                      "speedup": r["speedup"] if r["ok"] else None,
+                      "lo": r["speedup_lo"], "hi": r["speedup_hi"],
+                      "processes": int(r["processes"]), "timing": r["timing"]}
+                for key, r in (("float32", both[analysis.DEFAULT_DTYPE]),
+                               ("bfloat16", both[LOWER_PRECISION]))}})
+    return out
 
 
 def answers(data: Data, claims: list) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@ its evidence, and says "not measured" or "unsettled" where the records cannot an
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 from fixtures import make_results as fx
@@ -86,3 +87,35 @@ def test_an_answer_takes_the_environment_whose_figure_rests_on_paired_processes(
     same = [e for e in data.envs("cuda") if answers.device_of(e) == "NVIDIA H200"
             and dict(e.fields)["torch"] == dict(h200["env"].fields)["torch"]]
     assert len(same) >= 2 and h200["env"] is not answers._newest(same)[0]
+
+
+def test_no_verdict_on_the_home_page_appears_without_its_region(fixture_root):
+    """Issue 49: quick answer 10 and the claims table give each verdict with where it holds
+    (`ledger.where(j).short`), never bare."""
+    from report import ledger
+
+    home = (fixture_root / "docs" / "index.md").read_text("utf-8")
+    quick = home[home.index("## Quick answers"):home.index("## Reproduce")]
+    claim = next(b for b in quick.split("\n\n") if "reduce-overhead gives 2–4×" in b)
+    named = re.findall(r"\*\*(" + "|".join(ledger.VERDICTS) + r")\*\*( \((.*?)\)(?:; |\.(?:\n|$)))?", claim)
+    assert named and all(region.strip() for _, _, region in named), claim
+    table = home[home.index("## Claims at a glance"):home.index("## Speedup over eager")]
+    cells = [c.strip() for line in table.splitlines() if line.startswith("| [")
+             for c in line.split(" | ")[1:]]
+    verdict_cells = [c for c in cells if c.strip(" |") not in ("—", "")]
+    assert verdict_cells
+    for cell in verdict_cells:
+        found = re.fullmatch(r"\*\*(" + "|".join(ledger.VERDICTS) + r")\*\*<br><small>(.+)</small> ?\|?",
+                             cell)
+        assert found and found.group(2).strip(), cell
+
+
+def test_the_claim_answer_carries_each_verdicts_region(tmp_path):
+    from fixtures import model_records as mx
+
+    data = data_of(tmp_path, mx.records())
+    claims = answers.judged(data)
+    found = answers.claim_verdicts(claims, answers.CLAIM_RO_2_4X)
+    assert found and found["verdicts"]
+    for v in found["verdicts"]:
+        assert v["where"]["verdict"] == v["verdict"] and v["where"]["short"], v

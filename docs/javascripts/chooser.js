@@ -1,7 +1,9 @@
 // The guide's chooser: the reader's environment, work, workload, batch, calls per process,
 // shapes and dtype select one measured point of analysis/guide-data.json, whose answers
 // report/pages/guide.py computed with analysis.choose, the rule the quick answers and the
-// pages use. Nothing is computed here: every figure shown is a field of that file.
+// pages use. Every figure shown is a field of that file, except a host-dependent answer's
+// prediction for the reader's host, which follows the formula of report/host_model.py's
+// `columns` from the model terms the file carries (the same as hostfit.SpeedupModel.at).
 (function () {
   "use strict";
   const root = document.getElementById("chooser");
@@ -28,11 +30,44 @@
     return answer.compiling ? " (torch.compile)" : "";
   }
 
+  // [low, fitted, high] of one side at probe p (µs): a fitted line with its prediction band,
+  // or a device-bound figure with its range.
+  function sideAt(side, p) {
+    if (side[0] === "figure") return [side[2], side[1], side[3]];
+    const [, intercept, slope, half, processes, mean, sxx] = side;
+    const fitted = intercept + slope * p * 1e-6;
+    const width = half * Math.sqrt(1 + 1 / processes + (p - mean) ** 2 / sxx);
+    return [fitted - width, fitted, fitted + width];
+  }
+  // The predicted speedup over eager at probe p with its band, and how far p lies outside
+  // the probes the model was fitted on (0 inside).
+  function predict(model, p) {
+    const outside = p > model.probe_hi_us ? p - model.probe_hi_us
+      : p < model.probe_lo_us ? p - model.probe_lo_us : 0;
+    const [baseLo, base, baseHi] = sideAt(model.base, p);
+    const [modeLo, mode, modeHi] = sideAt(model.mode, p);
+    const speedup = base / mode;
+    if (model.ratio_sd !== null) {
+      const [, , , , , mean, sxx] = model.base;
+      const half = model.t * model.ratio_sd
+        * Math.sqrt(1 + 1 / model.processes + (p - mean) ** 2 / sxx);
+      return {low: speedup * Math.exp(-half), speedup, high: speedup * Math.exp(half), outside};
+    }
+    return {low: Math.max(baseLo, 0) / modeHi, speedup,
+            high: modeLo > 0 ? baseHi / modeLo : Infinity, outside};
+  }
+  function micro(x) { return x.toFixed(1) + " µs"; }
+
   function setup(guide) {
     const el = form.elements;
     const named = (values) => Object.fromEntries(guide.fields.map((f, i) => [f, values[i]]));
-    const points = guide.points.map(([env, workload, batch, dtype, answers]) =>
-      ({env, workload, batch, dtype, answers: answers.map((a) => a && named(a))}));
+    const hostNamed = (values) => Object.fromEntries(guide.host_fields.map((f, i) => [f, values[i]]));
+    const points = guide.points.map(([env, workload, batch, dtype, answers, hosts]) =>
+      ({env, workload, batch, dtype, answers: answers.map((a) => a && named(a)),
+        hosts: Object.fromEntries(Object.entries(hosts || {}).map(([m, v]) => [m, hostNamed(v)]))}));
+    // The reader's probe: pre-filled with the median measured host of the answer's model
+    // until the reader types a value of their own.
+    el.probe.addEventListener("input", () => { el.probe.dataset.typed = el.probe.value ? "1" : ""; });
     fill(el.device, guide.environments.map((e) => e.id), (id) => {
       const env = guide.environments.find((e) => e.id === id);
       return `${env.label} (${env.backend})`;
@@ -60,7 +95,37 @@
       show(point, guide);
     };
     form.addEventListener("change", refresh);
+    el.probe.addEventListener("input", refresh);
     refresh();
+  }
+
+  // A host-dependent answer as a prediction for the reader's host, or why there is none.
+  function hostAnswer(model) {
+    const probe = form.elements.probe;
+    const note = text("p", "This gain depends on the host: it grows where the CPU issues "
+                           + "kernels more slowly. ", {class: "atlas-chooser-host"});
+    if (!model) {
+      note.append("No host model was fitted for this mode here, so no prediction for your host.");
+      return note;
+    }
+    if (!probe.dataset.typed) probe.value = model.probe_median_us.toFixed(1);
+    const p = Number(probe.value);
+    const range = `${micro(model.probe_lo_us)}–${micro(model.probe_hi_us)}`;
+    if (!(p > 0)) {
+      note.append(`Enter your host's eager op cost to predict; the hosts measured cost ${range}.`);
+      return note;
+    }
+    const found = predict(model, p);
+    if (found.outside !== 0) {
+      note.append(`${micro(p)} is outside the measured range (${range}, `
+        + `${micro(Math.abs(found.outside))} ${found.outside > 0 ? "above" : "below"}): not predicted.`);
+      return note;
+    }
+    const high = Number.isFinite(found.high) ? times(found.high) : "no upper bound";
+    note.append(`Predicted for a host whose eager op costs ${micro(p)}: ${times(found.speedup)} `
+      + `(${times(found.low)}–${high}), from ${model.processes} paired processes on hosts at ${range}`
+      + (Math.abs(p - model.probe_median_us) < 0.05 ? " (the median measured host)." : "."));
+    return note;
   }
 
   function show(point, guide) {
@@ -88,8 +153,8 @@
         + (a.tie ? "a tie: the lead is inside the spread between processes."
                  : `a lead of ${(a.margin * 100).toFixed(1)}%.`));
     }
-    if (a.host_dependent) head.append(" This gain depends on the host: it grows on a slower CPU.");
     out.append(head);
+    if (a.host_dependent) out.append(hostAnswer(point.hosts[a.mode]));
     const env = guide.environments.find((e) => e.id === point.env);
     const conditions = text("p", `${env.label}; ${el.work.value}, ${el.shapes.value} shapes, `
       + `${point.workload} at batch ${point.batch === null ? "—" : point.batch}, ${point.dtype}. `,

@@ -74,7 +74,8 @@ def older_sections(site: Site) -> tuple[list[dict], list[dict]]:
 def render(site: Site) -> None:
     envs = history.releases(history.site_older(site.data))
     sections, apart = older_sections(site)
-    site.page(PAGE, "changes.md.j2", ab_sections=ab_sections(site), sections=sections,
+    site.page(PAGE, "changes.md.j2", ab_sections=ab_sections(site),
+              newest=ab.release_answer(site.data), sections=sections,
               apart=apart, min_effect=compare.MIN_EFFECT, one_release=_one_release(envs),
               no_floor=ab.NO_FLOOR)
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from pathlib import Path
 
 import pandas as pd
 
-from report import analysis, answers, guide_rules
+from bench import hostfit
+from bench.coldstart_records import RUNG_TEXT
+from report import analysis, answers, cold_start_data, guide_rules
 from report.analysis import BASELINE, Environment, of_env, rows
 from report.site import Site
 
@@ -22,6 +25,33 @@ PAGE = "analysis/guide.md"
 # Leaves that ask no threshold of their own: where the branch's environment has no such
 # points, the chart shows another environment's of the same backend, and names it.
 BORROWED = ("training", "varying")
+
+
+# The cold-start records the cold-start page (analysis/cold-start.md) reads, from the same
+# place, so that the first-call answer here names that page's recommended rung.
+COLD_START_RESULTS = Path("results/coldstart")
+
+
+def first_call(results: Path = COLD_START_RESULTS) -> list[dict]:
+    """Per cold-start environment and case: the rung with the smallest residual over eager's
+    first call (`Case.recommended`), with that residual and the cold rung's; empty where
+    nothing was measured."""
+    views, _ = cold_start_data.load(results)
+    out = []
+    for view in views:
+        cases = []
+        for case in view.cases:
+            rung = case.recommended
+            if rung is None:
+                continue
+            cold = case.rungs.get("cold")
+            cases.append({"workload": case.workload, "batch": case.batch_size, "mode": case.mode,
+                          "rung": rung, "rung_text": RUNG_TEXT.get(rung, rung),
+                          "residual_s": case.rungs[rung].residual.median,
+                          "cold_s": cold.residual.median if cold and cold.residual else None})
+        if cases:
+            out.append({"label": view.env.label, "cases": cases})
+    return out
 
 
 def env_page(env_id: str) -> str:
@@ -97,17 +127,64 @@ CHOICE_FIELDS = ("mode", "speedup", "speedup_lo", "speedup_hi", "cold_calls", "p
                  "host_dependent", "compiling", "cuda_graphs")
 
 
+# A host model as the chooser predicts from it (docs/javascripts/chooser.js), from the
+# published `host_*` columns (report/host_model.py `columns`): the fitted probes, their median
+# (what the reader's probe starts from), the paired processes, the spread of the processes'
+# own speedups where both sides are lines (`ratio_sd`, else None) with its Student quantile
+# `t`, and each side ("base": eager, "mode") as ["line", intercept_s, slope, half_width_s,
+# processes, probe_mean_us, probe_sxx_us2] or ["figure", median_s, lo_s, hi_s].
+HOST_FIELDS = ("probe_lo_us", "probe_hi_us", "probe_median_us", "processes", "ratio_sd", "t",
+               "base", "mode")
+
+
+def host_terms(row: dict) -> list | None:
+    """A published row's host model in HOST_FIELDS order; None where it has none."""
+    median = row.get("host_probe_median_us")
+    if median is None or median != median:
+        return None
+    processes = int(row["host_processes"])
+    ratio_sd = row.get("host_ratio_sd")
+    ratio_sd = None if ratio_sd is None or ratio_sd != ratio_sd else ratio_sd
+    t = hostfit.t_quantile((1 + row["host_band_probability"]) / 2, processes - 2) if ratio_sd else None
+
+    def side(name: str) -> list:
+        intercept = row.get(f"host_{name}_intercept_s")
+        if intercept is not None and intercept == intercept:  # NaN: the side is a figure
+            return ["line", *(_precise(row[f"host_{name}_{term}"]) for term in (
+                "intercept_s", "slope", "half_width_s", "processes", "probe_mean_us",
+                "probe_sxx_us2"))]
+        return ["figure", *(_precise(row[f"host_{name}_{term}"]) for term in ("median_s", "lo_s", "hi_s"))]
+
+    return [_precise(row["host_probe_lo_us"]), _precise(row["host_probe_hi_us"]), _precise(median),
+            processes, _precise(ratio_sd), _precise(t), side("base"), side("mode")]
+
+
+def _precise(value):
+    """A model term with the digits a prediction needs (a line's terms cancel each other)."""
+    if value is None or isinstance(value, str):
+        return value
+    value = float(value)
+    return None if value != value else float(f"{value:.9g}")
+
+
 def chooser_data(data: analysis.Data) -> dict:
     """The chooser's answers, computed here by `analysis.choose` and only looked up in the
     browser: per environment, workload, batch and dtype, the answer at each of
     analysis.CALLS_STEPS as a list of CHOICE_FIELDS (`fields`); with each workload what the
-    picker shows (family, description, training, varying shapes)."""
+    picker shows (family, description, training, varying shapes); a point whose chosen mode
+    has a host model carries it as a sixth item, {mode: HOST_FIELDS values}."""
     answers_by_point: dict[tuple, list] = {}
     for step, calls in enumerate(analysis.CALLS_STEPS):
         for r in rows(analysis.choose(data.published, calls)):
             key = (r["env_id"], r["workload"], r["batch_size"], r[analysis.DTYPE])
             answers_by_point.setdefault(key, [None] * len(analysis.CALLS_STEPS))[step] = [
                 _compact(r.get(f)) for f in CHOICE_FIELDS]
+    hosts: dict[tuple, dict] = {}
+    for r in rows(data.published[data.published["host_probe_median_us"].notna()]):
+        key = (r["env_id"], r["workload"], r["batch_size"], r[analysis.DTYPE])
+        chosen = {a[0] for a in answers_by_point.get(key, []) if a}
+        if r["mode"] in chosen and (terms := host_terms(r)):
+            hosts.setdefault(key, {})[r["mode"]] = terms
     envs = [e for e in data.environments.values() if any(k[0] == e.env_id for k in answers_by_point)]
     workloads = {}
     for workload in data.workloads:
@@ -121,7 +198,9 @@ def chooser_data(data: analysis.Data) -> dict:
             "environments": [{"id": e.env_id, "label": e.label, "backend": e.backend}
                              for e in sorted(envs, key=lambda e: (e.backend != "cuda", e.label))],
             "workloads": workloads,
-            "points": [[*key, answers] for key, answers in answers_by_point.items()]}
+            "host_fields": list(HOST_FIELDS),
+            "points": [[*key, answers, *([hosts[key]] if key in hosts else [])]
+                       for key, answers in answers_by_point.items()]}
 
 
 def _compact(value):
@@ -214,6 +293,6 @@ def render(site: Site) -> None:
     site.page(PAGE, "guide.md.j2", backends=site.by_backend(build),
               modes=data.modes, chart=chart(data, found), leaves=guide_rules.LEAVES,
               gain=analysis.MEANINGFUL_GAIN, never=analysis.NEVER,
-              outlier_spread=answers.OUTLIER_SPREAD)
+              outlier_spread=answers.OUTLIER_SPREAD, first_call=first_call(COLD_START_RESULTS))
     site.write("analysis/guide-data.json",
                json.dumps(chooser_data(data), sort_keys=True, separators=(",", ":")) + "\n")

@@ -167,5 +167,6 @@ def render(site: Site) -> None:
         lineages.append({"lineage": info, "releases": rows(of), "workloads": workloads,
                          "groups": groups, "several_profiles": len(profiles) > 1,
                          "left_out": len(left_out)})
-    site.page(PAGE, "history.md.j2", lineages=lineages, single=single, gpu_recipe=GPU_RECIPE,
+    site.page(PAGE, "history.md.j2", lineages=lineages, newest=ab.release_answer(site.data),
+              single=single, gpu_recipe=GPU_RECIPE,
               lineage_fields=LINEAGE_FIELDS, version_fields=VERSION_FIELDS)

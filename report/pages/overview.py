@@ -54,5 +54,6 @@ def render(site: Site) -> None:
     site.page(PAGE, "index.md.j2", backends=site.by_backend(build),
               verdicts=answers.verdict_table(data),
               answers=answers.answers(data, answers.judged(data)),
-              gpu=answers.conditions(data), calls_answered=answers.CALLS_ANSWERED,
+              gpu=answers.conditions(data), precision=answers.precision(data),
+              calls_answered=answers.CALLS_ANSWERED,
               representative={w: data.representative_batch(w) for w in batched})

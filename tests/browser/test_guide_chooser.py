@@ -149,3 +149,75 @@ def test_a_phone_keeps_numbers_and_words_in_table_cells_whole(context, base_url)
     assert len(cells) > 50 and "depends" in {c["text"] for c in cells}, len(cells)
     split = [c["text"] for c in cells if c["lines"] > 1]
     assert not split, f"cells split over lines on a phone: {split[:10]}"
+
+
+def _side_at(side: list, probe_us: float) -> tuple[float, float, float]:
+    """chooser.js's sideAt, written again from report/host_model.py's `columns` docstring."""
+    import math
+
+    if side[0] == "figure":
+        return side[2], side[1], side[3]
+    _, intercept, slope, half, processes, mean, sxx = side
+    fitted = intercept + slope * probe_us * 1e-6
+    width = half * math.sqrt(1 + 1 / processes + (probe_us - mean) ** 2 / sxx)
+    return fitted - width, fitted, fitted + width
+
+
+def _host_point(guide: dict):
+    """A point of the chooser's data whose answer at some calls is host-dependent with a
+    host model of one fitted line (no ratio_sd), reachable from the form."""
+    for env, workload, batch, dtype, by_calls, *hosts in guide["points"]:
+        info = guide["workloads"][workload]
+        if not hosts or info["family"] in ("launch-overhead", "warmup") or info["axis"] == "n":
+            continue
+        for step, values in enumerate(by_calls):
+            answer = dict(zip(guide["fields"], values or [], strict=False))
+            terms = hosts[0].get(answer.get("mode"))
+            if answer.get("host_dependent") and terms:
+                model = dict(zip(guide["host_fields"], terms, strict=True))
+                if model["ratio_sd"] is None:
+                    return env, workload, batch, dtype, guide["calls"][step], info, model
+    return None
+
+
+def test_a_host_dependent_answer_is_predicted_for_the_readers_host(page, base_url):
+    page.goto(base_url + GUIDE, wait_until="networkidle")
+    guide = page.evaluate("() => fetch('../guide-data.json').then((r) => r.json())")
+    found = _host_point(guide)
+    assert found, "no host-dependent answer with a host model in the chooser's data"
+    env, workload, batch, dtype, calls, info, model = found
+    form = "#chooser [name={}]".format
+    page.locator(form("device")).select_option(env)
+    page.locator(form("work")).select_option("training" if info["training"] else "inference")
+    page.locator(form("shapes")).select_option("varying" if info["varying"] else "fixed")
+    if page.locator(form("dtype")).is_visible():
+        page.locator(form("dtype")).select_option(dtype)
+    page.locator(form("workload")).select_option(workload)
+    page.locator(form("batch")).select_option("null" if batch is None else str(batch))
+    page.locator(form("calls")).select_option(str(calls))
+    probe = page.locator(form("probe"))
+    assert probe.input_value() == f"{model['probe_median_us']:.1f}"  # the median measured host
+
+    def said() -> str:
+        return page.locator("#chooser .atlas-chooser-host").inner_text()
+
+    def expected(probe_us: float) -> str:
+        (b_lo, b, b_hi), (m_lo, m, m_hi) = (_side_at(model[s], probe_us) for s in ("base", "mode"))
+        return f"{probe_us:.1f} µs: {b / m:.2f}× ({max(b_lo, 0) / m_hi:.2f}×–"
+
+    assert expected(round(model["probe_median_us"], 1)) in said(), said()
+    inside = round((model["probe_lo_us"] + model["probe_hi_us"]) / 2, 1)
+    probe.fill(str(inside))
+    assert expected(inside) in said(), said()
+    probe.fill(str(round(model["probe_hi_us"] + 5, 1)))
+    assert "outside the measured range" in said() and "×" not in said(), said()
+    assert not page.errors, page.errors
+
+
+def test_the_chooser_writes_text_only_as_text():
+    """Chooser text goes into the page by textContent, never parsed as HTML."""
+    from tests.fixtures import ROOT
+
+    script = (ROOT / "docs" / "javascripts" / "chooser.js").read_text("utf-8")
+    assert "innerHTML" not in script and "insertAdjacentHTML" not in script
+    assert "outerHTML" not in script and "document.write" not in script

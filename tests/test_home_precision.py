@@ -1,0 +1,77 @@
+"""Issue 52: the home page says in what precision each device was measured, counted from
+the published table, shows a failed bfloat16 case as failed with its reason, and states how
+bfloat16 moves reduce-overhead over eager on gpt2-small at batch 1 from one environment."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from fixtures import make_results as fx
+
+from report import analysis, answers
+from report.pages import overview
+from report.site import Site
+
+MODEL = answers.LANGUAGE_MODEL
+# median latency per (dtype, mode): bfloat16 shortens eager's kernels less than its launches
+MEDIANS = {("float32", "eager"): 6e-3, ("float32", "reduce-overhead"): 2e-3,
+           ("bfloat16", "eager"): 5e-3, ("bfloat16", "reduce-overhead"): 5e-4}
+LITE_REASON = "during first calls: TypeError: expected Tensor() for op: attention"
+
+
+def record(dtype: str, mode: str, repeat: int):
+    made = fx.ok_record(fx.ENV_A, "vit16x6x384", mode, 1, repeat=repeat, repeats=3)
+    return dataclasses.replace(
+        made, key=dataclasses.replace(made.key, workload=MODEL, dtype=dtype),
+        workload_info=dataclasses.replace(made.workload_info, family="models",
+                                          description="GPT-2 small", dtype=dtype),
+        timing=fx.timing(MEDIANS[dtype, mode] * (1 + 0.01 * repeat), 0.01, False))
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    records = [record(dtype, mode, r) for dtype, mode in MEDIANS for r in range(3)]
+    lite = fx.failed(fx.ENV_A, "vit16x6x384", "lite", 1, "error", LITE_REASON)
+    records.append(dataclasses.replace(
+        lite, key=dataclasses.replace(lite.key, workload=MODEL, dtype="bfloat16"),
+        workload_info=records[-1].workload_info))
+    folder = tmp_path_factory.mktemp("results")
+    fx.write(folder / "r.jsonl", records)
+    return analysis.Data(analysis.load(folder))
+
+
+def test_precision_counts_each_dtype_and_keeps_the_failure(data):
+    (device,) = answers.precision(data)["devices"]
+    by_dtype = {t["dtype"]: t for t in device["dtypes"]}
+    assert list(by_dtype) == ["float32", "bfloat16"]
+    bf16 = by_dtype["bfloat16"]
+    assert (bf16["workloads"], bf16["batches"], bf16["cases"], bf16["timed"]) == ([MODEL], [1], 3, 2)
+    assert bf16["failed"] == [{"mode": "lite", "status": "error", "reason": LITE_REASON,
+                               "cases": [f"{MODEL} at batch 1"]}]
+
+
+def test_the_move_reads_both_figures_from_the_published_table_of_one_environment(data):
+    (device,) = answers.precision(data)["devices"]
+    (move,) = device["moves"]
+    for dtype in ("float32", "bfloat16"):
+        row = analysis.row_of(data.published, move["env"].env_id, MODEL, 1, "reduce-overhead", dtype)
+        assert move[dtype]["speedup"] == pytest.approx(row["speedup"])
+    assert move["float32"]["speedup"] < move["bfloat16"]["speedup"]
+
+
+def test_the_home_page_states_the_precision_and_the_move(data, tmp_path):
+    overview.render(Site(data, tmp_path))
+    home = (tmp_path / "index.md").read_text("utf-8")
+    said = next(line for line in home.splitlines() if line.startswith("**Precision measured:**"))
+    assert f"bfloat16 for {MODEL} at batch 1" in said and "2 of 3 cases timed" in said
+    assert f"failed: lite on {MODEL} at batch 1 (error: {LITE_REASON})" in said
+    (move,) = answers.precision(data)["devices"][0]["moves"]
+    moved = next(line for line in home.splitlines()
+                 if line.startswith("Reduce-overhead over eager on gpt2-small at batch 1"))
+    f32, bf16 = (f"{move[d]['speedup']:.2f}×" for d in ("float32", "bfloat16"))
+    assert f"{f32} (" in moved and f"{bf16} (" in moved
+    assert moved.index(f32) < moved.index("in float32 against") < moved.index(bf16)
+    # One paragraph: the move follows the statement of what was measured.
+    assert home.index(said) + len(said) + 1 == home.index(moved)
+    assert "separate processes on one environment" in moved

@@ -1,0 +1,96 @@
+"""Issue 51: a host-dependent quick answer is a prediction of its host model
+(`host_model.model_for`) at the median measured host probe of the published table, with the
+probes it was fitted on, and refuses to predict outside them."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+from fixtures import host_records
+from fixtures import make_results as fx
+
+from report import analysis, answers, host_model
+from report.site import template_environment
+
+ENV = fx.ENV_A
+
+
+@pytest.fixture(scope="module")
+def data():
+    with tempfile.TemporaryDirectory() as folder:
+        return analysis.Data(analysis.load_file(
+            fx.write(Path(folder) / "host.jsonl", host_records.records(ENV))))
+
+
+def host_text(found) -> str:
+    macro = template_environment().get_template("_host_answer.md.j2").module.host_part
+    return str(macro(found))
+
+
+def test_the_answer_is_the_models_prediction_at_the_median_measured_host(data):
+    (part,) = answers.fastest_at(data, "vit16x6x384", 1, "cuda")
+    assert part["host_dependent"] and part["mode"] == "reduce-overhead"
+    row = analysis.row_of(data.published, ENV.env_id(), "vit16x6x384", 1, "reduce-overhead")
+    model = host_model.model_for(data, ENV.env_id(), "vit16x6x384", 1, "reduce-overhead")
+    expected = model.at(row["host_probe_median_us"] * 1e-6)
+    found = part["host"]
+    assert found["probe_us"] == pytest.approx(row["host_probe_median_us"])
+    assert (found["low"], found["speedup"], found["high"]) == pytest.approx(
+        (expected.low, expected.speedup, expected.high))
+    assert found["outside_us"] == 0 and found["low"] < found["speedup"] < found["high"]
+    lo, hi = (p * 1e6 for p in model.probe_range_s)
+    assert (found["lo_us"], found["hi_us"]) == pytest.approx((lo, hi))
+    text = host_text(found)
+    assert text.startswith("host-dependent: predicted") and "the median measured host" in text
+    assert f"{lo:.1f}–{hi:.1f} µs" in text
+
+
+def test_outside_the_fitted_probes_the_answer_refuses_to_predict(data):
+    row = analysis.row_of(data.published, ENV.env_id(), "vit16x6x384", 1, "reduce-overhead")
+    found = answers.host_prediction(data, ENV.env_id(), "vit16x6x384", 1, "reduce-overhead", row,
+                                    probe_us=row["host_probe_hi_us"] + 5.0)
+    assert found["outside_us"] == pytest.approx(5.0)
+    text = host_text(found)
+    assert "outside the measured range" in text and "×" not in text
+
+
+def test_a_host_dependent_answer_without_a_model_says_so():
+    assert host_text(None) == "host-dependent (no host model)"
+
+
+def rebuilt(terms: dict):
+    """A hostfit model from the chooser's terms alone, as chooser.js reads them."""
+    from bench import hostfit
+
+    def side(values):
+        if values[0] == "figure":
+            return hostfit.Figure(values[1], values[2], values[3], 3)
+        _, intercept, slope, half, processes, mean, sxx = values
+        t = hostfit.t_quantile((1 + hostfit.BAND) / 2, int(processes) - 2)
+        return hostfit.Line(intercept_s=intercept, slope=slope, processes=int(processes), leases=1,
+                            probe_lo_s=terms["probe_lo_us"] * 1e-6,
+                            probe_hi_s=terms["probe_hi_us"] * 1e-6, probe_mean_s=mean * 1e-6,
+                            probe_sxx=sxx * 1e-12, residual_sd_s=half / t, residual_max=0.0)
+
+    return side(terms["base"]), side(terms["mode"])
+
+
+def test_the_chooser_carries_the_host_model_of_its_host_dependent_answers(data):
+    from report.pages import guide
+
+    chooser = guide.chooser_data(data)
+    (point,) = [p for p in chooser["points"] if p[1] == "vit16x6x384"]
+    terms = dict(zip(chooser["host_fields"], point[5]["reduce-overhead"], strict=True))
+    model = host_model.model_for(data, ENV.env_id(), "vit16x6x384", 1, "reduce-overhead")
+    row = analysis.row_of(data.published, ENV.env_id(), "vit16x6x384", 1, "reduce-overhead")
+    assert terms["probe_median_us"] == pytest.approx(row["host_probe_median_us"])
+    base, mode = rebuilt(terms)
+    lo, hi = terms["probe_lo_us"], terms["probe_hi_us"]
+    for probe_us in (lo, (lo + hi) / 2, hi):
+        expected = model.at(probe_us * 1e-6)
+        (b_lo, b, b_hi), (m_lo, m, m_hi) = base.at(probe_us * 1e-6), mode.at(probe_us * 1e-6)
+        assert b / m == pytest.approx(expected.speedup, rel=1e-6)
+        assert max(b_lo, 0) / m_hi == pytest.approx(expected.low, rel=1e-5)
+        assert b_hi / m_lo == pytest.approx(expected.high, rel=1e-5)

@@ -1,0 +1,78 @@
+"""Issue 50: the home page's release answer, the changes page and the history page say the
+same thing about the newest release, from its newest A/B group (`report.ab.release_answer`),
+and say "not measured A/B" where no group holds two releases."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from ab_fixtures import group_records
+from test_report_ab import EFFECTS, LABELS, NOISE
+from test_report_compare import write
+
+from report import analysis, answers
+from report.analysis import Data
+from report.pages import changes, history, overview
+from report.site import Site, template_environment
+
+ROOT = Path(__file__).resolve().parents[1]
+NOT_AB = "Not measured A/B"
+
+
+def newest_sentences(text: str) -> list[str]:
+    """Every sentence that states the newest release's change, the A/B one or its refusal."""
+    found = re.findall(r"(?:Measured A/B \(|Not measured A/B:)[^\n]*", text)
+    return [re.sub(r" <small>.*</small>$", "", line) for line in found]  # the home page's link
+
+
+def rendered(data: Data, docs: Path, pages) -> dict[str, str]:
+    site = Site(data, docs)
+    for page in pages:
+        page.render(site)
+    return {name: (docs / path).read_text("utf-8") for name, path in
+            (("home", "index.md"), ("changes", "analysis/changes.md"),
+             ("history", "analysis/history.md")) if (docs / path).exists()}
+
+
+def test_with_an_ab_group_the_three_pages_give_the_groups_counts(tmp_path):
+    data = Data(analysis.load(write(tmp_path / "results", group_records("g1", LABELS, EFFECTS, NOISE))))
+    found = answers.release_changes(data)
+    assert found is not None and (found["old"], found["release"], found["group"]) == (
+        "2.14.1", "2.15.0", "g1")
+    # test_report_ab judges these effects: mlp default slower, matmul-128 eager faster.
+    assert (found["faster"], found["slower"], found["compared"]) == (1, 1, 4)
+    pages = rendered(data, tmp_path / "docs", (overview, changes, history))
+    said = {name: newest_sentences(text) for name, text in pages.items()}
+    assert all(len(s) == 1 for s in said.values()), said
+    assert said["home"] == said["changes"] == said["history"]
+    sentence = said["home"][0]
+    assert "group g1" in sentence and "quiet (boot boot-1)" in sentence
+    assert "faster than torch 2.14.1 in 1 and slower in 1 of 4 cases" in sentence
+    assert found["floor_text"] in sentence and NOT_AB not in pages["home"]
+    # The changes page's own table of the group carries the same counts.
+    assert re.search(r"\| g1 \| 2\.14\.1 → 2\.15\.0 \|[^\n]*\| 4 \| 1 \| 1 \|", pages["changes"])
+
+
+@pytest.fixture(scope="module")
+def committed(tmp_path_factory):
+    data = Data(analysis.load(ROOT / "results"))
+    return data, rendered(data, tmp_path_factory.mktemp("docs"), (changes, history))
+
+
+def test_on_the_committed_results_all_three_say_not_measured_ab(committed):
+    data, pages = committed
+    assert answers.release_changes(data) is None  # no A/B group in results/ yet
+    home = [a for a in answers.answers(data, []) if a["kind"] == "changes"]
+    assert home == [{"kind": "changes", "question": home[0]["question"], "found": None}]
+    # The home page words that answer with the macro the other two pages use.
+    index = (ROOT / "report" / "templates" / "index.md.j2").read_text("utf-8")
+    assert "{{ release.sentence(a.found) }}" in index
+    said = template_environment().get_template("_release.md.j2").module.sentence(None)
+    for name in ("changes", "history"):
+        (sentence,) = newest_sentences(pages[name])
+        assert sentence == said and sentence.startswith(NOT_AB)
+        assert "different hosts are not compared" in sentence
+    # No faster/slower count of single runs on different hosts is given as the answer.
+    assert "0 faster, 0 slower" not in pages["changes"] + pages["history"]
