@@ -26,6 +26,7 @@ LAYERS = {
     "autotuning": (None, "inductor.select_algorithm_autotune"),
 }
 # Workloads built of repeated blocks, where regional compilation applies.
+COLDSTART = "coldstart"  # the results subfolder `python -m bench.coldstart` writes
 BLOCK_MODELS = ("gpt2-small", "llama-small", "bert-base", "vit-base16")
 REGIONAL_BATCHES = (1, 32)
 

@@ -17,26 +17,25 @@ def data():
     return analysis.Data(analysis.load(RESULTS))
 
 
-def first_call_text(data, tmp_path, monkeypatch, cold_results) -> str:
-    monkeypatch.setattr(guide, "COLD_START_RESULTS", cold_results)
-    guide.render(Site(data, tmp_path / "docs"))
+def first_call_text(data, tmp_path, results) -> str:
+    guide.render(Site(data, tmp_path / "docs", results=results))
     text = (tmp_path / "docs" / guide.PAGE).read_text("utf-8")
     start = text.index("**Is your first call too slow?**")
     return text[start:text.index("**Is compiled slower", start)]
 
 
-def test_the_guide_names_the_cold_start_pages_recommended_rung(data, tmp_path, monkeypatch):
-    write(tmp_path / "cold", fixture_records())
-    (env,) = guide.first_call(tmp_path / "cold")  # the H200 has no rung over its eager
+def test_the_guide_names_the_cold_start_pages_recommended_rung(data, tmp_path):
+    write(tmp_path / "results" / "coldstart", fixture_records())
+    (env,) = guide.first_call(tmp_path / "results" / "coldstart")  # the H200 has no rung over its eager
     (case,) = env["cases"]
     # warm leaves 7.5 s over eager's 0.5 s first call, the bundle 8.5 s, cold 29.5 s.
     assert (case["workload"], case["rung"]) == ("gpt2-small", "warm")
     assert case["residual_s"] == pytest.approx(7.5) and case["cold_s"] == pytest.approx(29.5)
-    text = first_call_text(data, tmp_path, monkeypatch, tmp_path / "cold")
+    text = first_call_text(data, tmp_path, tmp_path / "results")
     assert "](cold-start.md)" in text
     assert "gpt2-small at batch 1 under default: **warm**" in text and "not measured" not in text
 
 
-def test_without_cold_start_records_the_guide_says_not_measured(data, tmp_path, monkeypatch):
-    text = first_call_text(data, tmp_path, monkeypatch, tmp_path / "none")
+def test_without_cold_start_records_the_guide_says_not_measured(data, tmp_path):
+    text = first_call_text(data, tmp_path, tmp_path / "none")
     assert "](cold-start.md)" in text and "not measured" in text and "**warm**" not in text

@@ -12,11 +12,10 @@ from pathlib import Path
 
 from bench.coldstart_records import LADDER, REGIONAL, RUNG_TEXT
 from report import cold_start_charts
-from report.cold_start_data import BLOCK_MODELS, LAYERS, REGIONAL_BATCHES, EnvView, load
+from report.cold_start_data import BLOCK_MODELS, COLDSTART, LAYERS, REGIONAL_BATCHES, EnvView, load
 from report.site import Site
 
 PAGE = "analysis/cold-start.md"
-COLDSTART = "coldstart"  # the results subfolder `python -m bench.coldstart` writes
 # The cases the issue asks for, shown as "not measured" until they are.
 EXPECTED_WORKLOADS = ("resnet50", "vit-base16", "bert-base", "gpt2-small", "llama-small",
                       "vit16x6x384", "vit32x12x768", "vit32x18x1024")

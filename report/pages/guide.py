@@ -27,15 +27,13 @@ PAGE = "analysis/guide.md"
 BORROWED = ("training", "varying")
 
 
-# The cold-start records the cold-start page (analysis/cold-start.md) reads, from the same
-# place, so that the first-call answer here names that page's recommended rung.
-COLD_START_RESULTS = Path("results/coldstart")
-
-
-def first_call(results: Path = COLD_START_RESULTS) -> list[dict]:
+def first_call(results: Path | None) -> list[dict]:
     """Per cold-start environment and case: the rung with the smallest residual over eager's
     first call (`Case.recommended`), with that residual and the cold rung's; empty where
-    nothing was measured."""
+    nothing was measured. `results` is the cold-start page's own folder, so that the answer
+    here names that page's recommended rung."""
+    if results is None:
+        return []
     views, _ = cold_start_data.load(results)
     out = []
     for view in views:
@@ -293,6 +291,7 @@ def render(site: Site) -> None:
     site.page(PAGE, "guide.md.j2", backends=site.by_backend(build),
               modes=data.modes, chart=chart(data, found), leaves=guide_rules.LEAVES,
               gain=analysis.MEANINGFUL_GAIN, never=analysis.NEVER,
-              outlier_spread=answers.OUTLIER_SPREAD, first_call=first_call(COLD_START_RESULTS))
+              outlier_spread=answers.OUTLIER_SPREAD, first_call=first_call(
+                  site.results / cold_start_data.COLDSTART if site.results else None))
     site.write("analysis/guide-data.json",
                json.dumps(chooser_data(data), sort_keys=True, separators=(",", ":")) + "\n")
