@@ -12,7 +12,17 @@ from pathlib import Path
 
 import matplotlib
 
-from report.charts import NOT_MEASURED_COLOR, STYLE, _figure, _plain_log_ticks, _save, chart, mode_color
+from report.charts import (
+    MIN_FONT_PT,
+    NOT_MEASURED_COLOR,
+    STYLE,
+    WIDTH_IN,
+    _figure,
+    _plain_log_ticks,
+    _save,
+    chart,
+    mode_color,
+)
 
 # charts.py keys a drawn SVG on its own code; this file's code goes in as an argument.
 CODE = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
@@ -25,7 +35,7 @@ def ladder_chart(path: Path, key: str, *, code: str, title: str, rungs: list[str
     """`bars[mode][i]`: (median, low, high) first-call seconds at `rungs[i]`, or the words
     saying why there is none ("not measured", "unsupported"), drawn as a grey stub."""
     with matplotlib.rc_context(STYLE):
-        fig = _figure(6.4, 3.6)
+        fig = _figure(WIDTH_IN, 3.6)
         ax = fig.add_subplot()
         width = 0.8 / max(len(modes), 1)
         measured = [b[0] for values in bars.values() for b in values if not isinstance(b, str)] + (
@@ -36,7 +46,7 @@ def ladder_chart(path: Path, key: str, *, code: str, title: str, rungs: list[str
                 x = i - 0.4 + width * (m + 0.5)
                 if isinstance(bar, str):
                     ax.bar(x, floor * 0.4, width, bottom=floor, color=NOT_MEASURED_COLOR)
-                    ax.text(x, floor * 1.5, bar, rotation=90, fontsize=7,
+                    ax.text(x, floor * 1.5, bar, rotation=90, fontsize=MIN_FONT_PT,
                             ha="center", va="bottom", color="#555555")
                     continue
                 median, low, high = bar
