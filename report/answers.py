@@ -337,5 +337,4 @@ def answers(data: Data, claims: list) -> list[dict[str, Any]]:
          "found": trust(data, 0.10)},
         {"kind": "claim", "question": "Is \"reduce-overhead gives 2–4× for inference\" true?",
          "found": claim_verdicts(claims, CLAIM_RO_2_4X)},
-        {"kind": "byom", "question": "How do I measure my own model?"},
     ]
