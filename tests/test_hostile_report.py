@@ -169,6 +169,7 @@ def test_an_impossible_record_is_refused_with_file_and_line(tmp_path, case):
     assert phrase in str(caught.value)
 
 
+@pytest.mark.data  # a fact of the committed results (tests/data_checks/ says why)
 def test_every_committed_record_passes_the_relation_checks():
     assert len(analysis.load(ROOT / "results")) > 0
 

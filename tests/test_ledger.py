@@ -715,6 +715,7 @@ def test_warmup_ends_with_the_initial_transient_not_at_a_late_blip():
     assert ledger.warmup_calls([2e-3] * 400 + [1.3e-3] * 400) == 1
 
 
+@pytest.mark.data  # a fact of the committed results (tests/data_checks/ says why)
 def test_warmup_of_eager_is_near_zero_on_the_recorded_curves():
     """The noise floor: eager has nothing to compile, so its transient is a call or two."""
     data = analysis.Data(analysis.load(Path(__file__).parents[1] / "results"))

@@ -74,6 +74,7 @@ def test_a_paired_answer_counts_its_paired_processes_not_the_isolated_ones(tmp_p
     assert part["mode"] == "reduce-overhead"
 
 
+@pytest.mark.data  # a fact of the committed results (tests/data_checks/ says why)
 def test_an_answer_takes_the_environment_whose_figure_rests_on_paired_processes():
     """Two H200 environments of one torch release timed ViT-medium at batch 1: one in 2
     isolated processes a mode, with more records, the other in 3 paired processes. The

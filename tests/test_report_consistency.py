@@ -148,6 +148,7 @@ def test_the_hand_captured_graph_never_counts_as_compiling(tmp_path):
     assert fastest["mode"] == "cuda-graph" and fastest["graph"] and not fastest["compiling"]
 
 
+@pytest.mark.data  # a fact of the committed results (tests/data_checks/ says why)
 @pytest.mark.skipif(not (ROOT / "results").is_dir(), reason="the measured results are not here")
 def test_h100_gpt2_small_batch_1_at_100000_calls_is_the_mode_the_models_page_shows(tmp_path):
     data = Data(load(ROOT / "results"))
@@ -169,6 +170,7 @@ def test_h100_gpt2_small_batch_1_at_100000_calls_is_the_mode_the_models_page_sho
     assert by_calls[step][0] == shown
 
 
+@pytest.mark.data  # a fact of the committed results (tests/data_checks/ says why)
 @pytest.mark.skipif(not (ROOT / "results").is_dir(), reason="the measured results are not here")
 def test_the_chooser_data_of_the_measured_results_stays_under_300_kb():
     data = Data(load(ROOT / "results"))
