@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# usage: bash examples/lent-machine/bench.sh ENV_GLOB -- <python -m bench args...>
+# Earlier records of the environment travel as *-archive.jsonl (read for resume and expected
+# durations); new records land in the environment's own file name under $OUT/results.
+set -u
+glob=$1; shift; [ "$1" = "--" ] && shift
+export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+mkdir -p $OUT/results
+for f in results/$glob*.jsonl; do cp "$f" "$OUT/results/$(basename "$f" .jsonl)-archive.jsonl"; done
+python -c "import timm, transformers, torch; print('timm', timm.__version__, 'transformers', transformers.__version__, 'torch', torch.__version__)"
+python -m bench "$@" --results-dir $OUT/results 2>&1 | grep -v "^\s*$" | tail -60
+rm -f $OUT/results/*-archive.jsonl
+ls -la $OUT/results

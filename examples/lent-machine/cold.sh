@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# usage: bash examples/lent-machine/cold.sh MINUTES -- <python -m bench.coldstart args (no --machine/--results-dir)>
+set -u
+minutes=$1; shift; [ "$1" = "--" ] && shift
+export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+case "$gpu" in *H200*) machine=lent-h200;; *H100*) machine=lent-h100;; *) machine=lent-gpu;; esac
+echo "GPU $gpu -> machine $machine"
+mkdir -p /tmp/cs/bundles && cp -r results/coldstart/. /tmp/cs/ && { [ -d .bundles ] && cp -r .bundles/. /tmp/cs/bundles/ || true; }
+python -m bench.coldstart --backend cuda --machine $machine --results-dir /tmp/cs --max-minutes $minutes "$@" 2>&1 | tail -40
+du -sh /tmp/cs /tmp/cs/bundles/* 2>/dev/null
+tar czf $OUT/coldstart.tgz -C /tmp cs && ls -la $OUT
