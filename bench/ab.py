@@ -39,6 +39,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench import REPO
+from bench.cmdline import OneLineParser, UsageError
 from bench.records import MalformedRecord, read_records
 
 TAG_PREFIX = "ab"
@@ -49,10 +50,6 @@ DEFAULT_REPEATS = 3
 # Options of `python -m bench` that this orchestrator sets itself for every turn.
 OWN_OPTIONS = ("--tag", "--repeats", "--timing", "--order", "--force", "--shard", "--list",
                "--results-dir", "--workload", "--batch-size", "--backend", "--max-minutes")
-
-
-class UsageError(Exception):
-    """Bad input: one line, exit status 2."""
 
 
 def tag(group: str, label: str) -> str:
@@ -171,13 +168,8 @@ def _count(value: str) -> int:
     return int(value)
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):
-        raise UsageError(message)
-
-
 def parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m bench.ab", description=__doc__.splitlines()[0],
+    p = OneLineParser(prog="python -m bench.ab", description=__doc__.splitlines()[0],
                 epilog="Every other option, and all after --, goes to each `python -m bench` "
                        "turn (--profile, --mode, --machine, --shapes, --rounds, --timeout, ...).")
     p.add_argument("--env", dest="sides", action="append", type=_side, required=True,

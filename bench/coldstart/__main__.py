@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from bench import REPO
+from bench.cmdline import OneLineParser, UsageError
 from bench.coldstart.runner import Config, RunError, Runner, bundle_files, plan, read_foreign
 from bench.coldstart_records import FOREIGN, LADDER, MODES, RUNGS
 from bench.records import Environment, MalformedRecord
@@ -31,15 +32,6 @@ DEFAULT_WORKLOADS = ("resnet50", "vit-base16", "bert-base", "gpt2-small", "llama
 DEFAULT_RESULTS = REPO / "results" / "coldstart"
 DEFAULT_CACHE = REPO / ".bench-cache" / "coldstart"
 PROG = "python -m bench.coldstart"
-
-
-class UsageError(Exception):
-    pass
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message: str):
-        raise UsageError(message)
 
 
 def _choice(kind: str, valid):
@@ -77,7 +69,7 @@ def _minutes(value: str) -> float:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = Parser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = OneLineParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--backend", type=_choice("backend", BACKENDS), default="cpu")
     p.add_argument("--workload", type=_workload, action="append",
                    help=f"repeatable (default: {', '.join(DEFAULT_WORKLOADS)})")
