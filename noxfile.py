@@ -105,7 +105,7 @@ def measure_ab(session: nox.Session, releases: list[str]) -> None:
             session.run("python", "-m", "venv", str(venv))
         session.run(str(python), "-m", "pip", "install", "--quiet", f"torch=={release}",
                     *(["--index-url", index] if index else []), external=True)
-        sides += ["--env", f"{label}={python}"]
+        sides += ["--env", f"{label}@{release}={python}"]
     session.run("python", "-m", "bench.ab", *sides, *session.posargs)
 
 

@@ -66,6 +66,7 @@ def parse_tag(value: str) -> tuple[str, str] | None:
 class Side:
     label: str
     python: str
+    requested: str | None = None  # the torch release asked for, recorded as torch_requested
 
 
 @dataclass(frozen=True)
@@ -146,14 +147,17 @@ def _print_plan(argv: list[str]) -> int:
 
 
 def _side(value: str) -> Side:
-    label, sep, python = value.partition("=")
-    if not sep or not python:
-        raise argparse.ArgumentTypeError(f"must be LABEL=PYTHON, such as "
-                                         f"2.15.0=.nox/ab-torch-2.15.0/bin/python; got {value!r}")
+    named, sep, python = value.partition("=")
+    label, _, requested = named.partition("@")
+    if not sep or not python or (_ and not requested):
+        raise argparse.ArgumentTypeError(f"must be LABEL[@RELEASE]=PYTHON, such as "
+                                         f"2.15.0@2.15.0=.nox/ab-torch-2.15.0/bin/python; got "
+                                         f"{value!r}")
     if not LABEL.fullmatch(label):
         raise argparse.ArgumentTypeError(f"label {label!r} may hold only letters, digits and "
                                          f"_ . + - (not first)")
-    return Side(label, str(Path(python).absolute()) if os.sep in python else python)
+    return Side(label, str(Path(python).absolute()) if os.sep in python else python,
+                requested or None)
 
 
 def _group(value: str) -> str:
@@ -173,9 +177,10 @@ def parser() -> argparse.ArgumentParser:
                 epilog="Every other option, and all after --, goes to each `python -m bench` "
                        "turn (--profile, --mode, --machine, --shapes, --rounds, --timeout, ...).")
     p.add_argument("--env", dest="sides", action="append", type=_side, required=True,
-                   metavar="LABEL=PYTHON", help="repeatable, 2 or more: an interpreter with "
-                   "the release to measure, under a label (one interpreter under two labels "
-                   "is an A/A run)")
+                   metavar="LABEL[@RELEASE]=PYTHON", help="repeatable, 2 or more: an "
+                   "interpreter with the release to measure, under a label (one interpreter "
+                   "under two labels is an A/A run); RELEASE, the torch release asked for, is "
+                   "recorded as torch_requested")
     p.add_argument("--group", type=_group, help="the comparison group's name (default: the "
                    "UTC time now); give an earlier run's to resume it")
     p.add_argument("--repeats", type=_count, default=DEFAULT_REPEATS,
@@ -255,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.dry_run:
             print(" ".join(run), flush=True)
             continue
-        code = subprocess.run(run, cwd=REPO).returncode
+        requested = {"ATLAS_TORCH_PIN": turn.side.requested} if turn.side.requested else {}
+        code = subprocess.run(run, cwd=REPO, env={**os.environ, **requested}).returncode
         if code != 0:
             print(f"python -m bench.ab: error: turn {number} ({turn.side.label} {size.workload} "
                   f"bs={batch} repeat {turn.repeat + 1}) exited with {code}; run the same "

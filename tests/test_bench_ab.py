@@ -21,7 +21,7 @@ BENCH = ("--shapes", "tiny", "--mode", "eager", "--mode", "default", "--machine"
 def run_ab(results, cache, tmp, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "bench.ab", "--env", f"a={sys.executable}", "--env",
-         f"b={sys.executable}", "--group", GROUP, "--repeats", "2", "--workload", "matmul-128",
+         f"b@9.9.9={sys.executable}", "--group", GROUP, "--repeats", "2", "--workload", "matmul-128",
          "--backend", "cpu", "--results-dir", str(results), *extra, "--", *BENCH,
          "--cache-dir", str(cache)],
         cwd=ROOT, env=bench_env(tmp), capture_output=True, text=True, timeout=900,
@@ -67,6 +67,18 @@ def test_every_record_carries_the_group_and_its_host(smoke):
         assert ab.parse_tag(record.key.tag)[0] == GROUP
         assert record.host is not None and record.host.hostname and record.host.boot_id
     assert len({(r.host.hostname, r.host.boot_id) for r in smoke["records"]}) == 1
+
+
+@pytest.mark.slow
+def test_a_side_named_with_its_release_records_it_as_requested(smoke):
+    requested = {(ab.parse_tag(r.key.tag)[1], r.env.torch_requested) for r in smoke["records"]}
+    assert ("b", "9.9.9") in requested and all(label == "b" for label, value in requested
+                                               if value == "9.9.9")
+
+
+def test_a_side_is_label_release_and_interpreter():
+    assert ab._side("2.15.0-aa@2.15.0=python3") == ab.Side("2.15.0-aa", "python3", "2.15.0")
+    assert ab._side("a=python3").requested is None
 
 
 @pytest.mark.slow
