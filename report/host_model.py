@@ -59,11 +59,11 @@ def host_rows(records: pd.DataFrame) -> list[dict]:
 
 
 def fit(records: pd.DataFrame) -> HostModels:
-    """Models from the untagged paired processes; checked on each held-out lease and on
-    every process tagged hostfit.SLOWED_TAG."""
+    """Models from the cases' own paired processes (hostfit.PROCESS_TAGS); checked on each
+    held-out lease and on every process tagged hostfit.SLOWED_TAG."""
     found = host_rows(records)
     sides = hostfit.sides(found)
-    main = hostfit.processes(found, hostfit.MAIN_TAG)
+    main = hostfit.processes(found)
     models = hostfit.models(main, sides)
     return HostModels(models=models, held_out=hostfit.held_out(main, sides, models),
                       slowed=hostfit.slowed(hostfit.processes(found, hostfit.SLOWED_TAG), models))
