@@ -228,13 +228,15 @@ def slowed(data: Data) -> pd.DataFrame:
 
 
 def summary(table: pd.DataFrame) -> dict | None:
-    """How many checks, cases and processes fell inside their band, and the share."""
+    """How many checks, cases and processes fell inside their band, and the share; how many
+    checks were at a probe beyond the probes fitted (`extrapolated`), and inside it."""
     if table.empty:
         return None
     inside = table[table["inside"]]
     return {"checks": len(table), "inside": len(inside), "share": len(inside) / len(table),
             "cases": table[[*KEY, "baseline"]].drop_duplicates().shape[0],
             "extrapolated": int((table["outside_us"] != 0).sum()),
+            "extrapolated_inside": int(((table["outside_us"] != 0) & table["inside"].astype(bool)).sum()),
             "processes": int(table["processes"].sum()),
             "processes_inside": int(table["processes_inside"].sum())}
 
