@@ -389,6 +389,31 @@ def parser() -> OneLineParser:
     return p
 
 
+def slow_down(args, loops: Loops) -> None:
+    """Pin this process (and so every later one) to the chosen CPUs and start the loops,
+    calibrated unless --loops; print the probe at each step."""
+    cores = args.cores or (None if args.loops else DEFAULT_CORES)
+    cpus = chosen_cpus(os.sched_getaffinity(0), cores) if cores else None
+    if cpus:
+        os.sched_setaffinity(0, cpus)
+    steps = (fixed(args.loops, cpus) if args.loops
+             else ladder(cpus, siblings, args.max_loops_per_core))
+    server = ProbeServer(args.backend)
+    try:
+        quiet, levels = calibrate(server.read, loops.add, steps, None if args.loops else args.target)
+    finally:
+        server.close()
+    where = f"pinned to CPUs {_cpus(cpus)}" if cpus else "not pinned"
+    print(f"\nprobe, {where}: quiet {quiet.median_s * 1e6:.2f} us per eager op")
+    for level in levels:
+        print(f"  {level.reading.median_s * 1e6:.2f} us ({level.reading.median_s / quiet.median_s:.2f}x "
+              f"quiet; {level.reading.slow_share:.0%} of blocks over {SLOW_BLOCK:g}x) with "
+              f"{level.says} ({level.loops} loops)")
+    reached = levels[-1].reading.median_s / quiet.median_s
+    if not args.loops and reached < args.target:
+        print(f"  the target {args.target:g}x was not reached; measuring at {reached:.2f}x")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["serve"]:
@@ -433,29 +458,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.dry_run:
         return 0
     signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
-    cores = args.cores or (None if args.loops else DEFAULT_CORES)
-    cpus = chosen_cpus(os.sched_getaffinity(0), cores) if cores else None
-    if cpus:
-        os.sched_setaffinity(0, cpus)  # every process started from here on inherits it
-    steps = (fixed(args.loops, cpus) if args.loops
-             else ladder(cpus, siblings, args.max_loops_per_core))
     loops = Loops()
     try:
-        server = ProbeServer(args.backend)
         try:
-            quiet, levels = calibrate(server.read, loops.add, steps,
-                                      None if args.loops else args.target)
-        finally:
-            server.close()
-        where = f"pinned to CPUs {_cpus(cpus)}" if cpus else "not pinned"
-        print(f"\nprobe, {where}: quiet {quiet.median_s * 1e6:.2f} us per eager op")
-        for level in levels:
-            print(f"  {level.reading.median_s * 1e6:.2f} us ({level.reading.median_s / quiet.median_s:.2f}x"
-                  f" quiet; {level.reading.slow_share:.0%} of blocks over {SLOW_BLOCK:g}x) with "
-                  f"{level.says} ({level.loops} loops)")
-        reached = levels[-1].reading.median_s / quiet.median_s
-        if not args.loops and reached < args.target:
-            print(f"  the target {args.target:g}x was not reached; measuring at {reached:.2f}x")
+            slow_down(args, loops)
+        except RuntimeError as error:
+            print(f"python -m bench.slowhost: error: {error}", file=sys.stderr)
+            return 1
         for selection in selections:
             left = None if args.minutes is None else args.minutes - (time.monotonic() - started) / 60
             if left is not None and left < 0.5:

@@ -87,6 +87,24 @@ def test_each_run_is_tagged_slowed_host_and_gets_the_time_left():
                            "--max-minutes", "4.26"]
 
 
+def test_each_run_plans_exactly_the_modelled_points_in_their_modes():
+    """Read by the runner's own parser and planner: a sized run leaves the unsized workloads
+    out (a --batch-size filter would drop them), so each size has its own run."""
+    from bench import cli, runner
+
+    records = host_records.records(ENV)
+    planned = set()
+    for selection in slowhost.plan(records, ENV.machine, "cuda"):
+        args = cli.parser().parse_args(
+            slowhost.bench_command("cuda", selection, "m", Path("r"), 3, None)[3:])
+        planned |= {(k.workload, k.batch_size, k.mode, k.tag, k.dtype) for k in runner.plan(
+            "cuda", args.workload, args.mode, args.profile, set(args.batch_size or []),
+            args.shapes, args.tag, args.dtype or ["float32"])}
+    assert planned == {(workload, batch, mode, hostfit.SLOWED_TAG, "float32")
+                       for workload, batch in (("launch-chain-100", None), ("vit16x6x384", 1))
+                       for mode in ("eager", "reduce-overhead")}
+
+
 # ---- slowing the host ---------------------------------------------------------------------
 
 def test_cpu_lists_read_as_the_kernel_writes_them():
