@@ -246,6 +246,13 @@ def not_predictable(table: pd.DataFrame) -> pd.DataFrame:
     return table.loc[~table["inside"].astype(bool), [*KEY, "baseline"]].drop_duplicates()
 
 
+def unchecked(modelled: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """The modelled speedups (`models` rows: KEY and baseline) without a check in `table`."""
+    key = [*KEY, "baseline"]
+    found = modelled[key].merge(table[key].drop_duplicates(), on=key, how="left", indicator=True)
+    return found.loc[found["_merge"] == "left_only", key].reset_index(drop=True)
+
+
 def _terms(side: hostfit.Line | hostfit.Figure) -> dict:
     """A side's export columns: a line's terms or a figure's, None for the other kind."""
     found = dict.fromkeys((*LINE_TERMS, *FIGURE_TERMS))

@@ -205,10 +205,21 @@ def test_the_stability_pages_show_fits_checks_and_what_is_not_predictable(slowed
     assert "<br>2: " in env_page and "&lt;br&gt;" not in env_page[:env_page.index("{ #host-model }")]
 
 
+def test_a_modelled_speedup_the_slowed_host_did_not_measure_is_named(tmp_path):
+    data = data_of(host_records.records(ENV) + host_records.slowed(ENV, "vit16x6x384", 12.0e-6))
+    stability.render(Site(data, tmp_path))
+    missing = host_model.unchecked(host_model.models(data), host_model.slowed(data))
+    assert list(missing["workload"]) == ["launch-chain-100"]
+    said = "Not yet measured on a slowed host: launch-chain-100 reduce-overhead."
+    assert said in (tmp_path / "analysis/stability.md").read_text()
+    assert said in (tmp_path / f"analysis/stability/{ENV.env_id()}.md").read_text()
+
+
 def test_without_slowed_records_the_page_says_not_measured(tmp_path):
     stability.render(Site(data_of(host_records.records(ENV)), tmp_path))
     page = (tmp_path / f"analysis/stability/{ENV.env_id()}.md").read_text()
     assert "Not measured: no record of this environment is tagged `slowed-host`." in page
+    assert "Not yet measured on a slowed host" not in page
 
 
 def test_fits_are_keyed_like_cases_and_join_them_one_to_one():
