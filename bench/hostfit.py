@@ -37,10 +37,12 @@ FITTED_SIDES = ("launch-bound", "cpu")  # sides whose time is set by the host is
 MIN_PROCESSES = 6  # paired processes a published line rests on
 MIN_TRAINING = 4  # processes a held-out check may fit on: two residual degrees of freedom
 BAND = 0.90  # the probability a band is meant to hold a new process's figure
-MAIN_TAG = "main"  # the only records fitted on
 SLOWED_TAG = "slowed-host"  # records measured on a host slowed on purpose: the test set
 SHAPES = "seed"
-PROCESS_TAGS = re.compile(r"^(main|rerun-\d+)$")  # as report/analysis.py's processes of a case
+# The records fitted on: a case's processes, as report/analysis.py chooses them. The tag is
+# part of a case's key, so an A/B run's processes (tags ab-GROUP-LABEL), a slowed host's and
+# any other experiment's belong to cases of their own and are never fitted on.
+PROCESS_TAGS = re.compile(r"^(main|rerun-\d+)$")
 
 Row = Mapping[str, Any]
 
@@ -140,11 +142,13 @@ class Process:
         return paired_speedup(self.round_s[baseline], self.round_s[mode])
 
 
-def processes(rows: Iterable[Row], tag: str = MAIN_TAG) -> list[Process]:
-    """The ok paired processes of seed shapes under `tag` that timed the probe."""
+def processes(rows: Iterable[Row], tag: str | re.Pattern = PROCESS_TAGS) -> list[Process]:
+    """The ok paired processes of seed shapes that timed the probe, under the process tags
+    (those fitted on) or under one `tag` named outright (SLOWED_TAG: those checked)."""
     groups: dict[str, list[Row]] = defaultdict(list)
     for row in rows:
-        if (row["status"] == "ok" and row["process_timing"] == "paired" and row["tag"] == tag
+        if (row["status"] == "ok" and row["process_timing"] == "paired"
+                and (row["tag"] == tag if isinstance(tag, str) else tag.match(row["tag"]))
                 and row["shapes"] == SHAPES and row["op_s"] and row["group"]):
             groups[row["group"]].append(row)
     found = []

@@ -59,11 +59,11 @@ def host_rows(records: pd.DataFrame) -> list[dict]:
 
 
 def fit(records: pd.DataFrame) -> HostModels:
-    """Models from the untagged paired processes; checked on each held-out lease and on
-    every process tagged hostfit.SLOWED_TAG."""
+    """Models from the cases' own paired processes (hostfit.PROCESS_TAGS); checked on each
+    held-out lease and on every process tagged hostfit.SLOWED_TAG."""
     found = host_rows(records)
     sides = hostfit.sides(found)
-    main = hostfit.processes(found, hostfit.MAIN_TAG)
+    main = hostfit.processes(found)
     models = hostfit.models(main, sides)
     return HostModels(models=models, held_out=hostfit.held_out(main, sides, models),
                       slowed=hostfit.slowed(hostfit.processes(found, hostfit.SLOWED_TAG), models))
@@ -228,13 +228,15 @@ def slowed(data: Data) -> pd.DataFrame:
 
 
 def summary(table: pd.DataFrame) -> dict | None:
-    """How many checks, cases and processes fell inside their band, and the share."""
+    """How many checks, cases and processes fell inside their band, and the share; how many
+    checks were at a probe beyond the probes fitted (`extrapolated`), and inside it."""
     if table.empty:
         return None
     inside = table[table["inside"]]
     return {"checks": len(table), "inside": len(inside), "share": len(inside) / len(table),
             "cases": table[[*KEY, "baseline"]].drop_duplicates().shape[0],
             "extrapolated": int((table["outside_us"] != 0).sum()),
+            "extrapolated_inside": int(((table["outside_us"] != 0) & table["inside"].astype(bool)).sum()),
             "processes": int(table["processes"].sum()),
             "processes_inside": int(table["processes_inside"].sum())}
 
@@ -242,6 +244,13 @@ def summary(table: pd.DataFrame) -> dict | None:
 def not_predictable(table: pd.DataFrame) -> pd.DataFrame:
     """The cases (KEY and baseline) with a check outside its band."""
     return table.loc[~table["inside"].astype(bool), [*KEY, "baseline"]].drop_duplicates()
+
+
+def unchecked(modelled: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """The modelled speedups (`models` rows: KEY and baseline) without a check in `table`."""
+    key = [*KEY, "baseline"]
+    found = modelled[key].merge(table[key].drop_duplicates(), on=key, how="left", indicator=True)
+    return found.loc[found["_merge"] == "left_only", key].reset_index(drop=True)
 
 
 def _terms(side: hostfit.Line | hostfit.Figure) -> dict:

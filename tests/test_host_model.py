@@ -103,6 +103,46 @@ def test_slowed_host_records_are_never_fitted_on():
     assert the_model(with_slowed) == plain
 
 
+def test_an_ab_runs_processes_are_cases_of_their_own_and_never_fitted_on():
+    """The tag is part of a case's key: processes of an A/B comparison (ab-GROUP-LABEL) on
+    the same environment are not the case's processes, even where they timed the probe."""
+    plain = the_model(host_records.records(ENV))
+    ab = [r for repeat in range(6) for r in host_records.paired(
+        ENV, "vit16x6x384", "boot-1", 9e-6, repeat, tag="ab-series1-2.11", eager=2e-3)]
+    assert the_model(host_records.records(ENV) + ab) == plain
+    rows = [hostfit.row_of(r) for r in host_records.records(ENV) + ab]
+    assert {p.group.split("-")[0] for p in hostfit.processes(rows)} == {"main"}
+
+
+def test_a_cpu_environments_slowed_host_shows_inside_and_beyond_the_probes_fitted(tmp_path):
+    """On a CPU both sides are lines; one slowed lease inside the probes fitted, one beyond."""
+    cpu = dataclasses.replace(fx.ENV_CPU, device_name="a CPU")
+    faster = dataclasses.replace(host_records.host("boot-slowed", 9e-6), hostname="cpu-box")
+    records = (host_records.records(cpu) + host_records.slowed(cpu, "vit16x6x384", 12.0e-6)
+               + [dataclasses.replace(r, host=faster)
+                  for r in host_records.slowed(cpu, "launch-chain-100", 9.0e-6,
+                                               eager=host_records.eager_s("launch-chain-100", 6e-6))])
+    data = data_of(records)
+    stability.render(Site(data, tmp_path))
+    table = host_model.slowed(data).set_index("workload")
+    assert list(table["ratio"]) == ["cpu", "cpu"]
+    assert table.loc["launch-chain-100", "outside_us"] == 0 and not table.loc["launch-chain-100", "inside"]
+    assert table.loc["vit16x6x384", "outside_us"] == pytest.approx(1.0)
+    page = (tmp_path / "analysis/stability.md").read_text()
+    section = page[page.index("## Predicted from the host probe"):]
+    cpu_tab = section[section.index('=== "cpu"'):section.index('=== "mps"')]
+    assert ("On slowed hosts: 1 of 2 cases inside the band (50.0%; 2 of 4 processes), 1 of them at "
+            "a probe beyond the probes fitted (extrapolated, 1 inside); not predictable: "
+            "launch-chain-100 reduce-overhead.") in cpu_tab
+    env_page = (tmp_path / f"analysis/stability/{cpu.env_id()}.md").read_text()
+    rows = [line for line in env_page[env_page.index("### On a slowed host"):].splitlines()
+            if line.startswith("| ")][1:]  # below the header
+    assert [row.split(" | ")[3:5] for row in rows] == [["cpu-box boot boot-slo", "9.00 µs"],
+                                                      ["gpu-box boot boot-slo", "12.00 µs"]]
+    assert rows[0].endswith("| 0 of 2 | **outside: not predictable** |")
+    assert rows[1].endswith("| 2 of 2 | inside; extrapolated, 1.00 µs above the probes fitted |")
+
+
 def test_each_lease_is_held_out_in_turn_and_predicted_from_the_others():
     records = host_records.records(ENV)
     rows = [hostfit.row_of(r) for r in records]
@@ -149,8 +189,9 @@ def test_the_stability_pages_show_fits_checks_and_what_is_not_predictable(slowed
     page = (out / "analysis/stability.md").read_text()
     section = page[page.index("## Predicted from the host probe"):]
     assert f"(environment `{ENV.env_id()}`" in section
-    assert ("On slowed hosts: 1 of 2 cases inside the band (50.0%; 2 of 4 processes); not "
-            "predictable: launch-chain-100 reduce-overhead.") in section
+    assert ("On slowed hosts: 1 of 2 cases inside the band (50.0%; 2 of 4 processes), 2 of them "
+            "at a probe beyond the probes fitted (extrapolated, 1 inside); not predictable: "
+            "launch-chain-100 reduce-overhead.") in section
     env_page = (out / f"analysis/stability/{ENV.env_id()}.md").read_text()
     host = env_page[env_page.index("{ #host-model }"):]
     fit = host_model.fits(data).set_index("workload").loc["vit16x6x384"]
@@ -159,13 +200,26 @@ def test_the_stability_pages_show_fits_checks_and_what_is_not_predictable(slowed
                    if line.startswith("| ")][1:]  # below the header
     assert len(slowed_rows) == 2
     assert sum("**outside: not predictable**" in line for line in slowed_rows) == 1
-    assert all("1.00 µs above the probes fitted" in line for line in slowed_rows)
+    assert all("extrapolated, 1.00 µs above the probes fitted" in line for line in slowed_rows)
+    # The cross-lease table breaks each cell into lines, as markup, not as text.
+    assert "<br>2: " in env_page and "&lt;br&gt;" not in env_page[:env_page.index("{ #host-model }")]
+
+
+def test_a_modelled_speedup_the_slowed_host_did_not_measure_is_named(tmp_path):
+    data = data_of(host_records.records(ENV) + host_records.slowed(ENV, "vit16x6x384", 12.0e-6))
+    stability.render(Site(data, tmp_path))
+    missing = host_model.unchecked(host_model.models(data), host_model.slowed(data))
+    assert list(missing["workload"]) == ["launch-chain-100"]
+    said = "Not yet measured on a slowed host: launch-chain-100 reduce-overhead."
+    assert said in (tmp_path / "analysis/stability.md").read_text()
+    assert said in (tmp_path / f"analysis/stability/{ENV.env_id()}.md").read_text()
 
 
 def test_without_slowed_records_the_page_says_not_measured(tmp_path):
     stability.render(Site(data_of(host_records.records(ENV)), tmp_path))
     page = (tmp_path / f"analysis/stability/{ENV.env_id()}.md").read_text()
     assert "Not measured: no record of this environment is tagged `slowed-host`." in page
+    assert "Not yet measured on a slowed host" not in page
 
 
 def test_fits_are_keyed_like_cases_and_join_them_one_to_one():

@@ -84,7 +84,8 @@ def _host_model(data, env: Environment, leases: pd.DataFrame) -> dict | None:
             "models": host_model.page_rows(data, env.env_id),
             "held_out": rows(held), "held_summary": host_model.summary(held),
             "slowed": rows(slowed), "slowed_summary": host_model.summary(slowed),
-            "not_predictable": rows(host_model.not_predictable(slowed))}
+            "not_predictable": rows(host_model.not_predictable(slowed)),
+            "slowed_unmeasured": rows(host_model.unchecked(modelled, slowed))}
 
 
 def render(site: Site) -> None:
