@@ -87,7 +87,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", action="append", type=_count,
                    help="repeatable filter on the size axis (a batch, or n for a sweep)")
     p.add_argument("--profile", choices=PROFILES, default="quick",
-                   help="quick: a representative subset, without the real models; full: every "
+                   help="quick: a representative subset, without the real models; on a CPU it "
+                        "builds each set of kernels once, leaving a mode that builds another's "
+                        "kernels there to that mode (it says which); full: every "
                         "case, except that the autotuning modes run at ViT batches 1, 8 and 32, "
                         "at batches 1 and 32 of the ViT training step and at the real models' "
                         "batch 1 only; sentinel: about a dozen cases to "
