@@ -12,7 +12,7 @@ from pathlib import Path
 
 from bench import pool
 from bench.backends import BACKENDS, available_backends
-from bench.modes import MODES
+from bench.modes import MODES, not_separately
 from bench.records import MalformedRecord
 from bench.runner import (
     DEFAULT_CACHE_DIR,
@@ -28,6 +28,7 @@ from bench.runner import (
     measure,
     plan,
     shard,
+    twins_left_out,
 )
 from bench.workloads import ORDER, UnknownWorkload, check_name, lookup, optional
 from bench.workloads.registry import DTYPES
@@ -86,7 +87,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", action="append", type=_count,
                    help="repeatable filter on the size axis (a batch, or n for a sweep)")
     p.add_argument("--profile", choices=PROFILES, default="quick",
-                   help="quick: a representative subset, without the real models; full: every "
+                   help="quick: a representative subset, without the real models; on a CPU it "
+                        "builds each set of kernels once, leaving a mode that builds another's "
+                        "kernels there to that mode (it says which); full: every "
                         "case, except that the autotuning modes run at ViT batches 1, 8 and 32, "
                         "at batches 1 and 32 of the ViT training step and at the real models' "
                         "batch 1 only; sentinel: about a dozen cases to "
@@ -202,6 +205,16 @@ def _check_own_models(args) -> None:
                 raise UsageError(str(error)) from None
 
 
+def _say_twins_left_out(args, plans: dict) -> None:
+    """A note per mode the profile leaves to its twin, where the twin is planned."""
+    for backend, cases in plans.items():
+        planned = {key.mode for key in cases}
+        for mode, twin in twins_left_out(args.mode or list(MODES), backend, args.profile).items():
+            if twin.mode in planned:
+                print(f"note: {not_separately(mode, twin)}; the {args.profile} profile measures "
+                      f"{twin.mode} alone (--profile full measures both)", file=sys.stderr)
+
+
 def _plans(args, backends: list[str]) -> dict:
     absent = _absent(args.workload or ORDER)
     if absent and args.workload:
@@ -239,9 +252,10 @@ def _plans(args, backends: list[str]) -> dict:
             why.append(f"--mode {', '.join(args.mode)} applies only to workloads whose shapes vary")
         if (args.profile == "quick" and args.mode and args.workload
                 and all(MODES[m].traits.autotune for m in args.mode)
-                and not any(lookup(n).measures(args.profile, True) for n in args.workload)):
-            why.append(f"the quick profile measures {', '.join(args.mode)} only on the small "
-                       "workloads (try --profile full)")
+                and not any(lookup(n).measures(args.profile, True, b)
+                            for n in args.workload for b in backends)):
+            why.append(f"the quick profile leaves {', '.join(args.mode)} out of "
+                       f"{', '.join(args.workload)} on {', '.join(backends)} (try --profile full)")
         limited = [n for n in args.workload or [] if lookup(n).autotune_batch_sizes is not None]
         if args.mode and all(MODES[m].traits.autotune for m in args.mode) and limited:
             at = sorted({s for n in limited for s in lookup(n).autotune_batch_sizes})
@@ -250,6 +264,7 @@ def _plans(args, backends: list[str]) -> dict:
                        + (f"at batch {', '.join(map(str, at))} only" if at else "at no batch"))
         raise UsageError("this selection plans no case: " + ("; ".join(why) or "nothing matches")
                          + " (python -m bench --list shows what there is)")
+    _say_twins_left_out(args, plans)
     if args.shard:
         # One slice of the whole plan, every backend in order, so shards partition it exactly.
         kept = shard([key for cases in plans.values() for key in cases], *args.shard)

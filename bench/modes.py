@@ -2,8 +2,10 @@
 
 A mode turns an eager callable and its example inputs into the callable that is timed.
 Each mode's traits are stated here and nowhere else: records carry a copy, so the report
-never restates which modes compile or replay CUDA graphs. This module imports torch only
-inside the adapters, so the record layer can read the traits without it.
+never restates which modes compile or replay CUDA graphs. So are a mode's twins: the
+backends where it builds the same kernels as another mode, because what sets it apart does
+not apply there. This module imports torch only inside the adapters, so the record layer
+and the report can read the traits and twins without it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,23 @@ from bench.records import ModeTraits
 
 Prepare = Callable[[Callable, Sequence], Callable]
 
+# Inductor turns CUDA graphs on for CUDA tensors only: on a CPU, reduce-overhead and
+# max-autotune generate the kernels of default and max-autotune-no-cudagraphs. Read in the
+# code Inductor wrote for both (tests/test_bench_modes.py checks it on this torch): the
+# kernels are the same, and the twin with CUDA graphs on only leaves out the check of its
+# inputs' sizes and strides. Paired CPU processes time the two within noise but for the
+# smallest call (trivial-call), where that check is part of a microseconds-long call.
+NO_CUDA_GRAPHS = "CUDA graphs apply to CUDA tensors only"
+
+
+@dataclass(frozen=True)
+class Twin:
+    """On `backend`, the mode builds the same kernels as `mode`, for the reason `why`."""
+
+    backend: str
+    mode: str
+    why: str
+
 
 @dataclass(frozen=True)
 class Mode:
@@ -22,6 +41,7 @@ class Mode:
     traits: ModeTraits
     prepare: Prepare
     needs: frozenset[str] = frozenset()  # backends it can run on; empty means all
+    twins: tuple[Twin, ...] = ()
 
     @property
     def description(self) -> str:
@@ -35,6 +55,10 @@ class Mode:
         if self.needs and backend not in self.needs:
             return f"{self.name} needs backend {'/'.join(sorted(self.needs))}, not {backend}"
         return None
+
+    def twin_on(self, backend: str) -> Twin | None:
+        """The mode this one builds the same kernels as on `backend`, if any."""
+        return next((t for t in self.twins if t.backend == backend), None)
 
     def applies_to(self, varying_shapes: bool) -> bool:
         """Dynamic-shape compilation is only worth measuring where shapes vary."""
@@ -84,9 +108,10 @@ def _cuda_graph(fn: Callable, inputs: Sequence) -> Callable:
 
 def _mode(name: str, prepare: Prepare, description: str, *, compiled: bool = True,
           cuda_graphs: bool = False, autotune: bool = False, dynamic: bool = False,
-          needs: frozenset[str] = frozenset()) -> Mode:
+          needs: frozenset[str] = frozenset(), twins: tuple[Twin, ...] = ()) -> Mode:
     return Mode(name, ModeTraits(compiled=compiled, cuda_graphs=cuda_graphs, autotune=autotune,
-                                 dynamic=dynamic, description=description), prepare, needs)
+                                 dynamic=dynamic, description=description), prepare, needs,
+                twins)
 
 
 MODES: dict[str, Mode] = {
@@ -101,13 +126,14 @@ MODES: dict[str, Mode] = {
               "time, meant for regional compilation"),
         _mode("reduce-overhead", _compiled("reduce-overhead"),
               "torch.compile(mode='reduce-overhead'): Inductor plus CUDA graph trees on CUDA",
-              cuda_graphs=True),
+              cuda_graphs=True, twins=(Twin("cpu", "default", NO_CUDA_GRAPHS),)),
         _mode("max-autotune-no-cudagraphs", _compiled("max-autotune-no-cudagraphs"),
               "torch.compile(mode='max-autotune-no-cudagraphs'): autotuned GEMM/conv templates, "
               "no CUDA graphs", autotune=True),
         _mode("max-autotune", _compiled("max-autotune"),
               "torch.compile(mode='max-autotune'): autotuned templates plus CUDA graphs on CUDA",
-              cuda_graphs=True, autotune=True),
+              cuda_graphs=True, autotune=True,
+              twins=(Twin("cpu", "max-autotune-no-cudagraphs", NO_CUDA_GRAPHS),)),
         _mode("cuda-graph", _cuda_graph,
               "manual torch.cuda.CUDAGraph capture of the eager function with static input buffers",
               compiled=False, cuda_graphs=True, needs=frozenset({"cuda"})),
@@ -116,3 +142,19 @@ MODES: dict[str, Mode] = {
               dynamic=True),
     )
 }
+
+
+def twins_among(modes: Sequence[str], backend: str) -> dict[str, Twin]:
+    """The modes of `modes` whose twin on `backend` is among `modes` too, with that twin."""
+    found = {}
+    for name in modes:
+        twin = MODES[name].twin_on(backend)
+        if twin is not None and twin.mode in modes:
+            found[name] = twin
+    return found
+
+
+def not_separately(mode: str, twin: Twin) -> str:
+    """Why `mode` is not measured apart from its twin, in one line."""
+    return (f"{mode} is not measured separately on {twin.backend}: it builds the same kernels "
+            f"as {twin.mode} there ({twin.why})")

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from bench import REPO, pool
 from bench.environment import collect
-from bench.modes import MODES
+from bench.modes import MODES, Twin, twins_among
 from bench.pool import Child, ChildSetup, Launcher, Slot
 from bench.records import (
     MEASURED_SECTIONS,
@@ -123,7 +123,11 @@ def plan(backend: str, workloads: Iterable[str], modes: Iterable[str], profile: 
          batch_sizes: set[int] | None, shapes: str, tag: str,
          dtypes: Iterable[str] = ("float32",)) -> list[CaseKey]:
     """Every case of the selection; a workload that does not run in one of `dtypes` has no
-    case in it (the CLI refuses a workload named outright that runs in none of them)."""
+    case in it (the CLI refuses a workload named outright that runs in none of them). The
+    quick profile measures a mode and its twin on this backend once, as the twin
+    (`twins_left_out`)."""
+    modes = list(dict.fromkeys(modes))
+    modes = [m for m in modes if m not in twins_left_out(modes, backend, profile)]
     cases = []
     for name in dict.fromkeys(workloads):  # a name given twice is still one case
         workload = lookup(name)
@@ -134,10 +138,17 @@ def plan(backend: str, workloads: Iterable[str], modes: Iterable[str], profile: 
                 if workload.dtype_refusal(dtype):
                     continue
                 cases.extend(CaseKey(backend, name, mode, batch, shapes, tag, dtype)
-                             for mode in dict.fromkeys(modes)
+                             for mode in modes
                              if MODES[mode].applies_to(workload.varying_shapes)
-                             and workload.measures(profile, MODES[mode].traits.autotune, batch))
+                             and workload.measures(profile, MODES[mode].traits.autotune,
+                                                   backend, batch))
     return cases
+
+
+def twins_left_out(modes: Iterable[str], backend: str, profile: str) -> dict[str, Twin]:
+    """The modes of the selection that `profile` leaves to their twin on `backend`: the quick
+    profile times each kernel build once, and the full one measures every mode."""
+    return twins_among(list(modes), backend) if profile == "quick" else {}
 
 
 def shard(cases: list[CaseKey], index: int, count: int) -> list[CaseKey]:

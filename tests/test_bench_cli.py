@@ -20,6 +20,7 @@ from bench.modes import MODES
 from bench.records import Environment, RecordWriteError
 from bench.runner import Recorded, jobs, plan, results_path, shard
 from bench.workloads import ORDER, WORKLOADS
+from bench.workloads.base import EVERY_BACKEND
 
 
 def one_line_error(capsys, argv, code=2) -> str:
@@ -90,8 +91,8 @@ def test_workload_outside_the_profile_says_which_profile_has_it(capsys, tmp_path
 
 def test_size_filter_that_matches_nothing_names_the_sizes(capsys, tmp_path):
     line = usage_error(capsys, tmp_path, "--backend", "cpu", "--workload", "matmul-sweep",
-                       "--batch-size", "7")
-    sizes = WORKLOADS["matmul-sweep"].sizes("quick", "cpu")
+                       "--profile", "full", "--batch-size", "7")
+    sizes = WORKLOADS["matmul-sweep"].sizes("full", "cpu")
     assert "plans no case: --batch-size 7 matches none of the sizes" in line
     assert all(str(s) in line for s in sizes)
 
@@ -209,13 +210,13 @@ def test_dynamic_mode_is_planned_only_where_shapes_vary():
 
 def test_quick_profile_leaves_autotuning_out_only_where_it_costs_minutes():
     autotuning = [name for name, mode in MODES.items() if mode.traits.autotune]
-    heavy = [name for name in ORDER if WORKLOADS[name].quick_without_autotune]
+    heavy = [name for name in ORDER if WORKLOADS[name].quick_without_autotune == EVERY_BACKEND]
     assert {"vit16x6x384", "train-mlp"} <= set(heavy)
-    quick = plan("cpu", ORDER, list(MODES), "quick", set(), "seed", "main")
-    full = plan("cpu", ORDER, list(MODES), "full", set(), "seed", "main")
+    quick = plan("cuda", ORDER, list(MODES), "quick", set(), "seed", "main")
+    full = plan("cuda", ORDER, list(MODES), "full", set(), "seed", "main")
     assert not [c for c in quick if c.workload in heavy and c.mode in autotuning]
     assert {c.workload for c in full if c.mode in autotuning} >= set(heavy)
-    # Every mode is still in the quick profile, through the small workloads.
+    # On a GPU every mode is still in the quick profile, through the small workloads.
     assert {c.mode for c in quick} == {c.mode for c in full}
 
 
@@ -223,7 +224,7 @@ def test_asking_quick_for_autotuning_a_heavy_workload_says_why_nothing_is_planne
         capsys, tmp_path):
     line = usage_error(capsys, tmp_path, "--backend", "cpu", "--workload", "vit16x6x384",
                        "--mode", "max-autotune")
-    assert "the quick profile measures max-autotune only on the small workloads" in line
+    assert "the quick profile leaves max-autotune out of vit16x6x384 on cpu" in line
     assert "try --profile full" in line
 
 

@@ -156,7 +156,8 @@ def test_matmul_sweep_sizes_are_matrix_sizes():
     assert sweep.axis == "n"
     assert sweep.sizes("full", "cuda") == (64, 128, 256, 512, 1024, 2048, 4096)
     assert max(sweep.sizes("full", "cpu")) == 2048
-    assert sweep.sizes("quick", "cpu") == (1024,)
+    assert sweep.sizes("quick", "cuda") == (1024,)
+    assert sweep.sizes("quick", "cpu") == ()  # matmul-128 is the quick profile's CPU matmul
     assert "matrix size" in sweep.description
 
 

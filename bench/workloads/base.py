@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 import torch
 
+from bench.backends import BACKENDS
 from bench.workloads.registry import DTYPES
 
 AXES = ("batch", "n")
@@ -36,6 +37,16 @@ BFLOAT16_TOLERANCE = 2e-2  # the MLPs and the project's training steps (eager: 5
 BFLOAT16_DEEP_TOLERANCE = 5e-2
 # Shapes are tiny in tests and smoke runs: a warm-up curve of this many calls is enough there.
 TINY_CURVE_CALLS = 50
+# The quick profile leaves the autotuning modes out of a heavy workload on every backend: a
+# cold autotune takes it a minute or more per case, most of a quick run, while the small
+# workloads still measure those modes quickly.
+EVERY_BACKEND = tuple(BACKENDS)
+# On a CPU, max-autotune only searches templates for matmuls (and what fuses into them), so
+# a workload without a matmul compiles there exactly what default compiles, after paying
+# for the search (tests/test_bench_modes.py reads it in Inductor's code); the quick profile
+# leaves the autotuning modes out of such workloads on the CPU alone. On a GPU they also
+# tune every Triton kernel, so they are measured there.
+NOTHING_TO_AUTOTUNE_ON_CPU = ("cpu",)
 
 
 @dataclass(frozen=True)
@@ -72,13 +83,14 @@ class Workload:
     build: Build  # (device, batch size or matrix size, tiny, dtype)
     batch_sizes: tuple[int | None, ...] = (None,)  # None: the workload has no size axis
     quick_batch_sizes: tuple[int | None, ...] = ()  # empty: not in the quick profile
+    # A narrower quick profile where a backend is too slow for all of quick_batch_sizes.
+    quick_batch_sizes_on: dict[str, tuple[int | None, ...]] = field(default_factory=dict)
     # The sentinel profile: a few cases run first on every new machine, modes without
     # autotuning only, so that leases of one GPU type can be set side by side in minutes.
     sentinel_batch_sizes: tuple[int | None, ...] = ()
-    # The quick profile leaves out the autotuning modes here: their cold autotune takes this
-    # workload a minute or more per case, most of a quick run, while the small workloads
-    # still measure those modes quickly.
-    quick_without_autotune: bool = False
+    # The backends on which the quick profile leaves out the autotuning modes here
+    # (EVERY_BACKEND, or NOTHING_TO_AUTOTUNE_ON_CPU).
+    quick_without_autotune: tuple[str, ...] = ()
     # The sizes at which the autotuning modes are measured (None: every size). A real
     # model's cold autotune takes minutes per case, so the models autotune at batch 1 only.
     autotune_batch_sizes: tuple[int | None, ...] | None = None
@@ -112,21 +124,22 @@ class Workload:
 
     def sizes(self, profile: str, backend: str) -> tuple[int | None, ...]:
         if profile == "quick":
-            return self.quick_batch_sizes
+            return self.quick_batch_sizes_on.get(backend, self.quick_batch_sizes)
         if profile == "sentinel":
             return self.sentinel_batch_sizes
         return self.batch_sizes_on.get(backend, self.batch_sizes)
 
-    def measures(self, profile: str, autotunes: bool, size: int | None = None) -> bool:
-        """Whether `profile` measures this workload in a mode that does or does not autotune,
-        at `size` (None: at any of its sizes)."""
+    def measures(self, profile: str, autotunes: bool, backend: str,
+                 size: int | None = None) -> bool:
+        """Whether `profile` measures this workload on `backend` in a mode that does or does
+        not autotune, at `size` (None: at any of its sizes)."""
         if profile == "sentinel":
             return not autotunes
         if autotunes and self.autotune_batch_sizes is not None and (
                 not self.autotune_batch_sizes
                 or (size is not None and size not in self.autotune_batch_sizes)):
             return False
-        return not (profile == "quick" and autotunes and self.quick_without_autotune)
+        return not (profile == "quick" and autotunes and backend in self.quick_without_autotune)
 
     def dtype_refusal(self, dtype: str) -> str | None:
         """Why this workload is not measured in `dtype`, one line; None if it is."""

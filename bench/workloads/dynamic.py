@@ -9,7 +9,14 @@ its key's batch_size is None and `WorkloadInfo.batch_cycle` lists the cycle.
 
 import torch
 
-from bench.workloads.base import BFLOAT16_TOLERANCE, Built, Workload, random, tensor_bytes
+from bench.workloads.base import (
+    BFLOAT16_TOLERANCE,
+    EVERY_BACKEND,
+    Built,
+    Workload,
+    random,
+    tensor_bytes,
+)
 from bench.workloads.mlp import mlp
 
 CYCLE = (8, 16, 24, 32, 48, 64)
@@ -32,5 +39,5 @@ DYNAMIC_MLP = Workload(
     "dynamic-mlp", "dynamic",
     f"relu(x @ w1) @ w2, 1024 -> 4096 -> 1024, with the batch cycling through "
     f"{', '.join(map(str, CYCLE))} from one call to the next",
-    build, quick_batch_sizes=(None,), batch_cycle=CYCLE, quick_without_autotune=True,
+    build, quick_batch_sizes=(None,), batch_cycle=CYCLE, quick_without_autotune=EVERY_BACKEND,
     bfloat16_tolerance=BFLOAT16_TOLERANCE)

@@ -2,7 +2,7 @@
 
 import torch
 
-from bench.workloads.base import Built, Workload, random, tensor_bytes
+from bench.workloads.base import NOTHING_TO_AUTOTUNE_ON_CPU, Built, Workload, random, tensor_bytes
 
 OPS = 10
 
@@ -30,4 +30,5 @@ def build(device: torch.device, batch_size: int | None, tiny: bool, dtype: torch
 ELEMENTWISE_CHAIN = Workload(
     "elementwise-chain", "elementwise",
     f"{OPS} element-wise ops (mul, add, sin, square, exp, sub, tanh, abs, sqrt, mul) on 1024x1024",
-    build, quick_batch_sizes=(None,), sentinel_batch_sizes=(None,))
+    build, quick_batch_sizes=(None,), sentinel_batch_sizes=(None,),
+    quick_without_autotune=NOTHING_TO_AUTOTUNE_ON_CPU)

@@ -7,7 +7,7 @@ trivial-call: one tiny add, the per-call floor of each mode's own machinery.
 
 import torch
 
-from bench.workloads.base import Built, Workload, random, tensor_bytes
+from bench.workloads.base import NOTHING_TO_AUTOTUNE_ON_CPU, Built, Workload, random, tensor_bytes
 
 TINY_ELEMENTS = 256
 
@@ -33,7 +33,8 @@ def _chain_builder(n: int):
 def _chain_workload(n: int, quick: tuple = (), sentinel: tuple = ()) -> Workload:
     return Workload(f"launch-chain-{n}", "launch-overhead",
                     f"{n} dependent x + 1 ops on {TINY_ELEMENTS} floats: {n} tiny kernels in eager",
-                    _chain_builder(n), quick_batch_sizes=quick, sentinel_batch_sizes=sentinel)
+                    _chain_builder(n), quick_batch_sizes=quick, sentinel_batch_sizes=sentinel,
+                    quick_without_autotune=NOTHING_TO_AUTOTUNE_ON_CPU)
 
 
 def trivial(x: torch.Tensor) -> torch.Tensor:
@@ -51,4 +52,5 @@ LAUNCH_CHAIN_100 = _chain_workload(100, sentinel=(None,))
 LAUNCH_CHAIN_1000 = _chain_workload(1000)
 TRIVIAL_CALL = Workload("trivial-call", "launch-overhead",
                         f"x + 1 on {TINY_ELEMENTS} floats: the per-call floor of each mode",
-                        _trivial_build, quick_batch_sizes=(None,), sentinel_batch_sizes=(None,))
+                        _trivial_build, quick_batch_sizes=(None,), sentinel_batch_sizes=(None,),
+                        quick_without_autotune=NOTHING_TO_AUTOTUNE_ON_CPU)

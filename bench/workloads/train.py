@@ -18,6 +18,7 @@ from torch.nn import functional as F
 
 from bench.workloads.base import (
     BFLOAT16_TOLERANCE,
+    EVERY_BACKEND,
     Built,
     Workload,
     count_parameters,
@@ -126,7 +127,7 @@ TRAIN_MLP = Workload(
     "train-mlp", "train",
     "training step of a 1024 -> 4096 -> 1024 ReLU MLP (no biases): MSE loss on fixed targets, "
     f"backward, SGD with momentum {MOMENTUM}",
-    _mlp_build, batch_sizes=(32, 256), quick_batch_sizes=(32,), quick_without_autotune=True,
+    _mlp_build, batch_sizes=(32, 256), quick_batch_sizes=(32,), quick_without_autotune=EVERY_BACKEND,
     sentinel_batch_sizes=(32,), training=True, bfloat16_tolerance=BFLOAT16_TOLERANCE)
 
 TRAIN_VIT_SMALL = Workload(

@@ -6,6 +6,7 @@ from torch.nn import functional as F
 
 from bench.workloads.base import (
     BFLOAT16_DEEP_TOLERANCE,
+    EVERY_BACKEND,
     Built,
     Workload,
     count_parameters,
@@ -90,7 +91,7 @@ def _vit(patch: int, depth: int, width: int, quick: tuple = (), sentinel: tuple 
                     f"{max(1, width // HEAD_DIM)} heads, 224x224 images, 1000 classes",
                     vit_builder(patch, depth, width), batch_sizes=SWEEP, quick_batch_sizes=quick,
                     sentinel_batch_sizes=sentinel,
-                    batch_sizes_on={"cpu": CPU_SWEEP}, quick_without_autotune=True,
+                    batch_sizes_on={"cpu": CPU_SWEEP}, quick_without_autotune=EVERY_BACKEND,
                     autotune_batch_sizes=AUTOTUNE_SWEEP, tolerance=2e-3,
                     bfloat16_tolerance=BFLOAT16_DEEP_TOLERANCE)
 

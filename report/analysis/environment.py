@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from bench.modes import MODES, not_separately
 from report.analysis.vocabulary import BASELINE, ENV_FIELDS
 
 
@@ -23,6 +24,9 @@ class Environment:
     fields: tuple[tuple[str, tuple[str, ...]], ...]
     record_count: int
     repeated: bool  # some case here rests on more than one process
+    # Each mode without a record here that was left to its twin, which has records here,
+    # with why in one line (bench/modes.py states which modes build the same kernels where).
+    not_separately: tuple[tuple[str, str], ...] = ()
 
     def field(self, name: str) -> str:
         """A field's values, joined: one value in all but rare cases."""
@@ -47,9 +51,20 @@ def environments(shown: pd.DataFrame, case_rows: pd.DataFrame) -> dict[str, Envi
     if f"paired_{BASELINE}_processes" in case_rows:  # speedups from several paired processes
         repeated |= set(case_rows.loc[case_rows[f"paired_{BASELINE}_processes"] > 1, "env_id"])
     counts = shown["env_id"].value_counts()
+    modes = {env_id: set(group["mode"]) for env_id, group in shown.groupby("env_id")}
     return {env_id: Environment(env_id, f["backend"][0], labels[env_id], tuple(f.items()),
-                                int(counts[env_id]), env_id in repeated)
+                                int(counts[env_id]), env_id in repeated,
+                                left_to_twins(modes[env_id], f["backend"][0]))
             for env_id, f in sorted(fields.items())}
+
+
+def left_to_twins(measured: set[str], backend: str) -> tuple[tuple[str, str], ...]:
+    """Each mode absent from `measured` whose twin on `backend` is measured, with why it is
+    not measured apart from it; a mode measured, or with no twin there, is not named (an
+    absent mode is otherwise plainly not measured)."""
+    return tuple((name, not_separately(name, twin)) for name, mode in MODES.items()
+                 if name not in measured and (twin := mode.twin_on(backend)) is not None
+                 and twin.mode in measured)
 
 
 def _device_text(fields: dict[str, tuple[str, ...]]) -> str:

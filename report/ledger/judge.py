@@ -204,6 +204,11 @@ class Judge:
         scope = ", ".join(claim.workloads) or f"a workload of family {', '.join(claim.families)}"
         out.reason = "; ".join(notes) or (f"no records of {scope} here" if not out.comparisons
                                           else "no comparison has both sides measured")
+        twins = dict(env.not_separately)
+        left = [twins[m] for m in dict.fromkeys((claim.test.mode, claim.test.baseline))
+                if m in twins]
+        if left:  # the mode's kernels were measured, under its twin's name
+            out.reason = "; ".join(left)
         if out.comparisons and all(c.field_absent for c in out.comparisons):
             quantity = claim.test.metric or claim.test.field or "latency"
             if quantity in LATER_MEMORY and env.backend == "cuda":
