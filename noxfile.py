@@ -1,5 +1,6 @@
 """Sessions: `nox -s bench docs` measures this machine and builds the site; `nox -s tests`."""
 
+import argparse
 import os
 from pathlib import Path
 
@@ -40,30 +41,60 @@ def torch_release(session: nox.Session) -> str:
     return releases[0]
 
 
-def install(session: nox.Session, *groups: str, torch: str | None = None) -> None:
+def install(session: nox.Session, *groups: str, torch: str | None = None,
+            python: str | None = None) -> None:
+    """Torch and dependency groups into the session's environment, or into the one whose
+    interpreter is `python`."""
+    pip = ((lambda *args: session.run(python, "-m", "pip", "install", *args, external=True))
+           if python else session.install)
     # ATLAS_TORCH_INDEX picks torch's index, e.g. https://download.pytorch.org/whl/cpu on a CPU runner.
     index = os.environ.get("ATLAS_TORCH_INDEX")
     if torch:
-        session.install(f"torch=={torch}", *(["--index-url", index] if index else []))
+        pip(f"torch=={torch}", *(["--index-url", index] if index else []))
     if groups:
         # torch named again: timm pulls torchvision, which pip would otherwise match to the
         # newest torch and upgrade the release just installed.
         pinned = [f"torch=={torch}"] if torch else []
-        session.install("-c", str(CONSTRAINTS), *pinned,
-                        *nox.project.dependency_groups(PYPROJECT, *groups))
+        pip("-c", str(CONSTRAINTS), *pinned, *nox.project.dependency_groups(PYPROJECT, *groups))
+
+
+def torch_environment(session: nox.Session, release: str, *groups: str) -> str:
+    """The interpreter of .nox/torch-RELEASE, with `groups` installed there: one environment
+    per release for every session that runs torch (bench, the notebook's kernel in docs),
+    so that `nox -s bench docs` downloads and installs torch once, not once per session."""
+    venv = Path(session.virtualenv.location).parent / f"torch-{release}"
+    python = venv / "bin" / "python"
+    if not python.exists():
+        session.run("python", "-m", "venv", str(venv))
+    install(session, *groups, torch=release, python=str(python))
+    return str(python)
+
+
+def measures_models(bench_args: list[str]) -> bool:
+    """Whether a `python -m bench` run may build a real model (timm, transformers): the
+    quick profile, the default, has none (bench/workloads/models.py) and refuses one named."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--profile", default="quick")
+    return parser.parse_known_args(bench_args)[0].profile != "quick"
 
 
 @nox.session
 def bench(session: nox.Session) -> None:
     """Measure every backend found here (options after `--` go to `python -m bench`); the
-    models group too, so that the full profile measures the real models. Two or more
-    `--torch` measure those releases A/B, as `nox -s ab` does."""
+    models group too when the profile measures the real models (any but quick). Two or
+    more `--torch` measure those releases A/B, as `nox -s ab` does."""
     releases = torch_releases(session)
     if len(releases) > 1:
         measure_ab(session, releases)
         return
-    install(session, "models", torch=releases[0])
-    session.run("python", "-m", "bench", *session.posargs, env={"ATLAS_TORCH_PIN": releases[0]})
+    run_bench(session, releases[0])
+
+
+def run_bench(session: nox.Session, release: str) -> None:
+    groups = ("models",) if measures_models(session.posargs) else ()
+    python = torch_environment(session, release, *groups)
+    session.run(python, "-m", "bench", *session.posargs, env={"ATLAS_TORCH_PIN": release},
+                external=True)
 
 
 @nox.session
@@ -112,12 +143,13 @@ def measure_ab(session: nox.Session, releases: list[str]) -> None:
 @nox.session
 def docs(session: nox.Session) -> None:
     """Render results/ into docs/ and build site/; `nox -s docs -- serve` serves it live."""
-    install(session, "docs", torch=torch_release(session))  # the notebook executes torch
-    build_site(session, *session.posargs)
+    build_site(session, torch_release(session), *session.posargs)
 
 
-def build_site(session: nox.Session, *args: str, tool: str = "mkdocs") -> None:
-    session.env["NO_MKDOCS_2_WARNING"] = "1"
+def build_site(session: nox.Session, release: str, *args: str, tool: str = "mkdocs",
+               groups: tuple[str, ...] = ("docs",)) -> None:
+    install(session, *groups)
+    session.env.update(notebook_kernel(session, release), NO_MKDOCS_2_WARNING="1")
     session.run("python", "-m", "report", "--results", "results", "--docs", "docs")
     if args[:1] == ("serve",):
         session.run(tool, "serve", *args[1:])
@@ -125,21 +157,33 @@ def build_site(session: nox.Session, *args: str, tool: str = "mkdocs") -> None:
         session.run(tool, "build", "--strict", *args)
 
 
+def notebook_kernel(session: nox.Session, release: str) -> dict[str, str]:
+    """The notebook executes torch. Its kernel runs in the release's torch environment,
+    which `nox -s bench` has made (or this makes), so the docs environment needs no second
+    copy of torch: ipykernel there writes a `python3` kernel spec naming that interpreter,
+    and JUPYTER_PATH, searched before the builder's own kernel, points the site build at it."""
+    python = torch_environment(session, release)
+    session.run(python, "-m", "pip", "install", "-c", str(CONSTRAINTS), f"torch=={release}",
+                "ipykernel", external=True)
+    session.run(python, "-m", "ipykernel", "install", "--sys-prefix", external=True,
+                silent=True)
+    return {"JUPYTER_PATH": str(Path(python).parent.parent / "share" / "jupyter")}
+
+
 @nox.session(name="docs-properdocs")
 def docs_properdocs(session: nox.Session) -> None:
     """`docs` built by ProperDocs, the maintained fork of MkDocs 1.x, from the same mkdocs.yml:
     switching is this one tool name. The tests session builds the fixture site with it too."""
-    install(session, "docs", "properdocs", torch=torch_release(session))
-    build_site(session, *session.posargs, tool="properdocs")
+    build_site(session, torch_release(session), *session.posargs, tool="properdocs",
+               groups=("docs", "properdocs"))
 
 
 @nox.session
 def release(session: nox.Session) -> None:
-    """`bench` then `docs` in one environment, torch installed once (CI for a new release)."""
+    """`bench` then `docs`, torch installed once (CI for a new release)."""
     release = torch_release(session)
-    install(session, "docs", torch=release)
-    session.run("python", "-m", "bench", *session.posargs, env={"ATLAS_TORCH_PIN": release})
-    build_site(session)
+    run_bench(session, release)
+    build_site(session, release)
 
 
 @nox.session

@@ -361,6 +361,7 @@ def scatter_chart(path: Path, key: str, *, title: str, xlabel: str, ylabel: str,
         _save(fig, path, title, key)
 
 
+@functools.cache  # a heat map asks for the same few labels ("n/m", a status) cell after cell
 def _text_width_in(text: str, size_pt: float) -> float:
     return TextPath((0, 0), text, size=size_pt).get_extents().width / 72 if text else 0.0
 
