@@ -1,0 +1,99 @@
+"""noxfile.py's environments: torch is installed once for `nox -s bench docs` (the notebook's
+kernel runs in the release's torch environment), and the models group only where a profile
+builds real models. noxfile.py is loaded under a minimal stand-in for nox, as in
+tests/test_workflows.py: its functions only name the commands a session runs."""
+
+import importlib.util
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from bench.backends import BACKENDS
+from bench.workloads import lookup
+from bench.workloads.registry import ORDER
+
+tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+ROOT = Path(__file__).resolve().parents[1]
+RELEASE = "2.15.0"
+
+
+@pytest.fixture
+def noxfile(monkeypatch):
+    nox = types.ModuleType("nox")
+    nox.options = types.SimpleNamespace()
+    nox.Session = object
+    nox.session = lambda f=None, **_: f if f else (lambda g: g)
+    nox.project = types.SimpleNamespace(
+        load_toml=lambda path: tomllib.loads((ROOT / path).read_text()),
+        dependency_groups=lambda _, *groups: [f"<{group}>" for group in groups])
+    monkeypatch.setitem(sys.modules, "nox", nox)
+    spec = importlib.util.spec_from_file_location("atlas_noxfile", ROOT / "noxfile.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Session:
+    """What a nox session is asked to run, in order; nothing runs."""
+
+    def __init__(self, venv: Path, posargs=()):
+        self.virtualenv = types.SimpleNamespace(location=str(venv))
+        self.posargs = list(posargs)
+        self.commands: list[list[str]] = []
+
+    def run(self, *args, **_):
+        self.commands.append([str(arg) for arg in args])
+
+    def install(self, *args):
+        self.commands.append(["<session pip install>", *args])
+
+
+def torch_installs(session: Session) -> list[str]:
+    """The interpreter each torch install goes to (the session's own for session.install)."""
+    return [command[0] for command in session.commands
+            if f"torch=={RELEASE}" in command and "install" in " ".join(command[:4])]
+
+
+def test_bench_and_the_notebook_kernel_install_torch_into_one_environment(noxfile, tmp_path):
+    bench, docs = Session(tmp_path / "bench"), Session(tmp_path / "docs")
+    noxfile.run_bench(bench, RELEASE)
+    kernel_env = noxfile.notebook_kernel(docs, RELEASE)
+    python = str(tmp_path / f"torch-{RELEASE}" / "bin" / "python")
+    assert set(torch_installs(bench)) == set(torch_installs(docs)) == {python}
+    assert [python, "-m", "bench"] == bench.commands[-1][:3]
+    # ipykernel writes its python3 kernel spec under the interpreter's prefix; JUPYTER_PATH
+    # names that folder for the site build.
+    assert [python, "-m", "ipykernel", "install", "--sys-prefix"] == docs.commands[-1]
+    assert kernel_env == {"JUPYTER_PATH": str(tmp_path / f"torch-{RELEASE}" / "share" / "jupyter")}
+
+
+def test_a_kernel_spec_on_jupyter_path_comes_before_the_builders_own(tmp_path, monkeypatch):
+    jupyter_client = pytest.importorskip("jupyter_client.kernelspec")
+    done = subprocess.run([sys.executable, "-m", "ipykernel", "install", "--prefix", str(tmp_path)],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "share" / "jupyter"))
+    spec = jupyter_client.KernelSpecManager().get_kernel_spec("python3")
+    assert Path(spec.resource_dir) == tmp_path / "share" / "jupyter" / "kernels" / "python3"
+    assert spec.argv[0] == sys.executable
+
+
+def test_the_models_group_is_installed_only_for_profiles_with_real_models(noxfile):
+    # The quick profile measures no workload that needs timm or transformers, on any backend.
+    needing = [name for name in ORDER if lookup(name).requires]
+    assert needing
+    assert not [name for name in needing for backend in BACKENDS if lookup(name).sizes("quick", backend)]
+    assert not noxfile.measures_models([])
+    assert not noxfile.measures_models(["--backend", "cpu", "--profile", "quick"])
+    assert noxfile.measures_models(["--profile", "full"])
+    assert noxfile.measures_models(["--backend", "cpu", "--profile=full"])
+    bench = Session(Path("unused"), posargs=["--profile", "full"])
+    noxfile.run_bench(bench, RELEASE)
+    assert any("<models>" in command for command in bench.commands)
+    quick = Session(Path("unused"))
+    noxfile.run_bench(quick, RELEASE)
+    assert not any("<models>" in command for command in quick.commands)
