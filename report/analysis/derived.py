@@ -101,7 +101,10 @@ def speedups(cases: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
     """Every case with its speedup over `baseline` at the same point (`compare` columns)."""
     modes = list(cases["mode"].unique()) or [baseline]
     out = pd.concat([compare(cases, mode, baseline) for mode in modes], ignore_index=True)
-    return ordered(out[out["ok"].notna()]).reset_index(drop=True)
+    # The modes' frames differ in column dtypes (the baseline's own row is set to constants),
+    # so concat leaves a block per such column; one copy joins them, or every column a
+    # caller adds (the published table, break-even) warns of a fragmented frame.
+    return ordered(out[out["ok"].notna()]).reset_index(drop=True).copy()
 
 
 def fastest(cases: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataFrame:
