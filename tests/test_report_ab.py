@@ -91,8 +91,11 @@ def test_the_release_answer_reads_the_same_table_as_the_pages(records):
     assert answer == {
         "release": "2.15.0", "old": "2.14.1", "group": "g1", "host": "quiet (boot boot-1)",
         "compared": 4, "faster": 1, "slower": 1, "same": 2, "undecided": 0,
-        "floor": {"median": "±2.0%", "max": "±2.0%", "cases": 4, "group": "g1"},
-        "floor_text": "A/A noise floor ±2.0% (median over 4 cases, largest ±2.0%)"}
+        "floor": {"median": "±2.0%", "max": "±2.0%", "cases": 4, "group": "g1",
+                  "against": "torch 2.15.0 under labels 2.15.0 and 2.15.0-aa"},
+        "floor_text": "A step is called only beyond the A/A noise floor, measured in the same "
+                      "run with torch 2.15.0 under labels 2.15.0 and 2.15.0-aa: ±2.0% in the "
+                      "median case, ±2.0% at most, over 4 cases"}
 
 
 def test_the_release_answer_is_none_without_an_ab_group(tmp_path):
