@@ -40,6 +40,7 @@ from report.history import lineage_id, release_key
 CASE = ["backend", "workload", "mode", "batch_size", "shapes", "profile"]
 VERDICTS = ("slower", "faster", "same", "single pair", "no A/A run yet")
 NO_FLOOR = "no A/A run yet"
+FACTOR_FROM = 2  # a floor this far from 1 reads as a factor, not a percentage (`percent`)
 SINGLE = "single pair"
 STEP_COLUMNS = ["group", "kind", "old_label", "new_label", "old_release", "new_release",
                 "old_env_id", "new_env_id", "hosts", *CASE, "old_median_s", "new_median_s",
@@ -340,8 +341,11 @@ def host_text(hosts) -> str:
 
 
 def percent(factor: float | None) -> str:
-    """A floor as a percentage around 1: 1.034 -> "±3.4%"."""
-    return "—" if factor is None or factor != factor else f"±{100 * (factor - 1):.1f}%"
+    """A floor around 1: 1.034 -> "±3.4%"; from a factor of 2, where a percentage either
+    way stops reading true (÷2 is not -100%), the factor: 15.13 -> "15.1×"."""
+    if factor is None or factor != factor:
+        return "—"
+    return f"{factor:.1f}×" if factor >= FACTOR_FROM else f"±{100 * (factor - 1):.1f}%"
 
 
 def aa_runs(side_rows: pd.DataFrame, group: str) -> str:

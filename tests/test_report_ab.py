@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,43 @@ def test_a_record_that_timed_nothing_does_not_hide_the_host(tmp_path):
     found = ab.steps(load(tmp_path, records + unsupported))
     assert set(found["hosts"]) == {("quiet/boot-1",)}
     assert verdicts(found)[("mlp", "default")] == "slower"
+
+
+def test_an_ab_run_is_costed_once_as_a_whole_and_left_out_of_its_environments(tmp_path):
+    import dataclasses
+
+    from test_report_compare import case_records, environment
+
+    made = group_records("g1", LABELS, EFFECTS, NOISE)
+    # One `python -m bench` run per label, workload and repeat: a turn.
+    turns = [dataclasses.replace(r, process=dataclasses.replace(
+        r.process, run_id=f"{r.key.tag}-{r.key.workload}-{r.process.repeat}")) for r in made]
+    older = case_records(environment("2.15.0", "ab-cpu"), "mlp", "eager", 1e-3, 0.01)
+    records = load(tmp_path, turns + older)
+    (cost,) = analysis.rows(ab.run_costs(records))
+    # 3 labels x 2 workloads x 3 repeats; each label's first repeat holds the isolated
+    # processes of both modes; a paired process per turn.
+    assert (cost["group"], cost["labels"], cost["turns"]) == ("g1", 3, 18)
+    assert (cost["isolated"], cost["paired"]) == (3 * 2 * 2, 18)
+    assert cost["releases"] == ["2.14.1", "2.15.0"]
+    # group_records starts a record every 5 s from START and each runs 2 s.
+    starts = sorted(r.started_at for r in made)
+    first, last = (datetime.fromisoformat(s) for s in (starts[0], starts[-1]))
+    assert cost["wall_minutes"] == pytest.approx(((last - first).total_seconds() + 2) / 60)
+    assert cost["turn_minutes"] < cost["wall_minutes"]
+    # The environments' own rows count the older run only.
+    per_env = analysis.rows(analysis.run_costs(records))
+    assert sum(r["runs"] for r in per_env) == len({r.process.run_id for r in older})
+    # The methodology page's cost table gives the run its own row.
+    from report.pages import methodology
+    from report.site import Site
+
+    methodology.render(Site(Data(records), tmp_path / "docs"))
+    text = (tmp_path / "docs" / "methodology.md").read_text("utf-8")
+    assert (f"| g1 | ab-cpu · cpu | quick | 2.14.1, 2.15.0 | 3 | 18 | 12 | 18 | "
+            f"{cost['wall_minutes']:.1f} | {cost['turn_minutes']:.1f} | 2026-12-01 10:00 |") in text
+
+
+def test_a_floor_reads_as_a_percentage_and_from_a_factor_of_two_as_a_factor():
+    assert (ab.percent(1.034), ab.percent(1.999), ab.percent(15.13)) == ("±3.4%", "±99.9%", "15.1×")
+    assert ab.percent(None) == ab.percent(float("nan")) == "—"

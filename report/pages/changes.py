@@ -81,7 +81,7 @@ def render(site: Site) -> None:
     site.page(PAGE, "changes.md.j2", ab_sections=ab_sections(site),
               newest=ab.release_answer(site.data), sections=sections,
               apart=apart, min_effect=compare.MIN_EFFECT, one_release=_one_release(envs),
-              no_floor=ab.NO_FLOOR)
+              no_floor=ab.NO_FLOOR, factor_from=ab.FACTOR_FROM)
 
 
 def _one_release(envs: pd.DataFrame) -> list[str]:

@@ -4,6 +4,7 @@ older runs, one release per run, as points apart that no line joins."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import matplotlib
@@ -20,6 +21,8 @@ PAGE = "analysis/history.md"
 # site_url in mkdocs.yml; the anchor is the README heading "Comparing releases").
 GPU_RECIPE = "https://github.com/torch-compile-atlas/torch-compile-atlas#comparing-releases"
 GROUP_STYLES = ("-", "--", ":", "-.")
+# charts._key hashes charts.py only; this chart is drawn here, so a change here redraws it.
+_CODE = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
 
 
 def chart_batch(found: pd.DataFrame) -> int | None:
@@ -38,7 +41,7 @@ def history_chart(path: Path, *, title: str, ylabel: str, releases: list[str],
     """Older runs as hollow points that no line joins (each release ran apart); each A/B
     group as one line per mode through its releases, one line style per group."""
     key = charts._key("history_chart", {"title": title, "ylabel": ylabel, "releases": releases,
-                                        "older": older, "groups": groups})
+                                        "older": older, "groups": groups, "code": _CODE})
     if charts._current(path, key):
         return
     modes = sorted({*older, *(m for g in groups.values() for m in g)}, key=mode_rank)
@@ -55,14 +58,18 @@ def history_chart(path: Path, *, title: str, ylabel: str, releases: list[str],
         ax.set_xticks(range(len(releases)), releases, rotation=30 if len(releases) > 4 else 0,
                       ha="right" if len(releases) > 4 else "center")
         ax.set_xlim(-0.4, len(releases) - 0.6)
-        # The bars' ends count too: one process far off the others (a disturbed turn) would
-        # otherwise squash every point into a line at the foot of a linear axis.
-        values = [v for s in [*older.values(), *(v for g in groups.values() for v in g.values())]
-                  for p in s for v in (p.y, p.low, p.high) if v is not None and v > 0]
-        if values and max(values) > 5 * min(values):
+        values = [p.y for s in [*older.values(), *(v for g in groups.values() for v in g.values())]
+                  for p in s if p.y > 0]
+        log = bool(values) and max(values) > 5 * min(values)
+        if log:
             ax.set_yscale("log")
             charts._plain_log_ticks(ax.yaxis)
             ylabel += ", log scale"
+        # One process far off the others (a disturbed turn) would flatten every line: its
+        # bar is cut at the edge and marked, the point itself always shown.
+        every = {(group, mode): points for group, series in [(None, older), *groups.items()]
+                 for mode, points in series.items()}
+        charts._clip_outliers(ax, every, {key: charts.mode_color(key[1]) for key in every}, log)
         fig.suptitle(title)
         ax.set_xlabel("torch release")
         ax.set_ylabel(ylabel)
