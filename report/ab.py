@@ -311,6 +311,7 @@ def run_costs(records: pd.DataFrame) -> pd.DataFrame:
             "turn_minutes": float((spans["end"] - spans["start"]).dt.total_seconds().sum() / 60),
             "started": spans["start"].min()})
     table = pd.DataFrame(out, columns=columns)
+    table["started"] = pd.to_datetime(table["started"], utc=True)  # typed even when empty
     return table.sort_values("started", kind="stable").reset_index(drop=True)
 
 

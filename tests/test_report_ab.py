@@ -159,3 +159,15 @@ def test_an_ab_run_is_costed_once_as_a_whole_and_left_out_of_its_environments(tm
 def test_a_floor_reads_as_a_percentage_and_from_a_factor_of_two_as_a_factor():
     assert (ab.percent(1.034), ab.percent(1.999), ab.percent(15.13)) == ("±3.4%", "±99.9%", "15.1×")
     assert ab.percent(None) == ab.percent(float("nan")) == "—"
+
+
+def test_without_an_ab_run_the_cost_table_has_no_ab_row(tmp_path):
+    from test_report_compare import release_records
+
+    from report.pages import methodology
+    from report.site import Site
+
+    records = load(tmp_path, release_records())
+    assert ab.run_costs(records).empty
+    methodology.render(Site(Data(records), tmp_path / "docs"))
+    assert "### A/B runs" not in (tmp_path / "docs" / "methodology.md").read_text("utf-8")
