@@ -13,14 +13,14 @@ both sides host-bound, is then predicted at probe p as base(p) / mode(p), with a
 of the line's prediction interval and the figure's range (`SpeedupModel`). A prediction is
 refused outside the probe values the lines were fitted on.
 
-The probe of a process is the median of its blocks (200 calls each, a couple of ms). A block
-a preemption cut is left out by the median, while a mode's block, tens of ms long, keeps
-every preemption in its time. On a host with idle cores the two agree; on a time-sliced one
-(the process pinned to cores it shares with busy threads) the median reports the host's cost
-between preemptions only, so the model, read at it, under-predicts a host-bound side. The
-mean of the blocks would count the preemptions, but it also counts every rare hiccup of a
-quiet host, and fitted on it fewer held-out leases fall inside their band, so the median
-stays the probe. What the median leaves out is kept beside it (`probe_mean_s`): where the
+The probe of a process is the median of its blocks (bench/host.py's PROBE_CALLS calls each).
+A block a preemption cut is left out by the median, while a mode's block, many times
+longer, keeps every preemption in its time. On a host with idle cores the two agree; on a
+time-sliced one (the process pinned to cores it shares with busy threads) the median reports
+the host's cost between preemptions only, so the model, read at it, under-predicts a
+host-bound side. The mean of the blocks would count the preemptions, but it also counts
+every rare hiccup of a quiet host, and fitted on it fewer held-out leases fall inside their
+band, so the median stays the probe. What the median leaves out is kept beside it (`probe_mean_s`): where the
 blocks' mean exceeds their median by more than NEAR, preemptions took that much from the
 process (`time_sliced`), and a check outside its band there says so.
 
