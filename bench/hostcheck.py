@@ -21,7 +21,6 @@ from bench.records import MalformedRecord, Record, read_records
 from bench.stats import paired_speedup
 
 BLOCKS = 60  # 60 blocks of about 10 ms: a few seconds, with the import of torch the most of it
-NEAR = 0.25  # hosts within this fraction of each other are "about as fast"
 GRAPH_MODES = ("reduce-overhead", "cuda-graph")
 
 
@@ -135,6 +134,8 @@ def main(argv: list[str]) -> int:
     given = " (given with --op-us)" if args.op_us else f" (IQR {_iqr_us(op_s)})"
     print(f"this host ({device}, {backend}): an eager op costs {_us(op_s)}{given}; "
           f"a bare kernel launch {_us(launch_s)}")
+    if hostfit.time_sliced(mine, statistics.fmean(op_s)):
+        print(time_sliced_line(mine, statistics.fmean(op_s)))
     measured = sorted(((statistics.median(h["op"]), lease, h) for lease, h in hosts.items()
                        if h["op"]), key=lambda row: row[0])
     if not measured:
@@ -187,6 +188,15 @@ def prediction_lines(models: list[hostfit.SpeedupModel], probe_s: float,
     return lines
 
 
+def time_sliced_line(probe_s: float, probe_mean_s: float) -> str:
+    """Why the predictions below may be too low where the probe's blocks averaged more than
+    NEAR above their median (`hostfit.time_sliced`)."""
+    return (f"but its blocks averaged {probe_mean_s * 1e6:.2f} us ({probe_mean_s / probe_s:.1f}x "
+            f"the median): preemptions cut some of them, the host time-slices this process. "
+            f"The median leaves the cuts out and a mode's longer blocks do not, so here the "
+            f"probe under-reports an eager op's cost and the predictions below are too low")
+
+
 def _nearest(mine: float, measured: list, backend: str, device: str,
              models: list[hostfit.SpeedupModel]) -> None:
     """Without a host model for this GPU type: the host-dependent speedups measured on the
@@ -220,10 +230,10 @@ def _iqr_us(values: list[float]) -> str:
 
 def _verdict(mine: float, measured: list[float]) -> str:
     fastest, slowest = min(measured), max(measured)
-    if mine < fastest * (1 - NEAR):
+    if mine < fastest * (1 - hostfit.NEAR):
         return (f"this host dispatches faster than every host measured ({mine / fastest:.2f}x "
                 f"the fastest's cost): expect smaller gains from graph replay over eager")
-    if mine > slowest * (1 + NEAR):
+    if mine > slowest * (1 + hostfit.NEAR):
         return (f"this host dispatches slower than every host measured ({mine / slowest:.2f}x "
                 f"the slowest's cost): expect larger gains from graph replay over eager")
     return (f"this host dispatches about as fast as the hosts measured ({mine * 1e6:.2f} us "

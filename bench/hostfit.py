@@ -13,6 +13,17 @@ both sides host-bound, is then predicted at probe p as base(p) / mode(p), with a
 of the line's prediction interval and the figure's range (`SpeedupModel`). A prediction is
 refused outside the probe values the lines were fitted on.
 
+The probe of a process is the median of its blocks (bench/host.py's PROBE_CALLS calls each).
+A block a preemption cut is left out by the median, while a mode's block, many times
+longer, keeps every preemption in its time. On a host with idle cores the two agree; on a
+time-sliced one (the process pinned to cores it shares with busy threads) the median reports
+the host's cost between preemptions only, so the model, read at it, under-predicts a
+host-bound side. The mean of the blocks would count the preemptions, but it also counts
+every rare hiccup of a quiet host, and fitted on it fewer held-out leases fall inside their
+band, so the median stays the probe. What the median leaves out is kept beside it (`probe_mean_s`): where the
+blocks' mean exceeds their median by more than NEAR, preemptions took that much from the
+process (`time_sliced`), and a check outside its band there says so.
+
 Standard library only: `python -m bench host` uses it without pandas, and report/ imports it,
 so the site and the command predict from one definition. Both hand it rows: a record's
 fields under the report's column names (`row_of`).
@@ -37,6 +48,7 @@ FITTED_SIDES = ("launch-bound", "cpu")  # sides whose time is set by the host is
 MIN_PROCESSES = 6  # paired processes a published line rests on
 MIN_TRAINING = 4  # processes a held-out check may fit on: two residual degrees of freedom
 BAND = 0.90  # the probability a band is meant to hold a new process's figure
+NEAR = 0.25  # two probe figures within this fraction of each other describe one host speed
 SLOWED_TAG = "slowed-host"  # records measured on a host slowed on purpose: the test set
 SHAPES = "seed"
 # The records fitted on: a case's processes, as report/analysis.py chooses them. The tag is
@@ -136,6 +148,7 @@ class Process:
     probe_s: float
     median_s: dict[str, float]
     round_s: dict[str, tuple[float, ...]]
+    probe_mean_s: float  # the mean of its blocks: with the time preemptions took from them
 
     def speedup(self, mode: str, baseline: str = BASELINE) -> float | None:
         """The process's measured speedup: the median of its round ratios."""
@@ -159,8 +172,15 @@ def processes(rows: Iterable[Row], tag: str | re.Pattern = PROCESS_TAGS) -> list
             torch=first["torch"], point=point_of(first),
             lease=lease(first), group=group, probe_s=statistics.median(first["op_s"]),
             median_s={r["mode"]: r["median_s"] for r in members},
-            round_s={r["mode"]: tuple(r["round_s"]) for r in members}))
+            round_s={r["mode"]: tuple(r["round_s"]) for r in members},
+            probe_mean_s=statistics.fmean(first["op_s"])))
     return found
+
+
+def time_sliced(probe_s: float, probe_mean_s: float) -> bool:
+    """Whether a probe's blocks averaged more than NEAR above their median: preemptions cut
+    some of them, and the median (the probe) under-reports what an eager op costs there."""
+    return probe_mean_s > probe_s * (1 + NEAR)
 
 
 # ---- the two kinds of side ----------------------------------------------------------------
@@ -433,10 +453,15 @@ class Check:
     processes: int
     processes_inside: int
     measured_each: tuple[float, ...] = field(default=())
+    probe_mean_s: float | None = None  # the median of the processes' blocks' means
 
     @property
     def inside(self) -> bool:
         return self.prediction.holds(self.measured)
+
+    @property
+    def time_sliced(self) -> bool:
+        return self.probe_mean_s is not None and time_sliced(self.probe_s, self.probe_mean_s)
 
     @property
     def extrapolated(self) -> bool:
@@ -444,17 +469,18 @@ class Check:
 
 
 def _check(model: SpeedupModel, lease_name: str, tested: list[Process]) -> Check | None:
-    pairs = [(p.probe_s, p.speedup(model.mode, model.baseline)) for p in tested
+    found = [(p, p.speedup(model.mode, model.baseline)) for p in tested
              if model.mode in p.round_s and model.baseline in p.round_s]
-    pairs = [(probe, s) for probe, s in pairs if s is not None]
-    if not pairs:
+    found = [(p, s) for p, s in found if s is not None]
+    if not found:
         return None
-    probe = statistics.median(p for p, _ in pairs)
-    measured = statistics.median(s for _, s in pairs)
+    probe = statistics.median(p.probe_s for p, _ in found)
+    measured = statistics.median(s for _, s in found)
     return Check(model=model, lease=lease_name, probe_s=probe, measured=measured,
-                 prediction=model.at(probe), processes=len(pairs),
-                 processes_inside=sum(model.at(p).holds(s) for p, s in pairs),
-                 measured_each=tuple(s for _, s in pairs))
+                 prediction=model.at(probe), processes=len(found),
+                 processes_inside=sum(model.at(p.probe_s).holds(s) for p, s in found),
+                 measured_each=tuple(s for _, s in found),
+                 probe_mean_s=statistics.median(p.probe_mean_s for p, _ in found))
 
 
 def held_out(found: list[Process], side_by_case: Mapping[tuple, str | None],

@@ -19,6 +19,8 @@ spread the smallest and largest.
   above the floor, "faster" when its largest is below its inverse. Without an A/A run on
   the group's host nothing is called ("no A/A run yet"), and a case resting on one pair of
   processes is a "single pair".
+- `run_costs(records)`: what each A/B run took, as a whole (the methodology page's cost
+  table): turns, processes, and wall minutes from its first start to its last finish.
 - `release_answer(data)`: what the newest release changed, for the home page's answer, from
   the same table as the changes page and the history chart.
 """
@@ -31,12 +33,14 @@ import pandas as pd
 
 from bench.ab import parse_tag
 from report import analysis
+from report.analysis.derived import run_spans
 from report.compare import MIN_EFFECT, public_release
 from report.history import lineage_id, release_key
 
 CASE = ["backend", "workload", "mode", "batch_size", "shapes", "profile"]
 VERDICTS = ("slower", "faster", "same", "single pair", "no A/A run yet")
 NO_FLOOR = "no A/A run yet"
+FACTOR_FROM = 2  # a floor this far from 1 reads as a factor, not a percentage (`percent`)
 SINGLE = "single pair"
 STEP_COLUMNS = ["group", "kind", "old_label", "new_label", "old_release", "new_release",
                 "old_env_id", "new_env_id", "hosts", *CASE, "old_median_s", "new_median_s",
@@ -277,6 +281,40 @@ def points(records: pd.DataFrame) -> pd.DataFrame:
     return kept.merge(figures, on=["group", "label"])
 
 
+def run_costs(records: pd.DataFrame) -> pd.DataFrame:
+    """What each A/B run cost, from its records (`run_spans` of its turns): per
+    group, the `machine`, `backend` and `profile`, its `releases` (public, in version order)
+    and `labels`, `turns` (one `python -m bench` run per label, size and repeat that
+    recorded something), the `isolated` and `paired` processes, `wall_minutes` from the first
+    turn's start to the last turn's finish (the orchestrator's time between turns included)
+    and `turn_minutes`, the sum of the turns' own spans. Every record counts, a process
+    measured again included: this is what the run took, not what the pages read."""
+    columns = ["group", "machine", "backend", "profile", "releases", "labels", "turns",
+               "isolated", "paired", "wall_minutes", "turn_minutes", "started"]
+    parsed = records["tag"].map(parse_tag) if not records.empty else pd.Series(dtype=object)
+    found = records[parsed.notna()]
+    out = []
+    for group, part in found.groupby(parsed[parsed.notna()].map(lambda p: p[0]), sort=False):
+        spans = run_spans(part)
+        if spans.empty:
+            continue
+        labels = {p[1] for p in part["tag"].map(parse_tag)}
+        out.append({
+            "group": group, "machine": ", ".join(sorted(set(part["machine"]))),
+            "backend": ", ".join(sorted(set(part["backend"]))),
+            "profile": ", ".join(sorted(set(spans["profile"]))),
+            "releases": sorted({public_release(t) for t in part["torch"]},
+                               key=lambda r: (release_key(r), r)),
+            "labels": len(labels), "turns": len(spans), "isolated": int(spans["isolated"].sum()),
+            "paired": int(spans["paired"].sum()),
+            "wall_minutes": (spans["end"].max() - spans["start"].min()).total_seconds() / 60,
+            "turn_minutes": float((spans["end"] - spans["start"]).dt.total_seconds().sum() / 60),
+            "started": spans["start"].min()})
+    table = pd.DataFrame(out, columns=columns)
+    table["started"] = pd.to_datetime(table["started"], utc=True)  # typed even when empty
+    return table.sort_values("started", kind="stable").reset_index(drop=True)
+
+
 def site_points(data: analysis.Data) -> pd.DataFrame:
     return data.memo("ab_points", lambda: points(site_records(data)))
 
@@ -304,8 +342,31 @@ def host_text(hosts) -> str:
 
 
 def percent(factor: float | None) -> str:
-    """A floor as a percentage around 1: 1.034 -> "±3.4%"."""
-    return "—" if factor is None or factor != factor else f"±{100 * (factor - 1):.1f}%"
+    """A floor around 1: 1.034 -> "±3.4%"; from a factor of 2, where a percentage either
+    way stops reading true (÷2 is not -100%), the factor: 15.13 -> "15.1×"."""
+    if factor is None or factor != factor:
+        return "—"
+    return f"{factor:.1f}×" if factor >= FACTOR_FROM else f"±{100 * (factor - 1):.1f}%"
+
+
+def aa_runs(side_rows: pd.DataFrame, group: str) -> str:
+    """The A/A comparisons of `group` in words: "torch 2.15.0 under labels 2.15.0 and
+    2.15.0-aa"; "" where the group has none."""
+    pairs = comparisons(side_rows)
+    pairs = pairs[(pairs["group"] == group) & (pairs["kind"] == "aa")]
+    return "; ".join(f"torch {public_release(p.old_release)} under labels {p.old_label} and "
+                     f"{p.new_label}" for p in pairs.itertuples())
+
+
+def floor_words(floor: dict | None, group: str) -> str:
+    """The sentence that puts the A/A noise floor beside a release's counts."""
+    if floor is None:
+        return f"No step is called: {NO_FLOOR} on this host"
+    where = ("in the same run" if floor["group"] == group
+             else f"in group {floor['group']} on the same host")
+    return (f"A step is called only beyond the A/A noise floor, measured {where} with "
+            f"{floor['against']}: {floor['median']} in the median case, {floor['max']} at "
+            f"most, over {floor['cases']} cases")
 
 
 def release_answer(data: analysis.Data) -> dict[str, Any] | None:
@@ -319,12 +380,11 @@ def release_answer(data: analysis.Data) -> dict[str, Any] | None:
     newest = table[table["_key"] == table["_key"].max()].iloc[-1]
     floor = (None if newest["floor_median"] is None or newest["floor_median"] != newest["floor_median"]
              else {"median": percent(newest["floor_median"]), "max": percent(newest["floor_max"]),
-                   "cases": int(newest["floor_cases"]), "group": newest["floor_group"]})
+                   "cases": int(newest["floor_cases"]), "group": newest["floor_group"],
+                   "against": aa_runs(site_sides(data), newest["floor_group"])})
     return {"release": public_release(newest["new_release"]),
             "old": public_release(newest["old_release"]), "group": newest["group"],
             "host": host_text(newest["hosts"]), "compared": int(newest["cases"]),
             "faster": int(newest["faster"]), "slower": int(newest["slower"]),
             "same": int(newest["same"]), "undecided": int(newest[NO_FLOOR] + newest[SINGLE]),
-            "floor": floor, "floor_text": (f"A/A noise floor {floor['median']} (median over "
-                                           f"{floor['cases']} cases, largest {floor['max']})"
-                                           if floor else NO_FLOOR)}
+            "floor": floor, "floor_text": floor_words(floor, newest["group"])}

@@ -441,7 +441,8 @@ def ab_text(records: pd.DataFrame, group: str, old_label: str, new_label: str) -
     found = ab.pair_steps(records, group, old_label, new_label)
     rows = ab.summary(found)
     first = rows.iloc[0] if not rows.empty else None
-    side_rows = ab.sides(records).set_index(["group", "label"])
+    every_side = ab.sides(records)
+    side_rows = every_side.set_index(["group", "label"])
     old_side, new_side = side_rows.loc[(group, old_label)], side_rows.loc[(group, new_label)]
     hosts = old_side["hosts"] if old_side["hosts"] == new_side["hosts"] else None
     lines = [f"A/B group {group}: old {old_side['release']} (label {old_label}, env "
@@ -451,7 +452,8 @@ def ab_text(records: pd.DataFrame, group: str, old_label: str, new_label: str) -
     if first is not None and first["floor_cases"]:
         lines.append(f"A/A noise floor: {ab.percent(first['floor_median'])} (median over "
                      f"{first['floor_cases']} cases, largest {ab.percent(first['floor_max'])}; "
-                     f"A/A run of group {first['floor_group']})")
+                     f"A/A run of group {first['floor_group']}: "
+                     f"{ab.aa_runs(every_side, first['floor_group'])})")
     else:
         lines.append(f"A/A noise floor: {ab.NO_FLOOR} on this host, so no step is called "
                      f"(measure one: python -m bench.ab with one interpreter under two labels)")

@@ -35,9 +35,9 @@ MODEL_COLUMNS = [*KEY, "baseline", "device_name", "backend", "torch", "ratio", "
                  "probe_lo_us", "probe_hi_us", "processes", "leases", "speedup_lo_probe",
                  "low_lo_probe", "high_lo_probe", "speedup_hi_probe", "low_hi_probe",
                  "high_hi_probe", "device_s", "device_lo_s", "device_hi_s"]
-CHECK_COLUMNS = [*KEY, "baseline", "device_name", "ratio", "lease", "host", "probe_us", "probe_lo_us",
-                 "probe_hi_us", "outside_us", "measured", "predicted", "low", "high", "inside",
-                 "processes", "processes_inside"]
+CHECK_COLUMNS = [*KEY, "baseline", "device_name", "ratio", "lease", "host", "probe_us",
+                 "probe_mean_us", "time_sliced", "probe_lo_us", "probe_hi_us", "outside_us",
+                 "measured", "predicted", "low", "high", "inside", "processes", "processes_inside"]
 
 
 @dataclass(frozen=True)
@@ -199,9 +199,11 @@ def for_export(data: Data) -> pd.DataFrame:
 
 
 def checks(found: list[hostfit.Check]) -> pd.DataFrame:
-    """One row per check: the lease, its median probe, where the model's probes lie, how far
-    outside them the lease was (`outside_us`, 0 inside), the measured and predicted speedup
-    with the band, and whether the measured one is inside it."""
+    """One row per check: the lease, its median probe and the mean of its probe's blocks
+    (`probe_mean_us`, with the time preemptions took; `time_sliced` where that is more than
+    hostfit.NEAR above the probe), where the model's probes lie, how far outside them the
+    lease was (`outside_us`, 0 inside), the measured and predicted speedup with the band,
+    and whether the measured one is inside it."""
     out = []
     for check in found:
         model, prediction = check.model, check.prediction
@@ -209,7 +211,9 @@ def checks(found: list[hostfit.Check]) -> pd.DataFrame:
         host, _, boot = check.lease.partition("/")
         out.append({**model.describes(), "ratio": model.ratio, "lease": check.lease,
                     "host": f"{host} boot {boot[:8]}",
-                    "probe_us": check.probe_s * 1e6, "probe_lo_us": lo * 1e6,
+                    "probe_us": check.probe_s * 1e6,
+                    "probe_mean_us": check.probe_mean_s * 1e6, "time_sliced": check.time_sliced,
+                    "probe_lo_us": lo * 1e6,
                     "probe_hi_us": hi * 1e6, "outside_us": prediction.outside_s * 1e6,
                     "measured": check.measured, "predicted": prediction.speedup,
                     "low": prediction.low,
@@ -244,6 +248,16 @@ def summary(table: pd.DataFrame) -> dict | None:
 def not_predictable(table: pd.DataFrame) -> pd.DataFrame:
     """The cases (KEY and baseline) with a check outside its band."""
     return table.loc[~table["inside"].astype(bool), [*KEY, "baseline"]].drop_duplicates()
+
+
+def time_sliced(table: pd.DataFrame) -> list[dict]:
+    """Per lease (`host`), its checks outside their band where the probe's blocks averaged
+    more than hostfit.NEAR above their median (`checks` rows, as `checks`): there
+    preemptions cut the probe's blocks, the median left the cuts out, and the model was
+    read at a probe below what an eager op cost."""
+    found = table[~table["inside"].astype(bool) & table["time_sliced"].astype(bool)]
+    return [{"host": host, "checks": rows(group)}
+            for host, group in found.groupby("host", sort=False)]
 
 
 def unchecked(modelled: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:

@@ -215,6 +215,49 @@ def test_a_modelled_speedup_the_slowed_host_did_not_measure_is_named(tmp_path):
     assert said in (tmp_path / f"analysis/stability/{ENV.env_id()}.md").read_text()
 
 
+def test_the_probe_is_the_median_of_its_blocks_and_their_mean_is_kept_beside_it():
+    """A preempted block is left out of the probe (the median) and kept in the blocks' mean;
+    more than NEAR between the two marks the process time-sliced."""
+    rows = [hostfit.row_of(r) for r in host_records.slowed(ENV, "vit16x6x384", 9e-6, cut_s=9e-6)]
+    found = hostfit.processes(rows, hostfit.SLOWED_TAG)
+    assert [p.probe_s for p in found] == pytest.approx([9e-6, 9e-6])
+    assert [p.probe_mean_s for p in found] == pytest.approx([12e-6, 12e-6])
+    edge = 10e-6 * (1 + hostfit.NEAR)
+    assert not hostfit.time_sliced(10e-6, edge) and hostfit.time_sliced(10e-6, edge * 1.01)
+
+
+def test_a_time_sliced_host_is_named_where_the_model_missed_and_only_there(tmp_path):
+    """Both cases on a host whose probe blocks were cut by preemptions (median 9 µs, mean
+    12 µs): vit16x6x384's eager still on its line at the median, inside the band, and not
+    named; launch-chain-100's eager as slow as the line at the mean, above its band: the
+    page says the host was time-sliced and the probe under-reported."""
+    records = (host_records.records(ENV)
+               + host_records.slowed(ENV, "vit16x6x384", 9e-6, cut_s=9e-6)
+               + host_records.slowed(ENV, "launch-chain-100", 9e-6, cut_s=9e-6,
+                                     eager=host_records.eager_s("launch-chain-100", 12e-6)))
+    data = data_of(records)
+    stability.render(Site(data, tmp_path))
+    table = host_model.slowed(data).set_index("workload")
+    assert list(table["probe_us"]) == pytest.approx([9.0, 9.0])
+    assert list(table["probe_mean_us"]) == pytest.approx([12.0, 12.0])
+    assert table["time_sliced"].all() and list(table["inside"]) == [False, True]
+    missed = table.loc["launch-chain-100"]
+    assert missed["measured"] > missed["high"]
+    page = (tmp_path / "analysis/stability.md").read_text()
+    assert (f"On gpu-box boot boot-slo the host was time-sliced and the probe under-reported: "
+            f"launch-chain-100 reduce-overhead measured {missed['measured']:.2f}×, above its band "
+            f"({missed['low']:.2f}×–{missed['high']:.2f}×) at a probe of 9.00 µs whose blocks "
+            f"averaged 12.00 µs. Not predictable there.") in page
+    assert "vit16x6x384 batch 1 reduce-overhead measured" not in page
+    env_page = (tmp_path / f"analysis/stability/{ENV.env_id()}.md").read_text()
+    rows = [line for line in env_page[env_page.index("### On a slowed host"):].splitlines()
+            if line.startswith("| ")][1:]  # below the header
+    assert [row.split(" | ")[4:6] for row in rows] == [["9.00 µs", "12.00 µs"]] * 2
+    assert rows[0].endswith("| 0 of 2 | **outside: not predictable**; time-sliced host, the "
+                            "probe under-reports |")
+    assert rows[1].endswith("| 2 of 2 | inside |")
+
+
 def test_without_slowed_records_the_page_says_not_measured(tmp_path):
     stability.render(Site(data_of(host_records.records(ENV)), tmp_path))
     page = (tmp_path / f"analysis/stability/{ENV.env_id()}.md").read_text()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -91,8 +92,11 @@ def test_the_release_answer_reads_the_same_table_as_the_pages(records):
     assert answer == {
         "release": "2.15.0", "old": "2.14.1", "group": "g1", "host": "quiet (boot boot-1)",
         "compared": 4, "faster": 1, "slower": 1, "same": 2, "undecided": 0,
-        "floor": {"median": "±2.0%", "max": "±2.0%", "cases": 4, "group": "g1"},
-        "floor_text": "A/A noise floor ±2.0% (median over 4 cases, largest ±2.0%)"}
+        "floor": {"median": "±2.0%", "max": "±2.0%", "cases": 4, "group": "g1",
+                  "against": "torch 2.15.0 under labels 2.15.0 and 2.15.0-aa"},
+        "floor_text": "A step is called only beyond the A/A noise floor, measured in the same "
+                      "run with torch 2.15.0 under labels 2.15.0 and 2.15.0-aa: ±2.0% in the "
+                      "median case, ±2.0% at most, over 4 cases"}
 
 
 def test_the_release_answer_is_none_without_an_ab_group(tmp_path):
@@ -115,3 +119,55 @@ def test_a_record_that_timed_nothing_does_not_hide_the_host(tmp_path):
     found = ab.steps(load(tmp_path, records + unsupported))
     assert set(found["hosts"]) == {("quiet/boot-1",)}
     assert verdicts(found)[("mlp", "default")] == "slower"
+
+
+def test_an_ab_run_is_costed_once_as_a_whole_and_left_out_of_its_environments(tmp_path):
+    import dataclasses
+
+    from test_report_compare import case_records, environment
+
+    made = group_records("g1", LABELS, EFFECTS, NOISE)
+    # One `python -m bench` run per label, workload and repeat: a turn.
+    turns = [dataclasses.replace(r, process=dataclasses.replace(
+        r.process, run_id=f"{r.key.tag}-{r.key.workload}-{r.process.repeat}")) for r in made]
+    older = case_records(environment("2.15.0", "ab-cpu"), "mlp", "eager", 1e-3, 0.01)
+    records = load(tmp_path, turns + older)
+    (cost,) = analysis.rows(ab.run_costs(records))
+    # 3 labels x 2 workloads x 3 repeats; each label's first repeat holds the isolated
+    # processes of both modes; a paired process per turn.
+    assert (cost["group"], cost["labels"], cost["turns"]) == ("g1", 3, 18)
+    assert (cost["isolated"], cost["paired"]) == (3 * 2 * 2, 18)
+    assert cost["releases"] == ["2.14.1", "2.15.0"]
+    # group_records starts a record every 5 s from START and each runs 2 s.
+    starts = sorted(r.started_at for r in made)
+    first, last = (datetime.fromisoformat(s) for s in (starts[0], starts[-1]))
+    assert cost["wall_minutes"] == pytest.approx(((last - first).total_seconds() + 2) / 60)
+    assert cost["turn_minutes"] < cost["wall_minutes"]
+    # The environments' own rows count the older run only.
+    per_env = analysis.rows(analysis.run_costs(records))
+    assert sum(r["runs"] for r in per_env) == len({r.process.run_id for r in older})
+    # The methodology page's cost table gives the run its own row.
+    from report.pages import methodology
+    from report.site import Site
+
+    methodology.render(Site(Data(records), tmp_path / "docs"))
+    text = (tmp_path / "docs" / "methodology.md").read_text("utf-8")
+    assert (f"| g1 | ab-cpu · cpu | quick | 2.14.1, 2.15.0 | 3 | 18 | 12 | 18 | "
+            f"{cost['wall_minutes']:.1f} | {cost['turn_minutes']:.1f} | 2026-12-01 10:00 |") in text
+
+
+def test_a_floor_reads_as_a_percentage_and_from_a_factor_of_two_as_a_factor():
+    assert (ab.percent(1.034), ab.percent(1.999), ab.percent(15.13)) == ("±3.4%", "±99.9%", "15.1×")
+    assert ab.percent(None) == ab.percent(float("nan")) == "—"
+
+
+def test_without_an_ab_run_the_cost_table_has_no_ab_row(tmp_path):
+    from test_report_compare import release_records
+
+    from report.pages import methodology
+    from report.site import Site
+
+    records = load(tmp_path, release_records())
+    assert ab.run_costs(records).empty
+    methodology.render(Site(Data(records), tmp_path / "docs"))
+    assert "### A/B runs" not in (tmp_path / "docs" / "methodology.md").read_text("utf-8")

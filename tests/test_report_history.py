@@ -256,3 +256,30 @@ def test_a_figure_from_one_process_says_single_run_in_the_history_table(tmp_path
                if line.startswith("| — | eager |"))
     assert row.split("|")[-2].strip().endswith("(single run)")  # 2.11.0: one process
     assert "3 proc." in row.split("|")[3]  # 2.9.0: three
+
+
+def test_each_ab_cell_carries_the_step_from_the_release_before_as_the_changes_page_judges_it(ab_site):
+    mlp = page(ab_site, "history.md").split("### mlp")[1].split("Older runs:")[0]
+    row = next(x for x in mlp.splitlines() if x.startswith("| — | default |"))
+    # test_report_ab's effects: mlp default 1.30x slower in 2.15.0, against a 2% A/A floor.
+    assert re.search(r"<br>1\.30\d of 2\.14\.1: \*\*slower\*\* \(A/A ±2\.0%\) \|$", row)
+    changes = page(ab_site, "changes.md")
+    assert re.search(r"\| \[mlp\]\([^)]*\) \| — \| default \|.* \| 1\.30\d \| [^|]* \| 3 \| ±2\.0% \| "
+                     r"slower \|", changes)
+
+
+def test_one_disturbed_process_does_not_flatten_the_history_chart(tmp_path, monkeypatch):
+    from report import charts
+
+    drawn = {}
+    monkeypatch.setattr(charts, "_save", lambda fig, *a: drawn.setdefault("fig", fig))
+    steady = [charts.Point(x, 30.0, 29.0, 31.0) for x in range(3)]
+    disturbed = [charts.Point(0, 31.0, 30.0, 15000.0), *steady[1:]]
+    history_page.history_chart(tmp_path / "c.svg", title="t", ylabel="µs",
+                               releases=["2.13.0", "2.14.1", "2.15.0"], older={},
+                               groups={"g1": {"eager": disturbed, "default": steady}})
+    (ax,) = drawn["fig"].axes
+    assert ax.get_yscale() == "linear" and 31.0 < ax.get_ylim()[1] < 100.0
+    # the cut bar ends in a marker at the edge, in its mode's colour
+    marks = [line for line in ax.get_lines() if line.get_marker() == "^"]
+    assert [list(m.get_xdata()) for m in marks] == [[0]]

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bench.ab import TAG as AB_TAG
 from report.analysis.loading import PROCESS
 from report.analysis.ordering import mode_rank, of_env, ordered, rows
 from report.analysis.shown import SAVING, bound_of, lease_of, processes, ratio_bound, round_ratios
@@ -101,7 +102,10 @@ def speedups(cases: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
     """Every case with its speedup over `baseline` at the same point (`compare` columns)."""
     modes = list(cases["mode"].unique()) or [baseline]
     out = pd.concat([compare(cases, mode, baseline) for mode in modes], ignore_index=True)
-    return ordered(out[out["ok"].notna()]).reset_index(drop=True)
+    # The modes' frames differ in column dtypes (the baseline's own row is set to constants),
+    # so concat leaves a block per such column; one copy joins them, or every column a
+    # caller adds (the published table, break-even) warns of a fragmented frame.
+    return ordered(out[out["ok"].notna()]).reset_index(drop=True).copy()
 
 
 def fastest(cases: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -193,26 +197,38 @@ def leases(records: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def run_costs(records: pd.DataFrame) -> pd.DataFrame:
-    """What measuring cost, per environment and profile: `runs` invocations of
-    `python -m bench` (a run cut by --max-minutes and resumed counts each slice), the
-    `isolated` and `paired` processes they recorded, and `minutes`, the sum over runs of
-    first start to last finish. Machine start-up and copying files are not in the records,
-    so not counted. Processes are counted by kind, not runs labelled by one: a paired-timing
-    run cut off before its paired processes recorded isolated ones only."""
+def run_spans(records: pd.DataFrame) -> pd.DataFrame:
+    """One row per run (`env_id`, `run_id`: one invocation of `python -m bench`) of the
+    seed shapes: its `profile`, `start` (first process started) and `end` (last process
+    finished), and the `isolated` and `paired` processes it recorded. Processes are counted
+    by kind, not runs labelled by one: a paired-timing run cut off before its paired
+    processes recorded isolated ones only."""
     kept = records[records["run_id"].notna() & (records["shapes"] == SHOWN_SHAPES)]
-    if kept.empty:  # typed like a full table, so callers may use .dt on first_at
-        return pd.DataFrame({"env_id": [], "profile": [], "runs": [], "isolated": [],
-                             "paired": [], "minutes": [],
-                             "first_at": pd.Series(dtype="datetime64[ns, UTC]")})
+    if kept.empty:  # typed like a full table, so callers may use .dt on start and end
+        stamp = pd.Series(dtype="datetime64[ns, UTC]")
+        return pd.DataFrame({"env_id": [], "run_id": [], "start": stamp, "end": stamp,
+                             "profile": [], "isolated": [], "paired": []})
     is_paired = kept["process_timing"] == "paired"
     kept = kept.assign(
         finished_at=kept["started_at"] + pd.to_timedelta(kept["duration_s"].fillna(0), unit="s"),
         isolated=kept.groupby([*PROCESS, "started_at"], dropna=False).ngroup().where(~is_paired),
         paired=kept["group"].where(is_paired))
-    spans = kept.groupby(["env_id", "run_id"]).agg(
+    return kept.groupby(["env_id", "run_id"]).agg(
         start=("started_at", "min"), end=("finished_at", "max"), profile=("profile", "first"),
         isolated=("isolated", "nunique"), paired=("paired", "nunique")).reset_index()
+
+
+def run_costs(records: pd.DataFrame) -> pd.DataFrame:
+    """What measuring cost, per environment and profile: `runs` invocations of
+    `python -m bench` (a run cut by --max-minutes and resumed counts each slice), the
+    `isolated` and `paired` processes they recorded (`run_spans`), and `minutes`, the sum
+    over runs of first start to last finish. Machine start-up and copying files are not in
+    the records, so not counted. The turns of an A/B run (tag `ab-<group>-<label>`) are
+    left out: `report.ab.run_costs` counts each A/B run once, as a whole."""
+    spans = run_spans(records[~records["tag"].str.match(AB_TAG)])
+    if spans.empty:  # typed like a full table, so callers may use .dt on first_at
+        return pd.DataFrame({"env_id": [], "profile": [], "runs": [], "isolated": [],
+                             "paired": [], "minutes": [], "first_at": spans["start"]})
     spans["minutes"] = (spans["end"] - spans["start"]).dt.total_seconds() / 60
     out = spans.groupby(["env_id", "profile"]).agg(
         runs=("run_id", "nunique"), isolated=("isolated", "sum"), paired=("paired", "sum"),

@@ -18,6 +18,7 @@ def ab_sections(site: Site) -> list[dict]:
     """One section per A/B comparison, newest group first, with its cases and the command
     that prints the same table."""
     found = ab.site_steps(site.data)
+    side_rows = ab.site_sides(site.data)
     sections = []
     for summary in reversed(rows(ab.summary(found))):
         of = found[(found["group"] == summary["group"]) & (found["old_label"] == summary["old_label"])
@@ -31,7 +32,9 @@ def ab_sections(site: Site) -> list[dict]:
             "floor": (f"{ab.percent(summary['floor_median'])} (median over "
                       f"{summary['floor_cases']} cases, largest "
                       f"{ab.percent(summary['floor_max'])}; A/A run of group "
-                      f"{summary['floor_group']})") if summary["floor_cases"] else ab.NO_FLOOR,
+                      f"{summary['floor_group']}: "
+                      f"{ab.aa_runs(side_rows, summary['floor_group'])})")
+            if summary["floor_cases"] else ab.NO_FLOOR,
             "floor_short": ab.percent(summary["floor_median"]) if summary["floor_cases"]
             else ab.NO_FLOOR,
             "cases": [{**r, "floor_text": ab.percent(r["floor"])} for r in rows(of)],
@@ -54,7 +57,8 @@ def older_sections(site: Site) -> tuple[list[dict], list[dict]]:
                           else "the hosts are not known to be the same",
                           "new_host": ab.host_text(p.new_hosts),
                           "old_probe": microseconds(p.old_probe_us),
-                          "new_probe": microseconds(p.new_probe_us)})
+                          "new_probe": microseconds(p.new_probe_us),
+                          "probed": pd.notna(p.old_probe_us) or pd.notna(p.new_probe_us)})
             continue
         of = judged[(judged["old_env_id"] == p.old_env_id) & (judged["new_env_id"] == p.new_env_id)]
         changed = of[of["significant"]].sort_values("ratio", ascending=False, kind="stable")
@@ -77,7 +81,7 @@ def render(site: Site) -> None:
     site.page(PAGE, "changes.md.j2", ab_sections=ab_sections(site),
               newest=ab.release_answer(site.data), sections=sections,
               apart=apart, min_effect=compare.MIN_EFFECT, one_release=_one_release(envs),
-              no_floor=ab.NO_FLOOR)
+              no_floor=ab.NO_FLOOR, factor_from=ab.FACTOR_FROM)
 
 
 def _one_release(envs: pd.DataFrame) -> list[str]:

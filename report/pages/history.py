@@ -4,6 +4,7 @@ older runs, one release per run, as points apart that no line joins."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import matplotlib
@@ -20,6 +21,8 @@ PAGE = "analysis/history.md"
 # site_url in mkdocs.yml; the anchor is the README heading "Comparing releases").
 GPU_RECIPE = "https://github.com/torch-compile-atlas/torch-compile-atlas#comparing-releases"
 GROUP_STYLES = ("-", "--", ":", "-.")
+# charts._key hashes charts.py only; this chart is drawn here, so a change here redraws it.
+_CODE = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
 
 
 def chart_batch(found: pd.DataFrame) -> int | None:
@@ -38,7 +41,7 @@ def history_chart(path: Path, *, title: str, ylabel: str, releases: list[str],
     """Older runs as hollow points that no line joins (each release ran apart); each A/B
     group as one line per mode through its releases, one line style per group."""
     key = charts._key("history_chart", {"title": title, "ylabel": ylabel, "releases": releases,
-                                        "older": older, "groups": groups})
+                                        "older": older, "groups": groups, "code": _CODE})
     if charts._current(path, key):
         return
     modes = sorted({*older, *(m for g in groups.values() for m in g)}, key=mode_rank)
@@ -57,10 +60,16 @@ def history_chart(path: Path, *, title: str, ylabel: str, releases: list[str],
         ax.set_xlim(-0.4, len(releases) - 0.6)
         values = [p.y for s in [*older.values(), *(v for g in groups.values() for v in g.values())]
                   for p in s if p.y > 0]
-        if values and max(values) > 5 * min(values):
+        log = bool(values) and max(values) > 5 * min(values)
+        if log:
             ax.set_yscale("log")
             charts._plain_log_ticks(ax.yaxis)
             ylabel += ", log scale"
+        # One process far off the others (a disturbed turn) would flatten every line: its
+        # bar is cut at the edge and marked, the point itself always shown.
+        every = {(group, mode): points for group, series in [(None, older), *groups.items()]
+                 for mode, points in series.items()}
+        charts._clip_outliers(ax, every, {key: charts.mode_color(key[1]) for key in every}, log)
         fig.suptitle(title)
         ax.set_xlabel("torch release")
         ax.set_ylabel(ylabel)
@@ -82,8 +91,28 @@ def _errorbar(ax, points: list[charts.Point], style: dict) -> None:
                 **style)
 
 
+def _batch_key(value) -> int | None:
+    return None if pd.isna(value) else int(value)
+
+
+def _ab_table(found: pd.DataFrame, releases: list[str], steps: pd.DataFrame) -> list[dict]:
+    """`_table` of one group's points, each cell after the first release with its step from
+    the release before it (`ab.steps`: the ratio new/old, the verdict and the case's A/A
+    floor), the figures the changes page shows for the same case."""
+    by_cell = {(r.new_release, r.mode, _batch_key(r.batch_size)): {
+        "old": public_release(r.old_release), "ratio": r.ratio, "verdict": r.verdict,
+        "floor": ab.percent(r.floor)} for r in steps.itertuples()}
+    table = _table(found, releases)
+    for row in table:
+        row["cells"] = [None if c is None else
+                        {**c, "step": by_cell.get((c["release"], row["mode"], row["batch_size"]))}
+                        for c in row["cells"]]
+    return table
+
+
 def workload_view(site: Site, lineage: dict, profile: str, workload: str, found: pd.DataFrame,
-                  ab_found: pd.DataFrame, releases: list[str], several_profiles: bool) -> dict:
+                  ab_found: pd.DataFrame, releases: list[str], several_profiles: bool,
+                  steps: pd.DataFrame) -> dict:
     batch = chart_batch(pd.concat([found[["batch_size"]], ab_found[["batch_size"]]]))
     older_at = _at(found, batch)
     older_at = older_at[older_at["ok"].astype(bool)]
@@ -109,7 +138,10 @@ def workload_view(site: Site, lineage: dict, profile: str, workload: str, found:
     return {"workload": workload, "profile": profile, "chart": link, "title": title,
             "chart_batch": batch, "rows": _table(found, lineage["older_releases"]),
             "ab_tables": [{"group": g, "releases": history.sort_releases(part["release"].unique()),
-                           "rows": _table(part, history.sort_releases(part["release"].unique()))}
+                           "rows": _ab_table(part, history.sort_releases(part["release"].unique()),
+                                             steps[(steps["group"] == g)
+                                                   & (steps["workload"] == workload)
+                                                   & (steps["profile"] == profile)])}
                           for g, part in ab_found.groupby("group", sort=False)]}
 
 
@@ -132,6 +164,7 @@ def render(site: Site) -> None:
     found = history.history(older_records, history.site_case_table(site.data)).assign(
         env_repeated=True)
     points = ab.site_points(site.data).assign(ok=True, status="ok", env_repeated=True)
+    steps = ab.site_steps(site.data)
     side_rows = ab.site_sides(site.data)
     labels = dict(zip(envs["lineage"], envs["lineage_label"], strict=True))
     labels |= {r["lineage"]: f"{r['machine']} · {r['backend']}" for _, r in side_rows.iterrows()
@@ -158,7 +191,8 @@ def render(site: Site) -> None:
                 workloads.append(workload_view(
                     site, info, profile, workload,
                     ordered(older_of[older_of["workload"] == workload]),
-                    ordered(ab_of[ab_of["workload"] == workload]), releases, len(profiles) > 1))
+                    ordered(ab_of[ab_of["workload"] == workload]), releases, len(profiles) > 1,
+                    steps))
         left_out = found[(found["lineage"] == lineage) & (found["in_releases"] < 2)]
         groups = [{"group": g, "host": ab.host_text(part["hosts"].iloc[0]),
                    "sides": ", ".join(f"{r.label} (torch {r.release})" for r in part.itertuples())}

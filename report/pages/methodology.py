@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from report import analysis
+from report import ab, analysis
 from report.analysis import DTYPE, Environment, of_env, ordered, processes, rows
 from report.site import Site
 
@@ -199,6 +199,8 @@ def render(site: Site) -> None:
         compiled_count=len(compiled),
         costs=site.by_backend(lambda env: (
             {"rows": rows(of(costs, env))} if len(of(costs, env)) else None)),
+        ab_costs=rows(ab.run_costs(data.records).assign(
+            started=lambda d: d["started"].dt.strftime("%Y-%m-%d %H:%M"))),
         concurrency={"check": CONCURRENCY_CHECK, "rows": rows(alone), "summary": summary_of,
                      "sessions": rows(sessions)},
         low_precision=tolerance_table(data.records, labels),

@@ -85,6 +85,7 @@ def _host_model(data, env: Environment, leases: pd.DataFrame) -> dict | None:
             "held_out": rows(held), "held_summary": host_model.summary(held),
             "slowed": rows(slowed), "slowed_summary": host_model.summary(slowed),
             "not_predictable": rows(host_model.not_predictable(slowed)),
+            "time_sliced": host_model.time_sliced(slowed),
             "slowed_unmeasured": rows(host_model.unchecked(modelled, slowed))}
 
 
@@ -137,7 +138,8 @@ def render(site: Site) -> None:
             return None
         site.page(env_page(env.env_id), "stability-env.md.j2", env=env, **found,
                   transfers=analysis.TRANSFERS, agree=AGREE, band=hostfit.BAND,
-                  least=hostfit.MIN_PROCESSES, slowed_tag=hostfit.SLOWED_TAG)
+                  least=hostfit.MIN_PROCESSES, slowed_tag=hostfit.SLOWED_TAG,
+                  near=hostfit.NEAR)
         return found
 
     found = {env.env_id: sections(env) for backend in site.data.backends
@@ -153,4 +155,4 @@ def render(site: Site) -> None:
 
     site.page(PAGE, "stability.md.j2", **{name: section(name) for name in SECTIONS},
               transfers=analysis.TRANSFERS, agree=AGREE, band=hostfit.BAND,
-              least=hostfit.MIN_PROCESSES, slowed_tag=hostfit.SLOWED_TAG)
+              least=hostfit.MIN_PROCESSES, slowed_tag=hostfit.SLOWED_TAG, near=hostfit.NEAR)
