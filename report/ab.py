@@ -362,11 +362,10 @@ def floor_words(floor: dict | None, group: str) -> str:
     """The sentence that puts the A/A noise floor beside a release's counts."""
     if floor is None:
         return f"No step is called: {NO_FLOOR} on this host"
-    where = ("in the same run" if floor["group"] == group
-             else f"in group {floor['group']} on the same host")
-    return (f"A step is called only beyond the A/A noise floor, measured {where} with "
-            f"{floor['against']}: {floor['median']} in the median case, {floor['max']} at "
-            f"most, over {floor['cases']} cases")
+    where = ("same run" if floor["group"] == group
+             else f"group {floor['group']}, same host")
+    return (f"A step counts only beyond the A/A noise floor ({floor['against']}, {where}): "
+            f"{floor['median']} in the median case, {floor['max']} at most")
 
 
 def release_answer(data: analysis.Data) -> dict[str, Any] | None:

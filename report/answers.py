@@ -21,6 +21,7 @@ import pandas as pd
 
 from report import ab, analysis, history, host_model, ledger
 from report.analysis import BASELINE, Data
+from report.ledger.words import region_words
 
 VIT_BASE = "vit32x12x768"  # ViT-Base's width and depth (768 wide, 12 blocks)
 SMALL_MLP, ELEMENTWISE = "mlp", "elementwise-chain"
@@ -206,11 +207,11 @@ def _one_region(j) -> dict[str, Any]:
     there are, so that four environments' verdicts fit the home page's first two screens
     (the claim's page, linked, has them all)."""
     found = ledger.where(j)
-    settled = [r for r in found["regions"] if r.get("settled")]
+    settled = [r for r in j.regions if r.settled]
     if settled:
         rest = len(found["regions"]) - 1
-        found["short"] = f"{settled[0]['workload']}: {settled[0]['text']}" + (
-            f"; {rest} more" if rest else "")
+        first = region_words(settled[0], j.unit, with_host=False)
+        found["short"] = f"{settled[0].workload}: {first}" + (f"; {rest} more" if rest else "")
     return found
 
 

@@ -31,7 +31,7 @@ DOCUMENTED = {
 }
 # Commands the pages name options of without a table of their own.
 MENTIONED = (("-m", "report"), ("-m", "report", "compare"), ("-m", "report", "export"),
-             ("-m", "report.releases"))
+             ("-m", "report.releases"), ("-m", "bench.slowhost"))
 # A word that reads as an option: two dashes, a letter, then letters, digits and dashes.
 OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 # argparse lists each option on a line of its own, indented by two spaces.

@@ -125,6 +125,6 @@ def short_region(j: Judgement, most: int = 2) -> str:
             picked.append(r)
             seen.add(r.outcome)
     picked = picked[:max(most, len(seen))]
-    text = "; ".join(f"{r.workload}: {region_words(r, j.unit)}" for r in picked)
+    text = "; ".join(f"{r.workload}: {region_words(r, j.unit, with_host=False)}" for r in picked)
     rest = len(j.regions) - len(picked)
     return text + (f"; {rest} more" if rest else "")

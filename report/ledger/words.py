@@ -113,8 +113,9 @@ def host_regions_text(regions: tuple[HostRegion, ...], axis: str) -> str:
         else host_region_text(h) for h in regions)
 
 
-def region_words(r: Region, unit: str) -> str:
-    """"holds at batch 1–2 (1.7–3.0×, launch-bound, eager op 5 µs on the host, 3 proc.)"."""
+def region_words(r: Region, unit: str, with_host: bool = True) -> str:
+    """"holds at batch 1–2 (1.7–3.0×, launch-bound, eager op 5 µs on the host, 3 proc.)";
+    without the host probe where the words must fit a table cell or a one-line answer."""
     label = r.outcome if r.settled else f"unsettled, leans {r.outcome}"
     where = ""
     if r.first is not None:
@@ -122,7 +123,7 @@ def region_words(r: Region, unit: str) -> str:
     details = [span_text(r.lo, r.hi, unit)] if r.lo is not None else []
     if r.bounds:
         details.append("/".join(r.bounds))
-    if r.host_us:
+    if r.host_us and with_host:
         details.append(host_text(r.host_us))
     if r.processes:
         a, b = r.processes
