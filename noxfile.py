@@ -127,19 +127,12 @@ def ab_labels(releases: list[str]) -> list[str]:
 
 
 def measure_ab(session: nox.Session, releases: list[str]) -> None:
-    """Each release in an environment of its own under .nox/ (made once, torch alone:
-    `bench/` needs nothing else), then `python -m bench.ab` over them; the session's own
+    """Each release in its torch environment under .nox/ (the one `nox -s bench` uses:
+    `bench/` needs torch alone), then `python -m bench.ab` over them; the session's own
     environment runs the orchestrator, which never imports torch."""
-    index = os.environ.get("ATLAS_TORCH_INDEX")
     sides = []
     for release, label in zip(releases, ab_labels(releases), strict=True):
-        venv = Path(session.virtualenv.location).parent / f"ab-torch-{release}"
-        python = venv / "bin" / "python"
-        if not python.exists():
-            session.run("python", "-m", "venv", str(venv))
-        session.run(str(python), "-m", "pip", "install", "--quiet", f"torch=={release}",
-                    *(["--index-url", index] if index else []), external=True)
-        sides += ["--env", f"{label}@{release}={python}"]
+        sides += ["--env", f"{label}@{release}={torch_environment(session, release)}"]
     session.run("python", "-m", "bench.ab", *sides, *session.posargs)
 
 

@@ -39,7 +39,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench import REPO
-from bench.cmdline import OneLineParser, UsageError
+from bench.cmdline import OneLineParser, UsageError, count
 from bench.records import MalformedRecord, read_records
 
 TAG_PREFIX = "ab"
@@ -151,7 +151,7 @@ def _side(value: str) -> Side:
     label, _, requested = named.partition("@")
     if not sep or not python or (_ and not requested):
         raise argparse.ArgumentTypeError(f"must be LABEL[@RELEASE]=PYTHON, such as "
-                                         f"2.15.0@2.15.0=.nox/ab-torch-2.15.0/bin/python; got "
+                                         f"2.15.0@2.15.0=.nox/torch-2.15.0/bin/python; got "
                                          f"{value!r}")
     if not LABEL.fullmatch(label):
         raise argparse.ArgumentTypeError(f"label {label!r} may hold only letters, digits and "
@@ -166,12 +166,6 @@ def _group(value: str) -> str:
     return value
 
 
-def _count(value: str) -> int:
-    if not value.isdigit() or int(value) < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of 1 or more, got {value!r}")
-    return int(value)
-
-
 def parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="python -m bench.ab", description=__doc__.splitlines()[0],
                 epilog="Every other option, and all after --, goes to each `python -m bench` "
@@ -183,7 +177,7 @@ def parser() -> argparse.ArgumentParser:
                    "recorded as torch_requested")
     p.add_argument("--group", type=_group, help="the comparison group's name (default: the "
                    "UTC time now); give an earlier run's to resume it")
-    p.add_argument("--repeats", type=_count, default=DEFAULT_REPEATS,
+    p.add_argument("--repeats", type=count, default=DEFAULT_REPEATS,
                    help=f"paired processes per side and workload size (default {DEFAULT_REPEATS})")
     p.add_argument("--workload", action="append", default=[],
                    help="repeatable filter, passed to the engine's planning")

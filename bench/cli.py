@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 # First, before torch: PROCESS_STARTED is where the runner's import cost starts.
-from bench.cmdline import PROCESS_STARTED, OneLineParser, UsageError, positive
+from bench.cmdline import PROCESS_STARTED, OneLineParser, UsageError, count, positive
 
 # isort: split
 import argparse
@@ -53,16 +53,6 @@ def _workload(value: str) -> str:
     return value
 
 
-def _count(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of 1 or more, got {value!r}")
-    return number
-
-
 def _shard(value: str) -> tuple[int, int]:
     index, _, count = value.partition("/")
     if not (index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
@@ -84,7 +74,7 @@ def parser() -> argparse.ArgumentParser:
                         "(model.to(torch.bfloat16), bfloat16 inputs) and runs training steps "
                         "under torch.autocast; it is measured for the MLPs, ViTs, training "
                         "steps and real models, and other workloads are left out of it")
-    p.add_argument("--batch-size", action="append", type=_count,
+    p.add_argument("--batch-size", action="append", type=count,
                    help="repeatable filter on the size axis (a batch, or n for a sweep)")
     p.add_argument("--profile", choices=PROFILES, default="quick",
                    help="quick: a representative subset, without the real models; on a CPU it "
@@ -103,9 +93,9 @@ def parser() -> argparse.ArgumentParser:
                         "one, so host drift spreads over all cases; grouped (paired timing): a "
                         "workload size's processes back to back while its compile caches are on "
                         "disk, for machines that start bare (a lent GPU)")
-    p.add_argument("--rounds", type=_count, default=DEFAULT_ROUNDS,
+    p.add_argument("--rounds", type=count, default=DEFAULT_ROUNDS,
                    help=f"rounds per paired process (default {DEFAULT_ROUNDS})")
-    p.add_argument("--repeats", type=_count,
+    p.add_argument("--repeats", type=count,
                    help="processes per case, run interleaved (default: "
                         + ", ".join(f"{n} for {p}" for p, n in DEFAULT_REPEATS.items()) + ")")
     p.add_argument("--shard", type=_shard, metavar="I/N",

@@ -28,3 +28,14 @@ def positive(value: str) -> float:
     if not math.isfinite(number) or number <= 0:  # nan passes every comparison
         raise argparse.ArgumentTypeError(f"must be a positive, finite number, got {value!r}")
     return number
+
+
+def count(value: str) -> int:
+    """A whole number of 1 or more: repeats, rounds, batch sizes."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of 1 or more, got {value!r}")
+    return number

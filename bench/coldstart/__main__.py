@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from bench import REPO
-from bench.cmdline import OneLineParser, UsageError
+from bench.cmdline import OneLineParser, UsageError, count
 from bench.coldstart.runner import Config, RunError, Runner, bundle_files, plan, read_foreign
 from bench.coldstart_records import FOREIGN, LADDER, MODES, RUNGS
 from bench.records import Environment, MalformedRecord
@@ -52,12 +52,6 @@ def _workload(value: str) -> str:
     return value
 
 
-def _count(value: str) -> int:
-    if not value.isdigit() or int(value) < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of 1 or more, got {value!r}")
-    return int(value)
-
-
 def _minutes(value: str) -> float:
     try:
         number = float(value)
@@ -73,12 +67,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", type=_choice("backend", BACKENDS), default="cpu")
     p.add_argument("--workload", type=_workload, action="append",
                    help=f"repeatable (default: {', '.join(DEFAULT_WORKLOADS)})")
-    p.add_argument("--batch-size", type=_count, action="append", help="repeatable (default: 1)")
+    p.add_argument("--batch-size", type=count, action="append", help="repeatable (default: 1)")
     p.add_argument("--mode", type=_choice("mode", MODES), action="append",
                    help=f"repeatable (default: {', '.join(MODES)})")
     p.add_argument("--rung", type=_choice("rung", tuple(r for r in RUNGS if r != FOREIGN)),
                    action="append", help=f"repeatable (default: the ladder, {', '.join(LADDER)})")
-    p.add_argument("--repeats", type=_count, default=3, help="fresh processes per rung (default 3)")
+    p.add_argument("--repeats", type=count, default=3, help="fresh processes per rung (default 3)")
     p.add_argument("--shapes", type=_choice("shapes", ("seed", "tiny")), default="seed")
     p.add_argument("--results-dir", type=Path, default=DEFAULT_RESULTS)
     p.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE)
