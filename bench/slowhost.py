@@ -326,8 +326,11 @@ def check_lines(records: list[Record], machine: str, backend: str, lease: str) -
                  f", {abs(found.outside_s) * 1e6:.2f} us {'above' if found.outside_s > 0 else 'below'}"
                  f" the probes fitted ({lo * 1e6:.2f}-{hi * 1e6:.2f} us)")
         high = "unbounded" if found.high == float("inf") else f"{found.high:.2f}x"
+        blocks = ("" if check.probe_mean_s is None else
+                  f" (blocks' mean {check.probe_mean_s * 1e6:.2f} us"
+                  f"{': time-sliced, the probe under-reports' if check.time_sliced else ''})")
         lines.append(f"  {model.workload}{size} {model.mode} over eager: probe "
-                     f"{check.probe_s * 1e6:.2f} us{where}; predicted {found.speedup:.2f}x "
+                     f"{check.probe_s * 1e6:.2f} us{blocks}{where}; predicted {found.speedup:.2f}x "
                      f"({found.low:.2f}x-{high}), measured {check.measured:.2f}x: "
                      f"{'inside' if check.inside else 'OUTSIDE'} ({check.processes_inside} of "
                      f"{check.processes} processes inside)")

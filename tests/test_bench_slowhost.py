@@ -180,13 +180,24 @@ def test_the_checks_say_where_the_slowed_probe_lies_and_whether_the_band_held():
     lines = slowhost.check_lines(records, ENV.machine, "cuda", "gpu-box/boot-slowed")
     assert lines[0] == "slowed host gpu-box/boot-slowed: 2 modelled speedups measured"
     launch, vit = lines[1:]
-    assert launch.startswith("  launch-chain-100 reduce-overhead over eager: probe 12.00 us, "
-                             "1.00 us above the probes fitted (6.50-11.00 us); predicted ")
+    assert launch.startswith("  launch-chain-100 reduce-overhead over eager: probe 12.00 us "
+                             "(blocks' mean 12.00 us), 1.00 us above the probes fitted "
+                             "(6.50-11.00 us); predicted ")
     assert launch.endswith(": OUTSIDE (0 of 2 processes inside)")
     assert vit.startswith("  vit16x6x384 batch 1 reduce-overhead over eager: probe 12.00 us")
     assert vit.endswith(": inside (2 of 2 processes inside)")
     assert slowhost.check_lines(records, ENV.machine, "cuda", "gpu-box/boot-1") == [
         "slowed host gpu-box/boot-1: 0 modelled speedups measured"]
+
+
+def test_a_check_on_a_time_sliced_host_says_the_probe_under_reports():
+    """One probe block in three cut by 20 us: the blocks average 18.67 us against a median of
+    12 us, more than NEAR above it."""
+    records = host_records.records(ENV) + host_records.slowed(ENV, "vit16x6x384", 12.0e-6,
+                                                              cut_s=20e-6)
+    line = slowhost.check_lines(records, ENV.machine, "cuda", "gpu-box/boot-slowed")[1]
+    assert line.startswith("  vit16x6x384 batch 1 reduce-overhead over eager: probe 12.00 us "
+                           "(blocks' mean 18.67 us: time-sliced, the probe under-reports), ")
 
 
 def test_slowed_records_of_an_unmodelled_environment_are_named_not_comparable():
