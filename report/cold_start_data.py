@@ -171,6 +171,13 @@ def break_even(whole: Rung | None, other: Rung | None) -> str:
         return "not measured"
     first = other.first_call.median - whole.first_call.median  # extra first-call seconds
     per_call = other.steady.median - whole.steady.median  # extra seconds per later call
+    # A break-even divides by the steady difference: where the processes cannot tell the two
+    # steady latencies apart, it would be a quotient of noise.
+    ahead = f"{'ahead' if first < 0 else 'behind'} by {abs(first):.1f} s on the first call"
+    if min(whole.steady.n, other.steady.n) < 2:
+        return f"{ahead}; steady latency from one process: no break-even"
+    if other.steady.low <= whole.steady.high and whole.steady.low <= other.steady.high:
+        return f"{ahead}; steady latencies within each other's process range: no break-even"
     if first <= 0 and per_call <= 0:
         return "ahead from the first call on"
     if first >= 0 and per_call >= 0:

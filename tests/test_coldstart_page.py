@@ -189,6 +189,19 @@ def test_break_even_against_the_whole_model(first, steady, expected):
     assert break_even(rung(10.0, 0.002), rung(first, steady)) == expected
 
 
+def test_no_break_even_where_the_processes_cannot_tell_the_steady_latencies_apart():
+    whole = Rung("x", 3, 3, None, None, spread_of(10.0), None, Spread(0.0020, 0.0018, 0.0023, 3),
+                 None, {})
+    close = Rung("x", 3, 3, None, None, spread_of(6.0), None, Spread(0.0021, 0.0019, 0.0024, 3),
+                 None, {})
+    assert break_even(whole, close) == ("ahead by 4.0 s on the first call; steady latencies "
+                                        "within each other's process range: no break-even")
+    one = Rung("x", 1, 1, None, None, Spread(12.5, 12.5, 12.5, 1), None,
+               Spread(0.003, 0.003, 0.003, 1), None, {})
+    assert break_even(whole, one) == ("behind by 2.5 s on the first call; steady latency from "
+                                      "one process: no break-even")
+
+
 def test_break_even_without_a_side_is_not_measured():
     assert break_even(None, rung(1.0, 1.0)) == "not measured"
 
