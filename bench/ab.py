@@ -40,7 +40,7 @@ from pathlib import Path
 
 from bench import REPO
 from bench.cmdline import OneLineParser, UsageError, count
-from bench.records import MalformedRecord, read_records
+from bench.records import MalformedRecord, read_records, results_files
 
 TAG_PREFIX = "ab"
 GROUP = re.compile(r"[A-Za-z0-9.]+")  # no dash: the tag splits at its first two
@@ -104,7 +104,7 @@ def done_turns(results_dir: Path, group: str) -> set[tuple]:
     """(label, backend, workload, batch, shapes, repeat) of every paired process of `group`
     on record: that turn is over (a paired process writes all its records at once)."""
     done = set()
-    for path in sorted(Path(results_dir).glob("*.jsonl")):
+    for path in results_files(results_dir):
         for record in read_records(path, warn=lambda message: None):
             found = parse_tag(record.key.tag)
             if found and found[0] == group and record.process.timing == "paired":

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from bench import hostfit
 from bench.cmdline import PROCESS_STARTED, OneLineParser, UsageError, positive
-from bench.records import MalformedRecord, Record, read_records
+from bench.records import MalformedRecord, Record, read_records, results_files
 from bench.stats import paired_speedup
 
 BLOCKS = 60  # 60 blocks of about 10 ms: a few seconds, with the import of torch the most of it
@@ -46,7 +46,7 @@ def _probe(backend_name: str) -> tuple[list[float], list[float]]:
 
 
 def _records(results: Path, backend: str) -> list[Record]:
-    return [record for path in (sorted(results.rglob("*.jsonl")) if results.is_dir() else [])
+    return [record for path in results_files(results, recursive=True)
             for record in read_records(path, warn=lambda message: None)
             if record.key.backend == backend]
 
@@ -56,7 +56,7 @@ def _models(records: list[Record]) -> tuple[list[hostfit.SpeedupModel], set]:
     and those a slowed host measured outside their band (not predictable)."""
     rows = [hostfit.row_of(record) for record in records]
     models = hostfit.models(hostfit.processes(rows), hostfit.sides(rows))
-    slowed = hostfit.slowed(hostfit.processes(rows, hostfit.SLOWED_TAG), models)
+    slowed = hostfit.slowed(hostfit.processes(rows, hostfit.SLOWED_TAGS), models)
     return models, {id(check.model) for check in slowed if not check.inside}
 
 

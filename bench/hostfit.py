@@ -50,6 +50,10 @@ MIN_TRAINING = 4  # processes a held-out check may fit on: two residual degrees 
 BAND = 0.90  # the probability a band is meant to hold a new process's figure
 NEAR = 0.25  # two probe figures within this fraction of each other describe one host speed
 SLOWED_TAG = "slowed-host"  # records measured on a host slowed on purpose: the test set
+# Each slowed run gets a tag of its own (slowed-host, slowed-host-2, ...): under one tag a
+# second run would find every case recorded and measure nothing, and the pages would keep
+# one record of each process (tag and repeat) of the two runs.
+SLOWED_TAGS = re.compile(r"^slowed-host(-\d+)?$")
 SHAPES = "seed"
 # The records fitted on: a case's processes, as report/analysis.py chooses them. The tag is
 # part of a case's key, so an A/B run's processes (tags ab-GROUP-LABEL), a slowed host's and
@@ -157,7 +161,7 @@ class Process:
 
 def processes(rows: Iterable[Row], tag: str | re.Pattern = PROCESS_TAGS) -> list[Process]:
     """The ok paired processes of seed shapes that timed the probe, under the process tags
-    (those fitted on) or under one `tag` named outright (SLOWED_TAG: those checked)."""
+    (those fitted on), or under `tag`, a name or a pattern (SLOWED_TAGS: those checked)."""
     groups: dict[str, list[Row]] = defaultdict(list)
     for row in rows:
         if (row["status"] == "ok" and row["process_timing"] == "paired"
@@ -175,6 +179,13 @@ def processes(rows: Iterable[Row], tag: str | re.Pattern = PROCESS_TAGS) -> list
             round_s={r["mode"]: tuple(r["round_s"]) for r in members},
             probe_mean_s=statistics.fmean(first["op_s"])))
     return found
+
+
+def next_slowed_tag(tags: Iterable[str]) -> str:
+    """The tag for a new slowed run, after every slowed tag among `tags`."""
+    runs = [int(m.group(1)[1:]) if m.group(1) else 1
+            for m in map(SLOWED_TAGS.match, tags) if m]
+    return f"{SLOWED_TAG}-{max(runs) + 1}" if runs else SLOWED_TAG
 
 
 def time_sliced(probe_s: float, probe_mean_s: float) -> bool:

@@ -21,6 +21,7 @@ import stat
 import sys
 import types
 import typing
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -730,16 +731,56 @@ def read_records(path: Path, warn=None) -> Iterator[Record]:
                         f"({len(torn)} bytes, no newline); the next append removes it")
 
 
+# A finished results file may be sealed: compressed with `gzip -9n`, which makes it a fifth
+# of its size. Lent machines take a copy of the checkout only up to a size, and every
+# committed record travels with it. Runs append to open files only.
+OPEN_SUFFIX = ".jsonl"
+SEALED_SUFFIX = ".jsonl.gz"
+# A sealed file is unpacked whole; a planted one that unpacks to more is refused.
+SEALED_MAX_BYTES = 1 << 30
+
+
+def results_files(folder: Path, pattern: str = "*", recursive: bool = False) -> list[Path]:
+    """The results files in `folder` named `pattern` + .jsonl or + .jsonl.gz, sorted; none
+    if `folder` is not a directory."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    find = folder.rglob if recursive else folder.glob
+    return sorted({*find(pattern + OPEN_SUFFIX), *find(pattern + SEALED_SUFFIX)})
+
+
 def read_results_file(path: Path) -> bytes:
-    """The bytes of a results file, or MalformedRecord in one line if it is no regular file
-    (a directory named *.jsonl, say) or cannot be read."""
+    """The bytes of a results file, unpacked if sealed, or MalformedRecord in one line if it
+    is no regular file (a directory named *.jsonl, say), cannot be read, or is a sealed
+    file that is not whole gzip data or unpacks to over SEALED_MAX_BYTES."""
     try:
         if not Path(path).is_file():
             raise IsADirectoryError(errno.EISDIR, "not a regular file")
-        return Path(path).read_bytes()
+        data = Path(path).read_bytes()
     except OSError as error:
         raise MalformedRecord(f"{path}: cannot be read as a results file: "
                               f"{error.strerror or error}") from None
+    return _unseal(path, data) if str(path).endswith(SEALED_SUFFIX) else data
+
+
+def _unseal(path: Path, data: bytes) -> bytes:
+    parts, size = [], 0
+    try:
+        while data:  # `cat a.gz b.gz` is a valid gzip file too: one member after another
+            member = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+            part = member.decompress(data, SEALED_MAX_BYTES - size + 1)
+            size += len(part)
+            if size > SEALED_MAX_BYTES:
+                raise MalformedRecord(f"{path}: unpacks to over {SEALED_MAX_BYTES >> 20} MiB; "
+                                      f"not read")
+            if not member.eof:
+                raise zlib.error("the data ends before the gzip stream does")
+            parts.append(part)
+            data = member.unused_data
+    except zlib.error as error:
+        raise MalformedRecord(f"{path}: not a sealed results file (gzip): {error}") from None
+    return b"".join(parts)
 
 
 def _warn(message: str) -> None:

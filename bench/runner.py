@@ -41,7 +41,9 @@ from bench.records import (
     append_records,
     check_appendable,
     read_records,
+    read_results_file,
     record_from_dict,
+    results_files,
 )
 from bench.spec import PairedSpec, Spec
 from bench.workloads import lookup
@@ -218,7 +220,7 @@ def results_path(results_dir: Path, env: Environment, shard_of: tuple[int, int] 
 def _own_records(results_dir: Path, env: Environment, warn=None) -> Iterator[Record]:
     """The records of this environment, in any of its files (shards included)."""
     env_id = env.env_id()
-    for path in sorted(results_dir.glob(f"*-{env_id}*.jsonl")):
+    for path in results_files(results_dir, f"*-{env_id}*"):
         yield from (r for r in read_records(path, warn) if r.env_id == env_id)
 
 
@@ -281,7 +283,7 @@ def durations(results_dir: Path, env: Environment) -> dict[tuple, float]:
     # recorded() warns of a torn last line; once is enough.
     quiet = lambda message: None  # noqa: E731
     env_id = env.env_id()
-    elsewhere = (r for path in sorted(results_dir.glob(f"{env.backend}-*.jsonl"))
+    elsewhere = (r for path in results_files(results_dir, f"{env.backend}-*")
                  for r in read_records(path, quiet) if r.env_id != env_id)
     return {**_longest(elsewhere), **_longest(_own_records(results_dir, env, warn=quiet))}
 
@@ -348,12 +350,11 @@ def check_same_device(results_dir: Path, env: Environment) -> None:
     runner whose host can change from one release to the next."""
     if env.backend == "cpu":
         return
-    for path in sorted(results_dir.glob(f"{env.backend}-*.jsonl")):
+    for path in results_files(results_dir, f"{env.backend}-*"):
         try:
-            with path.open(encoding="utf-8") as lines:
-                first = json.loads(next(lines, "") or "null")
+            first = json.loads(read_results_file(path).split(b"\n", 1)[0] or b"null")
             other = first["env"]
-        except (OSError, ValueError, TypeError, KeyError):
+        except (ValueError, TypeError, KeyError):  # MalformedRecord is a ValueError
             continue  # read_records names a malformed file when the run reads it
         if (isinstance(other, dict) and other.get("machine") == env.machine
                 and other.get("backend") == env.backend

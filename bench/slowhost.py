@@ -12,7 +12,8 @@ the prediction holds on a host slower than any measured, this command:
    siblings of those CPUs (a slower core, much as a slower host has), the next ones put
    1, 2, ... loops on each of those CPUs (a time-shared core). --loops N starts N loops at
    once instead, without calibrating;
-3. measures each selection under tag slowed-host with what is left of --minutes;
+3. measures each selection with what is left of --minutes, under a tag of its own:
+   slowed-host for the first slowed run of the results folder, then slowed-host-2, ...;
 4. prints, for this lease, each modelled speedup measured against its prediction.
 
 The busy loops end with this command, and on their own if it is killed.
@@ -35,7 +36,7 @@ from pathlib import Path
 
 from bench import REPO, hostfit
 from bench.cmdline import OneLineParser, UsageError, positive
-from bench.records import MalformedRecord, Record, read_records
+from bench.records import MalformedRecord, Record, read_records, results_files
 
 DEFAULT_TARGET = 1.8  # about twice the quiet probe, as the issue asks
 DEFAULT_CORES = 2
@@ -314,7 +315,7 @@ def check_lines(records: list[Record], machine: str, backend: str, lease: str) -
     its prediction at the lease's probe."""
     models = modelled(records, machine, backend)
     rows = [hostfit.row_of(r) for r in records if r.env.machine == machine]
-    tested = hostfit.processes(rows, hostfit.SLOWED_TAG)
+    tested = hostfit.processes(rows, hostfit.SLOWED_TAGS)
     checks = [c for c in hostfit.slowed(tested, models) if c.lease == lease]
     lines = [f"slowed host {lease}: {len(checks)} modelled speedups measured"]
     for check in sorted(checks, key=lambda c: (c.model.workload, c.model.batch_size or 0,
@@ -346,9 +347,10 @@ def check_lines(records: list[Record], machine: str, backend: str, lease: str) -
 # ---- the command ---------------------------------------------------------------------------
 
 def bench_command(backend: str, selection: Selection, machine: str, results: Path,
-                  repeats: int, minutes_left: float | None, extra: Sequence[str] = ()) -> list[str]:
+                  repeats: int, minutes_left: float | None, extra: Sequence[str] = (),
+                  tag: str = hostfit.SLOWED_TAG) -> list[str]:
     command = [sys.executable, "-m", "bench", "--backend", backend, *selection.args(),
-               "--repeats", str(repeats), "--machine", machine, "--tag", hostfit.SLOWED_TAG,
+               "--repeats", str(repeats), "--machine", machine, "--tag", tag,
                "--order", "grouped", "--results-dir", str(results), *extra]
     if minutes_left is not None:
         command += ["--max-minutes", f"{minutes_left:.2f}"]
@@ -356,7 +358,7 @@ def bench_command(backend: str, selection: Selection, machine: str, results: Pat
 
 
 def _records(results: Path) -> list[Record]:
-    return [r for path in sorted(results.glob("*.jsonl"))
+    return [r for path in results_files(results)
             for r in read_records(path, warn=lambda message: None)]
 
 
@@ -454,10 +456,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"plan: {len(selections)} runs of python -m bench, about "
           f"{_minutes(None if None in total else sum(total))} on a quiet host "
           f"(a slowed one takes longer)")
+    tag = hostfit.next_slowed_tag({r.key.tag for r in records})
     for selection in selections:
         print(f"  {_minutes(selection.expected_s):>12}  python "
               + " ".join(bench_command(args.backend, selection, args.machine, results,
-                                       args.repeats, None, args.extra)[1:]))
+                                       args.repeats, None, args.extra, tag)[1:]))
     if args.dry_run:
         return 0
     signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
@@ -474,7 +477,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"\nnot started for want of time: {' '.join(selection.args())}")
                 continue
             command = bench_command(args.backend, selection, args.machine, results,
-                                    args.repeats, left, args.extra)
+                                    args.repeats, left, args.extra, tag)
             print(f"\n$ python {' '.join(command[1:])}", flush=True)
             subprocess.run(command, cwd=REPO, check=False)
     finally:

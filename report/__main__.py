@@ -27,7 +27,8 @@ def main(argv: list[str] | None = None) -> int:
                     "`python -m report compare OLD NEW` compares two result sets instead "
                     "(python -m report compare --help).")
     parser.add_argument("--results", type=Path, default=Path("results"),
-                        help="folder searched recursively for *.jsonl (default: results)")
+                        help="folder searched recursively for *.jsonl and sealed *.jsonl.gz "
+                             "(default: results)")
     parser.add_argument("--docs", type=Path, default=Path("docs"),
                         help="MkDocs docs_dir to write into (default: docs)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",

@@ -125,7 +125,8 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m report export", description=__doc__)
     parser.add_argument("folder", type=Path, help="where speedups.csv and speedups.json go")
     parser.add_argument("--results", type=Path, default=Path("results"),
-                        help="folder searched recursively for *.jsonl (default: results)")
+                        help="folder searched recursively for *.jsonl and sealed *.jsonl.gz "
+                             "(default: results)")
     args = parser.parse_args(argv)
     if args.folder.exists() and not args.folder.is_dir():
         print(f"python -m report export: error: {args.folder} is not a folder", file=sys.stderr)

@@ -60,13 +60,13 @@ def host_rows(records: pd.DataFrame) -> list[dict]:
 
 def fit(records: pd.DataFrame) -> HostModels:
     """Models from the cases' own paired processes (hostfit.PROCESS_TAGS); checked on each
-    held-out lease and on every process tagged hostfit.SLOWED_TAG."""
+    held-out lease and on every process of a slowed run (hostfit.SLOWED_TAGS)."""
     found = host_rows(records)
     sides = hostfit.sides(found)
     main = hostfit.processes(found)
     models = hostfit.models(main, sides)
     return HostModels(models=models, held_out=hostfit.held_out(main, sides, models),
-                      slowed=hostfit.slowed(hostfit.processes(found, hostfit.SLOWED_TAG), models))
+                      slowed=hostfit.slowed(hostfit.processes(found, hostfit.SLOWED_TAGS), models))
 
 
 def of(data: Data) -> HostModels:

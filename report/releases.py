@@ -23,7 +23,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from bench.records import read_records  # the one definition of a record; stdlib only
+from bench.records import read_records, results_files  # the one definition of a record; stdlib only
 
 PYPI_TORCH = "https://pypi.org/pypi/torch/json"
 # Final releases only: "2.13.0", never "2.14.0rc1", "2.14.0.dev20261101" or "0.4.1.post2".
@@ -44,7 +44,7 @@ def final_releases(pypi: dict[str, Any]) -> list[str]:
 def measured_releases(results_dir: Path, backend: str) -> set[str]:
     """Torch releases with at least one record from `backend`, without local tags (+cpu).
     A malformed line raises MalformedRecord (a ValueError) naming `file:line`."""
-    paths = sorted(Path(results_dir).rglob("*.jsonl"))
+    paths = results_files(results_dir, recursive=True)
     return {record.env.torch.split("+")[0] for path in paths for record in read_records(path)
             if record.env.backend == backend}
 

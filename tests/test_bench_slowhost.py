@@ -221,6 +221,41 @@ def test_a_dry_run_prints_the_plan_and_starts_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == [tmp_path / "host.jsonl"]
 
 
+@pytest.mark.parametrize(("tags", "expected"), [
+    ((), "slowed-host"),
+    (("main", "rerun-2", "ab-g-a"), "slowed-host"),
+    (("main", "slowed-host"), "slowed-host-2"),
+    (("slowed-host", "slowed-host-3", "slowed-hostile-9"), "slowed-host-4"),
+])
+def test_each_slowed_run_gets_a_tag_after_the_ones_recorded(tags, expected):
+    assert hostfit.next_slowed_tag(tags) == expected
+    assert hostfit.SLOWED_TAGS.match(expected)
+
+
+def retagged(record, tag: str):
+    """`record` as a process of another run: its tag, and a paired group of its own."""
+    paired = record.paired and dataclasses.replace(record.paired,
+                                                   group=f"{record.paired.group}-{tag}")
+    return dataclasses.replace(record, key=dataclasses.replace(record.key, tag=tag),
+                               paired=paired)
+
+
+def test_a_second_slowed_run_measures_under_a_new_tag_and_both_are_checked(tmp_path):
+    """A second run under the first one's tag would find every case recorded and measure
+    nothing; the checks read every slowed tag."""
+    records = host_records.records(ENV)
+    earlier = [retagged(r, "slowed-host") for r in records if r.key.tag == "main"]
+    done = run("--backend", "cuda", "--machine", ENV.machine, "--results-dir",
+               str(write(tmp_path, records + earlier)), "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert "--tag slowed-host-2 --order grouped" in done.stdout
+    assert "--tag slowed-host " not in done.stdout
+    rows = [hostfit.row_of(retagged(r, tag)) for r in records
+            for tag in ("slowed-host", "slowed-host-2")]
+    assert len(hostfit.processes(rows, hostfit.SLOWED_TAGS)) == 2 * len(
+        hostfit.processes([hostfit.row_of(r) for r in records]))
+
+
 @pytest.mark.parametrize(("args", "status", "message"), [
     (["--machine", "nowhere"], 1, "error: no cuda case of machine 'nowhere' has a host model in "),
     (["--machine", ENV.machine, "--workload", "gpt2-small"], 1,

@@ -291,11 +291,10 @@ def test_a_release_whose_options_were_not_read_is_not_measured(tmp_path):
 def test_the_options_read_on_the_lent_gpu_cover_every_cuda_release_measured():
     """The CUDA records ran torch 2.11 (an H100 lease read its list_mode_options()), so the
     documentation's claims are judged on every CUDA environment."""
-    import json
+    from bench.records import read_records, results_files
     results = Path(__file__).parents[1] / "results"
-    releases = {docs.release(json.loads(line)["env"]["torch"])
-                for path in results.glob("cuda-*.jsonl")
-                for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
+    releases = {docs.release(record.env.torch)
+                for path in results_files(results, "cuda-*") for record in read_records(path)}
     assert releases and releases <= set(docs.documented())
     assert docs.documented()["2.11"]["reduce-overhead"] == {"triton.cudagraphs": True}
 

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from bench import REPO
-from bench.records import MalformedRecord, Record, read_records, read_results_file
+from bench.records import MalformedRecord, Record, read_records, read_results_file, results_files
 from report.analysis.vocabulary import CASE, DEFAULT_DTYPE, DTYPE, RENAMED, ResultsError
 
 
@@ -80,7 +80,7 @@ def load(results_dir: Path, warn=None) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     if results_dir.exists() and not results_dir.is_dir():
         raise ResultsError(f"{results_dir}: not a directory")
-    for path in sorted(results_dir.rglob("*.jsonl")) if results_dir.exists() else []:
+    for path in results_files(results_dir, recursive=True):
         try:
             rows.extend(_file_rows(path, warn))
         except MalformedRecord as error:
