@@ -7,7 +7,8 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 case "$gpu" in *H200*) machine=lent-h200;; *H100*) machine=lent-h100;; *) machine=lent-gpu;; esac
 echo "GPU $gpu -> machine $machine"
-mkdir -p /tmp/cs/bundles && cp -r results/coldstart/. /tmp/cs/ && { [ -d .bundles ] && cp -r .bundles/. /tmp/cs/bundles/ || true; }
+# a second run in one call keeps the first one's records
+[ -d /tmp/cs ] || { mkdir -p /tmp/cs/bundles && cp -r results/coldstart/. /tmp/cs/ && { [ -d .bundles ] && cp -r .bundles/. /tmp/cs/bundles/ || true; }; }
 python -m bench.coldstart --backend cuda --machine $machine --results-dir /tmp/cs --max-minutes $minutes "$@" 2>&1 | tail -40
 du -sh /tmp/cs /tmp/cs/bundles/* 2>/dev/null
 tar czf $OUT/coldstart.tgz -C /tmp cs && ls -la $OUT
