@@ -140,6 +140,28 @@ def test_a_crash_in_one_process_is_recorded_and_the_rest_go_on(tmp_path):
     assert {crashed.repeat, after.repeat} == {0, 1}
 
 
+OLD_RELEASE = """
+import torch.compiler
+torch.compiler.precompile = None  # as in the releases before it (2.11.0 to 2.14.1)
+"""
+
+
+def test_a_rung_the_release_lacks_is_recorded_without_a_process(tmp_path):
+    """A release without torch.compiler.precompile (simulated from a sitecustomize on the
+    path, no hook in bench/): the rung is recorded unsupported, with the reason, by the
+    runner itself, and no process is spent on it."""
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(OLD_RELEASE)
+    env = os.environ | {"PYTHONPATH": os.pathsep.join([str(hooks), str(ROOT)])}
+    done = coldstart(*selection(tmp_path, "--rung", "precompile"), env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    [record] = read_folder(tmp_path / "results")
+    assert record.key.rung == "precompile" and record.status == "unsupported"
+    assert "has no torch.compiler.precompile" in record.reason
+    assert record.duration_s == 0.0 and record.first_call_s is None
+
+
 @pytest.mark.parametrize(("args", "expected"), [
     (["--workload", "nope"], "unknown workload 'nope'"),
     (["--rung", "lukewarm"], "unknown rung 'lukewarm' (valid: eager, cold, warm"),

@@ -87,8 +87,9 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def environment(backend: str, machine: str | None) -> Environment:
-    """Collected in a child, so this process never initialises CUDA."""
+def environment(backend: str, machine: str | None) -> tuple[Environment, dict[str, str]]:
+    """Collected in a child, so this process never initialises CUDA; with the rungs this
+    release has no API for, and why."""
     with tempfile.TemporaryDirectory(prefix="atlas-coldstart-env-") as scratch:
         spec, out = Path(scratch) / "spec.json", Path(scratch) / "env.json"
         spec.write_text(json.dumps({"role": "environment", "backend": backend, "machine": machine}))
@@ -97,7 +98,8 @@ def environment(backend: str, machine: str | None) -> Environment:
         if done.returncode != 0 or not out.exists():
             last = (done.stderr.strip().splitlines() or ["no output"])[-1]
             raise RunError(f"could not read the {backend} environment: {last}")
-        return Environment(**json.loads(out.read_text()))
+        found = json.loads(out.read_text())
+        return Environment(**found["environment"]), found["missing_rungs"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,9 +113,9 @@ def main(argv: list[str] | None = None) -> int:
             max_minutes=args.max_minutes, timeout_s=args.timeout * 60,
             bundles_from=tuple(args.bundle_from))
         files = bundle_files(config.bundles_from) if config.bundles_from else []
-        env = environment(config.backend, config.machine)
+        env, missing_rungs = environment(config.backend, config.machine)
         foreign = read_foreign(files, env) if files else []
-        runner = Runner(config, env)
+        runner = Runner(config, env, missing_rungs=missing_rungs)
         jobs = plan(config, foreign) if not foreign else [
             job for job in plan(config, foreign) if job.key.rung == FOREIGN]
         recorded = runner.run(jobs)

@@ -124,8 +124,8 @@ def save_aot(spec: dict, fn, inputs, backend: Backend, result: dict) -> None:
     leading = _leading(fn)
     compiled = torch.compile(_through if leading else fn, mode=COMPILE_MODE[spec["mode"]],
                              fullgraph=True)
-    if not hasattr(compiled, "aot_compile") or not hasattr(torch.compiler, "load_compiled_function"):
-        raise Unsupported(f"torch {torch.__version__} has no torch.compile(...).aot_compile")
+    if reason := missing_rungs().get("aot"):
+        raise Unsupported(reason)
     start = backend.clock()
     artifact = compiled.aot_compile(((*leading, *inputs), {}))
     artifact(*leading, *inputs)
@@ -140,11 +140,22 @@ def load_aot(spec: dict, fn):
     return lambda *inputs: loaded(*leading, *inputs)
 
 
+def missing_rungs() -> dict[str, str]:
+    """The ladder's rungs whose API this release lacks, each with the reason recorded. The
+    environment child reports them, so the runner records them without a process each."""
+    missing = {}
+    if (not hasattr(torch.compile(_through), "aot_compile")
+            or not hasattr(torch.compiler, "load_compiled_function")):
+        missing["aot"] = f"torch {torch.__version__} has no torch.compile(...).aot_compile"
+    if not hasattr(getattr(torch.compiler, "precompile", None), "capture"):
+        missing["precompile"] = f"torch {torch.__version__} has no torch.compiler.precompile"
+    return missing
+
+
 def _precompile():
-    found = getattr(torch.compiler, "precompile", None)
-    if found is None or not hasattr(found, "capture"):
-        raise Unsupported(f"torch {torch.__version__} has no torch.compiler.precompile")
-    return found
+    if reason := missing_rungs().get("precompile"):
+        raise Unsupported(reason)
+    return torch.compiler.precompile
 
 
 def save_precompile(spec: dict, fn, inputs, backend: Backend, result: dict) -> None:
@@ -237,7 +248,8 @@ def main(argv: list[str]) -> int:
     if spec["role"] == "environment":
         import dataclasses
 
-        _write(out, dataclasses.asdict(collect(spec["backend"], spec.get("machine"))))
+        _write(out, {"environment": dataclasses.asdict(collect(spec["backend"], spec.get("machine"))),
+                     "missing_rungs": missing_rungs()})
         return 0
     try:
         run(spec, out)
