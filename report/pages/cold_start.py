@@ -66,14 +66,27 @@ def _missing(view: EnvView) -> list[str]:
     return [w for w in EXPECTED_WORKLOADS if w not in measured]
 
 
+def _unsupported(view: EnvView) -> list[dict]:
+    """Each rung and reason an environment's records give as unsupported, with its cases:
+    stated once under the table instead of in every cell."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for c in view.cases:
+        for name, r in c.rungs.items():
+            if r is not None and r.status == "unsupported":
+                found.setdefault((name, r.reason or ""), []).append(
+                    f"{c.workload} batch {c.batch_size} {c.mode}")
+    return [{"rung": rung, "reason": reason, "cases": cases, "every": len(cases) == len(view.cases)}
+            for (rung, reason), cases in sorted(found.items())]
+
+
 def render(site: Site, results: Path | None = None) -> None:
     """The page from the cold-start records under `results`, by default the site's own
     results folder's COLDSTART; a site without a results folder has none."""
     if results is None and site.results is not None:
         results = site.results / COLDSTART
     found, hidden = load(results) if results is not None else ([], 0)
-    envs = [{"view": view, "charts": _charts(site, view), "missing": _missing(view)}
-            for view in found]
+    envs = [{"view": view, "charts": _charts(site, view), "missing": _missing(view),
+             "unsupported": _unsupported(view)} for view in found]
     site.page(PAGE, "cold-start.md.j2", envs=envs, hidden=hidden, ladder=LADDER, regional_rungs=REGIONAL,
               rung_text=RUNG_TEXT, layers=list(LAYERS), block_models=BLOCK_MODELS,
               regional_batches=REGIONAL_BATCHES, expected=EXPECTED_WORKLOADS)
