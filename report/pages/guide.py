@@ -52,6 +52,22 @@ def first_call(results: Path | None) -> list[dict]:
     return out
 
 
+def first_call_table(envs: list[dict]) -> dict | None:
+    """first_call's answers as one table, a row per machine, batch and mode and a column per
+    workload, so that every machine's answer fits one screen; with the rungs it names."""
+    if not envs:
+        return None
+    rows: dict[tuple, dict] = {}
+    for env in envs:
+        for case in env["cases"]:
+            rows.setdefault((env["label"], case["batch"], case["mode"]), {})[case["workload"]] = case
+    named = {case["rung"]: case["rung_text"] for env in envs for case in env["cases"]}
+    return {"workloads": sorted({w for cells in rows.values() for w in cells}),
+            "rows": [{"label": label, "batch": batch, "mode": mode, "cells": cells}
+                     for (label, batch, mode), cells in rows.items()],
+            "rungs": sorted(named.items())}
+
+
 def env_page(env_id: str) -> str:
     return f"analysis/guide/{env_id}.md"
 
@@ -291,7 +307,7 @@ def render(site: Site) -> None:
     site.page(PAGE, "guide.md.j2", backends=site.by_backend(build),
               modes=data.modes, chart=chart(data, found), leaves=guide_rules.LEAVES,
               gain=analysis.MEANINGFUL_GAIN, never=analysis.NEVER,
-              outlier_spread=answers.OUTLIER_SPREAD, first_call=first_call(
-                  site.results / cold_start_data.COLDSTART if site.results else None))
+              outlier_spread=answers.OUTLIER_SPREAD, first_call=first_call_table(first_call(
+                  site.results / cold_start_data.COLDSTART if site.results else None)))
     site.write("analysis/guide-data.json",
                json.dumps(chooser_data(data), sort_keys=True, separators=(",", ":")) + "\n")
