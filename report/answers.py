@@ -238,13 +238,18 @@ def conditions(data: Data) -> dict[str, Any]:
 
 LOWER_PRECISION = "bfloat16"
 PRECISION_MODE = "reduce-overhead"  # the mode whose lead over eager a lower precision moves most
+# The workloads whose move is shown, in order of preference: the language model first, then
+# the next one an environment timed in both dtypes, so that a device whose language model's
+# two dtypes ran on different hosts still gets a comparison made on one.
+MOVED_WORKLOADS = (LANGUAGE_MODEL, "llama-small", "bert-base", "vit-base16", "vit16x6x384",
+                   VIT_BASE, "vit32x18x1024", "resnet50")
 
 
 def precision(data: Data) -> dict[str, Any]:
     """What precision each device was measured in, counted from the published table, and per
-    device with bfloat16 points how bfloat16 moves one answer: PRECISION_MODE over eager on
-    LANGUAGE_MODEL at batch 1, float32 against bfloat16 in the same environment (separate
-    processes). A bfloat16 case that failed keeps its status and reason."""
+    device with bfloat16 points how bfloat16 moves one answer: PRECISION_MODE over eager at
+    batch 1, float32 against bfloat16 in the same environment (separate processes; `_moves`
+    says on which workload). A bfloat16 case that failed keeps its status and reason."""
     table = data.published
     devices = []
     for backend in data.backends:
@@ -256,7 +261,7 @@ def precision(data: Data) -> dict[str, Any]:
             dtypes = [_dtype_counts(here, dtype) for dtype in sorted(
                 here[analysis.DTYPE].unique(), key=lambda d: (d != analysis.DEFAULT_DTYPE, d))]
             devices.append({"device": device, "backend": backend, "dtypes": dtypes,
-                            "moves": _moves(table, envs)})
+                            **_moves(table, envs)})
     return {"devices": devices, "lower": LOWER_PRECISION, "mode": PRECISION_MODE,
             "workload": LANGUAGE_MODEL}
 
@@ -273,14 +278,24 @@ def _dtype_counts(here: pd.DataFrame, dtype: str) -> dict[str, Any]:
 
 
 def _failures(failed: pd.DataFrame) -> list[dict[str, Any]]:
-    """Failed cases grouped by mode, status and the first line of their reason."""
-    found: dict[tuple, list[str]] = {}
+    """Failed cases grouped by mode, status and the first line of their reason, each workload
+    once with its batches ("gpt2-small at batch 1, 8 and 32"): one failure at every batch of six
+    workloads would otherwise list eighteen cases."""
+    found: dict[tuple, dict[str, list[int]]] = {}
     for r in analysis.rows(analysis.ordered(failed)):
         key = (r["mode"], r["status"], _first_line(r["reason"]))
-        found.setdefault(key, []).append(
-            r["workload"] if r["batch_size"] is None else f"{r['workload']} at batch {r['batch_size']}")
-    return [{"mode": mode, "status": status, "reason": reason, "cases": cases}
-            for (mode, status, reason), cases in found.items()]
+        batches = found.setdefault(key, {}).setdefault(r["workload"], [])
+        if r["batch_size"] is not None:
+            batches.append(int(r["batch_size"]))
+    return [{"mode": mode, "status": status, "reason": reason,
+             "cases": [f"{workload} at batch {_and(sorted(batches))}" if batches else workload
+                       for workload, batches in workloads.items()]}
+            for (mode, status, reason), workloads in found.items()]
+
+
+def _and(values: list) -> str:
+    words = [str(v) for v in values]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def _first_line(reason: Any, most: int = 120) -> str | None:
@@ -290,22 +305,35 @@ def _first_line(reason: Any, most: int = 120) -> str | None:
     return line if len(line) <= most else line[:most - 1] + "…"
 
 
-def _moves(table: pd.DataFrame, envs: list[analysis.Environment]) -> list[dict[str, Any]]:
-    """PRECISION_MODE over eager on LANGUAGE_MODEL at batch 1 in each environment of the
-    device that timed it in both float32 and bfloat16."""
-    out = []
-    for env in envs:
-        both = {dtype: analysis.row_of(table, env.env_id, LANGUAGE_MODEL, 1, PRECISION_MODE, dtype)
+def _moves(table: pd.DataFrame, envs: list[analysis.Environment]) -> dict[str, Any]:
+    """PRECISION_MODE over eager at batch 1, float32 against bfloat16, in each environment of
+    the device that timed one of MOVED_WORKLOADS in both (the first such, LANGUAGE_MODEL where
+    it can), as `moves`; and, where LANGUAGE_MODEL's two dtypes were timed only in different
+    environments of the device, which ones (`apart`): those are not compared."""
+    def both(env, workload):
+        return {dtype: analysis.row_of(table, env.env_id, workload, 1, PRECISION_MODE, dtype)
                 for dtype in (analysis.DEFAULT_DTYPE, LOWER_PRECISION)}
-        if all(r is not None for r in both.values()):
-            out.append({"env": env, "where": env.label, **{
-                key: {"ok": bool(r["ok"]), "status": r["status"],
-                      "speedup": r["speedup"] if r["ok"] else None,
-                      "lo": r["speedup_lo"], "hi": r["speedup_hi"],
-                      "processes": int(r["processes"]), "timing": r["timing"]}
-                for key, r in (("float32", both[analysis.DEFAULT_DTYPE]),
-                               ("bfloat16", both[LOWER_PRECISION]))}})
-    return out
+
+    moves = []
+    for env in envs:
+        found = next((found for found in ((w, both(env, w)) for w in MOVED_WORKLOADS)
+                      if all(r is not None for r in found[1].values())), None)
+        if found is None:
+            continue
+        workload, rows = found
+        moves.append({"env": env, "where": env.label, "workload": workload, **{
+            key: {"ok": bool(r["ok"]), "status": r["status"],
+                  "speedup": r["speedup"] if r["ok"] else None,
+                  "lo": r["speedup_lo"], "hi": r["speedup_hi"],
+                  "processes": int(r["processes"]), "timing": r["timing"]}
+            for key, r in (("float32", rows[analysis.DEFAULT_DTYPE]),
+                           ("bfloat16", rows[LOWER_PRECISION]))}})
+    where = {dtype: [e.label for e in envs if both(e, LANGUAGE_MODEL)[dtype] is not None]
+             for dtype in (analysis.DEFAULT_DTYPE, LOWER_PRECISION)}
+    paired = any(m["workload"] == LANGUAGE_MODEL for m in moves)
+    apart = ({"workload": LANGUAGE_MODEL, "float32": where[analysis.DEFAULT_DTYPE],
+              "bfloat16": where[LOWER_PRECISION]} if all(where.values()) and not paired else None)
+    return {"moves": moves, "apart": apart}
 
 
 def answers(data: Data, claims: list) -> list[dict[str, Any]]:

@@ -20,12 +20,12 @@ MEDIANS = {("float32", "eager"): 6e-3, ("float32", "reduce-overhead"): 2e-3,
 LITE_REASON = "during first calls: TypeError: expected Tensor() for op: attention"
 
 
-def record(dtype: str, mode: str, repeat: int):
-    made = fx.ok_record(fx.ENV_A, "vit16x6x384", mode, 1, repeat=repeat, repeats=3)
+def record(dtype: str, mode: str, repeat: int, env=fx.ENV_A, workload: str = MODEL):
+    made = fx.ok_record(env, "vit16x6x384", mode, 1, repeat=repeat, repeats=3)
     return dataclasses.replace(
-        made, key=dataclasses.replace(made.key, workload=MODEL, dtype=dtype),
+        made, key=dataclasses.replace(made.key, workload=workload, dtype=dtype),
         workload_info=dataclasses.replace(made.workload_info, family="models",
-                                          description="GPT-2 small", dtype=dtype),
+                                          description=workload, dtype=dtype),
         timing=fx.timing(MEDIANS[dtype, mode] * (1 + 0.01 * repeat), 0.01, False))
 
 
@@ -49,6 +49,17 @@ def test_precision_counts_each_dtype_and_keeps_the_failure(data):
     assert (bf16["workloads"], bf16["batches"], bf16["cases"], bf16["timed"]) == ([MODEL], [1], 3, 2)
     assert bf16["failed"] == [{"mode": "lite", "status": "error", "reason": LITE_REASON,
                                "cases": [f"{MODEL} at batch 1"]}]
+
+
+def test_a_failure_at_several_batches_names_its_workload_once(tmp_path):
+    lite = fx.failed(fx.ENV_A, "vit16x6x384", "lite", 1, "error", LITE_REASON)
+    records = [dataclasses.replace(lite, key=dataclasses.replace(lite.key, batch_size=b,
+                                                                 dtype="bfloat16"))
+               for b in (32, 1, 8)]
+    fx.write(tmp_path / "r.jsonl", records)
+    (device,) = answers.precision(analysis.Data(analysis.load(tmp_path)))["devices"]
+    (failed,) = device["dtypes"][0]["failed"]
+    assert failed["cases"] == ["vit16x6x384 at batch 1, 8 and 32"]
 
 
 def test_the_move_reads_both_figures_from_the_published_table_of_one_environment(data):
@@ -75,3 +86,29 @@ def test_the_home_page_states_the_precision_and_the_move(data, tmp_path):
     # One paragraph: the move follows the statement of what was measured.
     assert home.index(said) + len(said) + 1 == home.index(moved)
     assert "separate processes on one environment" in moved
+
+
+def test_a_device_whose_language_model_dtypes_ran_on_two_hosts_compares_another_workload(tmp_path):
+    """gpt2-small in float32 on one environment and bfloat16 on another is never set side by
+    side; llama-small, timed in both on one environment, is, and the page says why."""
+    records = [record("float32", mode, r, fx.ENV_A) for mode in ("eager", "reduce-overhead")
+               for r in range(3)]
+    records += [record(dtype, mode, r, fx.ENV_B, workload)
+                for workload, dtypes in ((MODEL, ("bfloat16",)),
+                                         ("llama-small", ("float32", "bfloat16")))
+                for dtype in dtypes for mode in ("eager", "reduce-overhead") for r in range(3)]
+    fx.write(tmp_path / "results" / "r.jsonl", records)
+    data = analysis.Data(analysis.load(tmp_path / "results"))
+    (device,) = answers.precision(data)["devices"]
+    (move,) = device["moves"]
+    assert (move["workload"], move["env"].env_id) == ("llama-small", fx.ENV_B.env_id())
+    labels = {e.env_id: e.label for e in data.envs("cuda")}
+    assert device["apart"] == {"workload": MODEL, "float32": [labels[fx.ENV_A.env_id()]],
+                               "bfloat16": [labels[fx.ENV_B.env_id()]]}
+    overview.render(Site(data, tmp_path / "docs"))
+    home = " ".join((tmp_path / "docs" / "index.md").read_text("utf-8").split())
+    assert "Reduce-overhead over eager on llama-small at batch 1 on the NVIDIA H100" in home
+    assert (f"{MODEL} ran in float32 on {labels[fx.ENV_A.env_id()]} and in bfloat16 on "
+            f"{labels[fx.ENV_B.env_id()]}: different hosts, so its two figures are not "
+            "compared.") in home
+    assert f"Reduce-overhead over eager on {MODEL}" not in home
