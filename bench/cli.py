@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 # First, before torch: PROCESS_STARTED is where the runner's import cost starts.
-from bench.cmdline import PROCESS_STARTED, OneLineParser, UsageError, count, positive
+from bench.cmdline import PROCESS_STARTED, OneLineParser, UsageError, count, gpu_slots, positive
 
 # isort: split
 import argparse
@@ -155,33 +155,6 @@ def _listing() -> str:
     return "\n".join(lines)
 
 
-def _gpus(value: str | None, backends: list[str]) -> list[str] | None:
-    """The CUDA_VISIBLE_DEVICES value of each GPU slot, or None for the default slot."""
-    if value is None:  # one case at a time, on the first GPU
-        return pool.visible_gpus()[:1] or None if "cuda" in backends else None
-    if "cuda" not in backends:
-        raise UsageError(f"--gpus {value} needs the cuda backend; this run measures "
-                         f"{', '.join(backends)}")
-    visible = pool.visible_gpus()
-    if value == "all":
-        chosen = list(range(len(visible)))
-    elif value.isdigit():  # a count: 2 is GPUs 0 and 1, so 0 is no GPU, never GPU 0
-        if int(value) == 0:
-            raise UsageError(f"--gpus {value} would run on no GPU: for GPU 0 alone write "
-                             "--gpus 1 (a count) or --gpus 0, (an index list)")
-        chosen = list(range(int(value)))
-    else:  # indices; a trailing comma makes one index a list: 0, is GPU 0
-        parts = value.removesuffix(",").split(",")
-        if not all(p.strip().isdigit() for p in parts):
-            raise UsageError(f"--gpus must be all, a count, or indices such as 0,2 or 0,; "
-                             f"got {value!r}")
-        chosen = list(dict.fromkeys(int(p) for p in parts))
-    if not chosen or max(chosen) >= len(visible):
-        raise UsageError(f"--gpus {value} asks for GPUs this host does not have "
-                         f"({len(visible)} visible)")
-    return [visible[i] for i in chosen]
-
-
 def _check_own_models(args) -> None:
     """Each `package.module:factory` spec imported and its factory called in a child
     process with the case timeout, never in the runner (bench/workloads/external.py)."""
@@ -279,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise UsageError(f"backend {name!r} is not available on this machine "
                                  f"(available: {', '.join(here)})")
         backends = list(dict.fromkeys(args.backend or here))
-        gpus = _gpus(args.gpus, backends)
+        gpus = gpu_slots(args.gpus, backends)
         _check_own_models(args)
         plans = _plans(args, backends)
         config = RunConfig(

@@ -39,3 +39,32 @@ def count(value: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number of 1 or more, got {value!r}")
     return number
+
+
+def gpu_slots(value: str | None, backends: list[str]) -> list[str] | None:
+    """--gpus: the CUDA_VISIBLE_DEVICES value of each GPU slot, or None for the default slot."""
+    from bench import pool
+
+    if value is None:  # one case at a time, on the first GPU
+        return pool.visible_gpus()[:1] or None if "cuda" in backends else None
+    if "cuda" not in backends:
+        raise UsageError(f"--gpus {value} needs the cuda backend; this run measures "
+                         f"{', '.join(backends)}")
+    visible = pool.visible_gpus()
+    if value == "all":
+        chosen = list(range(len(visible)))
+    elif value.isdigit():  # a count: 2 is GPUs 0 and 1, so 0 is no GPU, never GPU 0
+        if int(value) == 0:
+            raise UsageError(f"--gpus {value} would run on no GPU: for GPU 0 alone write "
+                             "--gpus 1 (a count) or --gpus 0, (an index list)")
+        chosen = list(range(int(value)))
+    else:  # indices; a trailing comma makes one index a list: 0, is GPU 0
+        parts = value.removesuffix(",").split(",")
+        if not all(p.strip().isdigit() for p in parts):
+            raise UsageError(f"--gpus must be all, a count, or indices such as 0,2 or 0,; "
+                             f"got {value!r}")
+        chosen = list(dict.fromkeys(int(p) for p in parts))
+    if not chosen or max(chosen) >= len(visible):
+        raise UsageError(f"--gpus {value} asks for GPUs this host does not have "
+                         f"({len(visible)} visible)")
+    return [visible[i] for i in chosen]

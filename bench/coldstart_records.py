@@ -110,6 +110,10 @@ class ColdRecord:
     blocks: int | None = None  # regional rungs: how many repeated blocks were compiled
     block_class: str | None = None
     log_tail: tuple[str, ...] = ()
+    # --gpus: the slot's GPU index, and how many processes ran at once on the host, one per
+    # GPU, each pinned to its share of the cores (1: alone, as on a one-GPU machine).
+    gpu: int | None = None
+    workers: int = 1
     schema_version: int = SCHEMA_VERSION
 
     def __post_init__(self) -> None:

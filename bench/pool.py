@@ -80,6 +80,17 @@ def slots_for(gpus: list[str] | None) -> list[Slot]:
             for i, device in enumerate(gpus)]
 
 
+def slot_environment(slot: Slot) -> dict[str, str]:
+    """The variables a child of `slot` starts with: its GPU, and its thread counts."""
+    env = {}
+    if slot.visible_device is not None:
+        env["CUDA_VISIBLE_DEVICES"] = slot.visible_device
+    if slot.threads:
+        env["TORCHINDUCTOR_COMPILE_THREADS"] = str(slot.threads)
+        env["OMP_NUM_THREADS"] = str(slot.threads)
+    return env
+
+
 def visible_gpus() -> list[str]:
     """The GPUs this host lets the runner use, counted without initialising CUDA here."""
     listed = os.environ.get("CUDA_VISIBLE_DEVICES")

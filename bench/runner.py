@@ -684,12 +684,8 @@ class _Run:
         scratch = pool.new_scratch()
         (scratch / "spec.json").write_text(spec.to_json())
         env = {"TORCHINDUCTOR_CACHE_DIR": str(cache_dir / "inductor"),
-               "TRITON_CACHE_DIR": str(cache_dir / "triton"), "PYTHONUNBUFFERED": "1"}
-        if slot.visible_device is not None:
-            env["CUDA_VISIBLE_DEVICES"] = slot.visible_device
-        if slot.threads:
-            env["TORCHINDUCTOR_COMPILE_THREADS"] = str(slot.threads)
-            env["OMP_NUM_THREADS"] = str(slot.threads)
+               "TRITON_CACHE_DIR": str(cache_dir / "triton"), "PYTHONUNBUFFERED": "1",
+               **pool.slot_environment(slot)}
         number = self.announce(job, slot)
         started_at, began = _now(), time.monotonic()
         child = self.launcher.start(

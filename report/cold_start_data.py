@@ -72,12 +72,16 @@ class Env:
     device: str
     backend: str
     torch: str
+    workers: int = 1  # the most processes that ran at once (--gpus), one per GPU
+    cores: int | None = None  # each one's share of the host's cores, where more than one ran
 
 
-def _env(record: ColdRecord) -> Env:
-    e = record.env
-    return Env(record.env_id, f"{e.device_name} · torch {e.torch} · {e.machine}", e.device_name,
-               e.backend, e.torch)
+def _env(records: list[ColdRecord]) -> Env:
+    e = records[0].env
+    workers = max(r.workers for r in records)
+    return Env(records[0].env_id, f"{e.device_name} · torch {e.torch} · {e.machine}",
+               e.device_name, e.backend, e.torch, workers,
+               e.cpu_count // workers if workers > 1 else None)
 
 
 def _layers(records: list[ColdRecord]) -> dict[str, str]:
@@ -226,7 +230,7 @@ def _env_view(records: list[ColdRecord]) -> EnvView:
         if name == FOREIGN:
             case = by_case[(w, b, m, s)]
             foreign.append((case, summarize(found, eager(w, b, s)), case.rungs["bundle"]))
-    return EnvView(_env(records[0]), cases, regional, foreign)
+    return EnvView(_env(records), cases, regional, foreign)
 
 
 def _order(case: tuple) -> tuple:

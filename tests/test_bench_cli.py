@@ -125,7 +125,7 @@ def test_gpus_zero_is_a_count_of_none_and_says_what_to_write(two_gpus, capsys, t
     ("1", ["4"]), ("0,", ["4"]), ("1,", ["7"]), ("0,1", ["4", "7"]), ("2", ["4", "7"]),
     ("all", ["4", "7"])])
 def test_gpus_is_a_count_or_an_index_list_with_a_trailing_comma(two_gpus, value, slots):
-    assert cli._gpus(value, ["cuda"]) == slots
+    assert cli.gpu_slots(value, ["cuda"]) == slots
 
 
 @pytest.mark.parametrize("value", [",", "0,,", "a,"])

@@ -215,3 +215,21 @@ def test_a_record_that_cannot_be_is_refused():
     with pytest.raises(ValueError, match="rung 'hot'"):
         dataclasses.replace(good, key=dataclasses.replace(good.key, rung="hot"))
     assert load(Path("/nonexistent")) == ([], 0)
+
+
+def test_an_environment_measured_on_several_gpus_at_once_says_so(tmp_path):
+    """--gpus: a compile's time is that of its share of the cores, and the page says what
+    share; an environment measured one process at a time says nothing of the kind."""
+    four = dataclasses.replace(H200, cpu_count=64)
+    records = [record(four, "eager", 0.4, 0.008, gpu=0, workers=4),
+               record(four, "cold", 20.0, 0.004, gpu=1, workers=4),
+               record(H100, "eager", 0.5, 0.010), record(H100, "cold", 30.0, 0.005)]
+    for env in (four, H100):
+        append_records(results_path(tmp_path / "results" / cold_start.COLDSTART, env),
+                       [r for r in records if r.env_id == env.env_id()])
+    cold_start.render(site_over(tmp_path / "results", tmp_path / "docs"))
+    text = (tmp_path / "docs" / cold_start.PAGE).read_text()
+    said = "up to 4 processes at once, one per GPU, each pinned to 16 of the host's 64 cores"
+    assert text.count(said) == 1
+    h100 = text[text.index(f"## {H100.device_name}"):]
+    assert "processes at once" not in h100.split("\n## ")[0]

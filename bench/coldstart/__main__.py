@@ -7,6 +7,7 @@ Examples:
   python -m bench.coldstart --backend cuda --rung per-block --rung nested-region --rung cold \\
       --rung eager --workload llama-small
   python -m bench.coldstart --backend cuda --bundle-from results/coldstart/bundles/ENV_ID
+  python -m bench.coldstart --backend cuda --gpus all --batch-size 1 --batch-size 32
 """
 
 from __future__ import annotations
@@ -14,15 +15,25 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from bench import REPO
-from bench.cmdline import OneLineParser, UsageError, count
-from bench.coldstart.runner import Config, RunError, Runner, bundle_files, plan, read_foreign
+from bench.cmdline import OneLineParser, UsageError, count, gpu_slots
+from bench.coldstart.runner import (
+    Config,
+    RunError,
+    Runner,
+    bundle_files,
+    plan,
+    read_foreign,
+    slot_spec,
+)
 from bench.coldstart_records import FOREIGN, LADDER, MODES, RUNGS
+from bench.pool import slot_environment, slots_for
 from bench.records import Environment, MalformedRecord
 from bench.workloads import UnknownWorkload, check_name
 
@@ -84,17 +95,25 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--bundle-from", type=Path, action="append", default=[],
                    help="a bundle (*.bin) saved in another environment, or a folder of them: "
                         "load each into empty caches (rung foreign-bundle) instead of the ladder")
+    p.add_argument("--gpus", help="CUDA: all, a count N, or indices such as 0,2: one process "
+                   "per GPU at a time, each pinned to an equal share of the cores, a case's "
+                   "rungs of one repeat in order on one GPU (default: one process at a time, "
+                   "placed as the host places it)")
     return p
 
 
-def environment(backend: str, machine: str | None) -> tuple[Environment, dict[str, str]]:
-    """Collected in a child, so this process never initialises CUDA; with the rungs this
-    release has no API for, and why."""
+def environment(backend: str, machine: str | None,
+                runner_slots=None) -> tuple[Environment, dict[str, str]]:
+    """Collected in a child, on the first slot as its processes will see it (torch threads),
+    so this process never initialises CUDA; with the rungs this release has no API for."""
+    first = (runner_slots or [None])[0]
     with tempfile.TemporaryDirectory(prefix="atlas-coldstart-env-") as scratch:
         spec, out = Path(scratch) / "spec.json", Path(scratch) / "env.json"
-        spec.write_text(json.dumps({"role": "environment", "backend": backend, "machine": machine}))
+        spec.write_text(json.dumps({"role": "environment", "backend": backend, "machine": machine}
+                                   | (slot_spec(first) if first else {})))
         done = subprocess.run([sys.executable, "-m", "bench.coldstart.child", str(spec), str(out)],
-                              cwd=REPO, capture_output=True, text=True)
+                              cwd=REPO, capture_output=True, text=True,
+                              env=os.environ | (slot_environment(first) if first else {}))
         if done.returncode != 0 or not out.exists():
             last = (done.stderr.strip().splitlines() or ["no output"])[-1]
             raise RunError(f"could not read the {backend} environment: {last}")
@@ -111,9 +130,11 @@ def main(argv: list[str] | None = None) -> int:
             rungs=tuple(args.rung or LADDER), repeats=args.repeats, shapes=args.shapes,
             results_dir=args.results_dir, cache_dir=args.cache_dir, machine=args.machine,
             max_minutes=args.max_minutes, timeout_s=args.timeout * 60,
-            bundles_from=tuple(args.bundle_from))
+            bundles_from=tuple(args.bundle_from),
+            gpus=tuple(gpu_slots(args.gpus, [args.backend]) or ()) if args.gpus else ())
         files = bundle_files(config.bundles_from) if config.bundles_from else []
-        env, missing_rungs = environment(config.backend, config.machine)
+        env, missing_rungs = environment(config.backend, config.machine,
+                                         slots_for(list(config.gpus)) if config.gpus else None)
         foreign = read_foreign(files, env) if files else []
         runner = Runner(config, env, missing_rungs=missing_rungs)
         jobs = plan(config, foreign) if not foreign else [

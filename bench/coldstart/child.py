@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -242,9 +243,19 @@ def _one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[0][:300] if text else ''}".rstrip(": ")
 
 
+def enter_slot(spec: dict) -> None:
+    """The runner's --gpus share of the host, before anything compiles: Inductor's compile
+    workers inherit the affinity, and its compile threads come from the environment."""
+    if spec.get("cpus"):
+        os.sched_setaffinity(0, spec["cpus"])
+    if spec.get("threads"):
+        torch.set_num_threads(spec["threads"])
+
+
 def main(argv: list[str]) -> int:
     spec_path, out = Path(argv[0]), Path(argv[1])
     spec = json.loads(spec_path.read_text())
+    enter_slot(spec)
     if spec["role"] == "environment":
         import dataclasses
 

@@ -5,6 +5,11 @@ rung reuses another's: "warm" reuses its repeat's "cold" folders; "bundle" start
 loads the bundle the cold process saved; "aot" and "precompile" start empty and load what
 an unrecorded saving process made. Records are appended as each process ends, so a run cut
 short resumes where it stopped: what is recorded is not measured again.
+
+With several GPUs (--gpus), a case's processes of one repeat (its chain: cold, then what
+reuses the cold process's caches) run in order on one GPU, and the GPUs take chains from one
+queue; each process is pinned to its GPU and an equal, disjoint share of the cores, as the
+main runner pins its cases (bench/pool.py), and its record says how many ran at once.
 """
 
 from __future__ import annotations
@@ -17,8 +22,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -35,6 +42,7 @@ from bench.coldstart_records import (
     read,
     results_path,
 )
+from bench.pool import Slot, slot_environment, slots_for
 from bench.records import Environment, Timing, append_records
 
 LOG_TAIL_LINES = 12
@@ -64,6 +72,7 @@ class Config:
     timeout_s: float = 1800.0
     budget_s: float = 1.0  # steady-state timing per process
     bundles_from: tuple[Path, ...] = ()
+    gpus: tuple[str, ...] = ()  # CUDA_VISIBLE_DEVICES value per slot; (): one, unchanged
 
 
 @dataclass(frozen=True)
@@ -110,6 +119,22 @@ def plan(config: Config, foreign: list[Foreign]) -> list[Job]:
                                       tag=f"from-{found.bundle.source_env_id}")
             jobs.append(Job(key, repeat, found))
     return jobs
+
+
+def chains(jobs: list[Job]) -> list[list[Job]]:
+    """The jobs of one case and repeat, in plan order: a warm or bundle process needs the
+    cold process's caches on the same disk, so a chain runs in order on one slot."""
+    found: dict[tuple, list[Job]] = {}
+    for job in jobs:
+        case = (dataclasses.replace(job.key, rung=""), job.repeat,
+                job.foreign.path if job.foreign else None)
+        found.setdefault(case, []).append(job)
+    return list(found.values())
+
+
+def slot_spec(slot: Slot) -> dict:
+    """What a child applies to itself first (bench.coldstart.child.enter_slot)."""
+    return {"cpus": list(slot.cpus), "threads": slot.threads}
 
 
 def bundle_files(paths: tuple[Path, ...]) -> list[Path]:
@@ -161,6 +186,8 @@ class Runner:
         self.done = {r.identity: r for r in read(self.results)} if self.results.exists() else {}
         self.deadline = (time.monotonic() + config.max_minutes * 60
                          if config.max_minutes else None)
+        self.slots = slots_for(list(config.gpus) or None)
+        self.lock = threading.Lock()  # the results file, `done` and the log
 
     # ---- folders --------------------------------------------------------------------
 
@@ -177,29 +204,55 @@ class Runner:
 
     def run(self, jobs: list[Job]) -> int:
         """Measure every job not yet recorded; the count of processes recorded."""
-        recorded = 0
-        for job in jobs:
-            if (self.env.env_id(), job.key, job.repeat) in self.done:
-                continue
-            if self.out_of_time():
-                self.say("stopping: --max-minutes reached; run again to continue")
-                break
-            record = self.measure(job)
-            if record is None:
-                continue
-            append_records(self.results, [record])
-            self.done[record.identity] = record
-            recorded += 1
-            self.say(f"{record.key.workload} bs={record.key.batch_size} {record.key.mode} "
-                     f"{record.key.rung} r{job.repeat}: {record.status}"
-                     + (f" first call {record.first_call_s:.3f} s" if record.first_call_s else "")
-                     + (f" ({record.reason})" if record.reason else ""))
-        return recorded
+        queue = deque(chains(jobs))
+        recorded = [0] * len(self.slots)
+
+        def work(index: int, slot: Slot) -> None:
+            while True:
+                with self.lock:
+                    if not queue:
+                        return
+                    chain = queue.popleft()
+                for job in chain:
+                    if (self.env.env_id(), job.key, job.repeat) in self.done:
+                        continue
+                    if self.out_of_time():
+                        with self.lock:
+                            queue.clear()
+                        return
+                    record = self.measure(job, slot)
+                    if record is None:
+                        continue
+                    with self.lock:
+                        append_records(self.results, [record])
+                        self.done[record.identity] = record
+                        recorded[index] += 1
+                        self.say(self.line(record, slot))
+
+        if len(self.slots) == 1:
+            work(0, self.slots[0])
+        else:
+            threads = [threading.Thread(target=work, args=(i, slot), name=f"slot{i}")
+                       for i, slot in enumerate(self.slots)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        if self.out_of_time():
+            self.say("stopping: --max-minutes reached; run again to continue")
+        return sum(recorded)
+
+    def line(self, record: ColdRecord, slot: Slot) -> str:
+        where = "" if slot.gpu is None or len(self.slots) == 1 else f"gpu{slot.gpu} "
+        return (f"{where}{record.key.workload} bs={record.key.batch_size} {record.key.mode} "
+                f"{record.key.rung} r{record.repeat}: {record.status}"
+                + (f" first call {record.first_call_s:.3f} s" if record.first_call_s else "")
+                + (f" ({record.reason})" if record.reason else ""))
 
     def out_of_time(self) -> bool:
         return self.deadline is not None and time.monotonic() >= self.deadline
 
-    def measure(self, job: Job) -> ColdRecord | None:
+    def measure(self, job: Job, slot: Slot) -> ColdRecord | None:
         key, repeat, rung = job.key, job.repeat, job.key.rung
         spec = {"backend": key.backend, "workload": key.workload, "batch_size": key.batch_size,
                 "shapes": key.shapes, "mode": key.mode, "rung": rung, "role": "measure",
@@ -208,8 +261,9 @@ class Runner:
         known = (self.missing_rungs.get(rung) or
                  (PRECOMPILE_MODES if rung == "precompile" and key.mode != "default" else None))
         if known:  # known without a process
-            return self.record(job, {"status": "unsupported", "reason": known, "duration_s": 0.0})
-        if rung in NEEDS_COLD and not self.cold_left(key, repeat):
+            return self.record(job, {"status": "unsupported", "reason": known, "duration_s": 0.0},
+                               slot)
+        if rung in NEEDS_COLD and not self.cold_left(key, repeat, slot):
             return None
         if rung == "cold":
             spec["bundle_out"] = str(self.bundle_file(key, repeat))
@@ -223,20 +277,21 @@ class Runner:
         if rung in SAVES:
             artifact = self.folder(key, repeat, rung).parent / f"{rung}-artifact"
             spec["artifact"] = str(artifact)
-            saving = self.process(dict(spec, role=SAVES[rung]), self.fresh(key, repeat, f"{rung}-save"))
+            saving = self.process(dict(spec, role=SAVES[rung]),
+                                  self.fresh(key, repeat, f"{rung}-save"), slot)
             if saving is None:
                 return None
             if saving["status"] != "ok":
-                return self.record(job, saving)
+                return self.record(job, saving, slot)
             prepare_s = saving.get("prepare_s")
         cache = (self.folder(key, repeat, "cold") if rung == "warm"
                  else self.fresh(key, repeat, rung))
-        result = self.process(spec, cache)
+        result = self.process(spec, cache, slot)
         if result is None:
             return None
-        return self.record(job, result, loaded=loaded, prepare_s=prepare_s)
+        return self.record(job, result, slot, loaded=loaded, prepare_s=prepare_s)
 
-    def cold_left(self, key: ColdKey, repeat: int) -> bool:
+    def cold_left(self, key: ColdKey, repeat: int, slot: Slot) -> bool:
         """Whether the cold process of this repeat left its caches and bundle on disk. Where
         it was recorded ok but its folders are gone (a fresh machine), an unrecorded cold
         process makes them again; where it failed, its dependents are not measured."""
@@ -253,7 +308,7 @@ class Runner:
                 "shapes": key.shapes, "mode": key.mode, "rung": "cold", "role": "measure",
                 "budget_s": 0.05, "machine": self.config.machine,
                 "bundle_out": str(self.bundle_file(key, repeat))}
-        result = self.process(spec, self.fresh(key, repeat, "cold"))
+        result = self.process(spec, self.fresh(key, repeat, "cold"), slot)
         return result is not None and result["status"] == "ok"
 
     def fresh(self, key: ColdKey, repeat: int, rung: str) -> Path:
@@ -262,13 +317,13 @@ class Runner:
         folder.mkdir(parents=True)
         return folder
 
-    def process(self, spec: dict, cache: Path) -> dict | None:
+    def process(self, spec: dict, cache: Path, slot: Slot) -> dict | None:
         """Run one child; its result with `duration_s` and `log_tail`, or None when the run's
         --max-minutes ran out while it ran (then it is left unrecorded)."""
         scratch = Path(tempfile.mkdtemp(prefix="atlas-coldstart-"))
         try:
-            (scratch / "spec.json").write_text(json.dumps(spec))
-            env = os.environ | cache_environment(cache)
+            (scratch / "spec.json").write_text(json.dumps(spec | slot_spec(slot)))
+            env = os.environ | cache_environment(cache) | slot_environment(slot)
             limit = self.config.timeout_s
             cut_by_deadline = False
             if self.deadline is not None and self.deadline - time.monotonic() < limit:
@@ -302,7 +357,7 @@ class Runner:
 
     # ---- records --------------------------------------------------------------------
 
-    def record(self, job: Job, result: dict, loaded: BundleInfo | None = None,
+    def record(self, job: Job, result: dict, slot: Slot, loaded: BundleInfo | None = None,
                prepare_s: float | None = None) -> ColdRecord:
         counters = result.get("counters") or {}
         if loaded is not None and result.get("first_call_s") is not None:
@@ -321,7 +376,8 @@ class Runner:
             prepare_s=prepare_s if prepare_s is not None else result.get("prepare_s"),
             steady=steady, counters=counters, saved=saved, loaded=loaded,
             blocks=result.get("blocks"), block_class=result.get("block_class"),
-            log_tail=tuple(result.get("log_tail", ())) if result["status"] != "ok" else ())
+            log_tail=tuple(result.get("log_tail", ())) if result["status"] != "ok" else (),
+            gpu=slot.gpu, workers=len(self.slots))
 
     def publish(self, job: Job, saved: dict) -> BundleInfo:
         """The saved bundle's description; repeat 0's bundle is copied into the results

@@ -1,0 +1,76 @@
+"""`python -m bench.coldstart --gpus`: a case's rungs of one repeat run in order on one slot
+(warm reuses the cold process's caches), the slots take those chains from one queue at the
+same time, every process is pinned to its slot's share of the cores, and every record says
+on which slot and beside how many it ran. The slots here are CPU slots: the scheduling and
+pinning are the same, and a CUDA_VISIBLE_DEVICES value means nothing to a CPU process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from bench import pool
+from bench.coldstart.__main__ import environment
+from bench.coldstart.runner import Config, Job, Runner, chains, plan
+from bench.coldstart_records import ColdKey, read_folder
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_a_chain_is_one_case_and_repeat_in_ladder_order():
+    config = Config(backend="cpu", workloads=("mlp", "entropy"), batch_sizes=(1,),
+                    modes=("default",), rungs=("eager", "cold", "warm", "bundle"), repeats=2,
+                    shapes="tiny", results_dir=Path("r"), cache_dir=Path("c"))
+    found = chains(plan(config, []))
+    described = [[(j.key.workload, j.key.rung, j.repeat) for j in chain] for chain in found]
+    assert described[:2] == [[("mlp", "eager", 0)],
+                             [("mlp", "cold", 0), ("mlp", "warm", 0), ("mlp", "bundle", 0)]]
+    assert len(found) == 8  # 2 workloads x 2 repeats x (eager, the compiled ladder)
+    # one slot runs the chains one after another: the plan's own order
+    assert [j for chain in found for j in chain] == plan(config, [])
+
+
+def test_a_foreign_bundle_is_a_chain_of_its_own():
+    key = ColdKey("cpu", "mlp", "default", 1, "foreign-bundle", "tiny", "from-x")
+    one, two = Job(key, 0, foreign=type("F", (), {"path": Path("a.bin")})()), \
+        Job(key, 0, foreign=type("F", (), {"path": Path("b.bin")})())
+    assert chains([one, two]) == [[one], [two]]
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="CPU affinity is Linux's")
+def test_a_process_pins_itself_to_its_slot_before_it_compiles():
+    code = ("from bench.coldstart.child import enter_slot; import os, torch; "
+            "enter_slot({'cpus': [0], 'threads': 1}); "
+            "print(sorted(os.sched_getaffinity(0)), torch.get_num_threads())")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["[0]", "1"]
+
+
+def test_two_slots_run_chains_at_once_and_each_chain_on_one_slot(tmp_path):
+    gpus = ("0", "1")
+    slots = pool.slots_for(list(gpus))
+    env, missing = environment("cpu", "two-slots", slots)
+    assert env.torch_threads == slots[0].threads  # the environment as a slot's process sees it
+    config = Config(backend="cpu", workloads=("mlp",), batch_sizes=(1,), modes=("default",),
+                    rungs=("eager", "cold", "warm"), repeats=1, shapes="tiny",
+                    results_dir=tmp_path / "results", cache_dir=tmp_path / "cache",
+                    machine="two-slots", gpus=gpus)
+    said = []
+    assert Runner(config, env, say=said.append, missing_rungs=missing).run(plan(config, [])) == 3
+    records = {r.key.rung: r for r in read_folder(tmp_path / "results")}
+    assert all(r.status == "ok" for r in records.values()), [r.reason for r in records.values()]
+    assert {r.workers for r in records.values()} == {2}
+    # warm found the caches its cold process left, on the same slot
+    assert records["warm"].gpu == records["cold"].gpu != records["eager"].gpu
+    assert records["warm"].counters.get("inductor.fxgraph_cache_hit", 0) >= 1
+    # eager's chain and the compiled chain started together, not one after the other
+    began = {rung: datetime.fromisoformat(r.started_at) for rung, r in records.items()}
+    assert abs((began["cold"] - began["eager"]).total_seconds()) < records["eager"].duration_s
+    assert any(line.startswith("gpu") for line in said)
