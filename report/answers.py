@@ -57,17 +57,18 @@ def _release(env: analysis.Environment) -> str:
 
 
 def fastest_at(data: Data, workload: str, batch: int | None, backend: str,
-               calls: int = CALLS_ANSWERED) -> list[dict[str, Any]]:
+               calls: int = CALLS_ANSWERED,
+               dtype: str = analysis.DEFAULT_DTYPE) -> list[dict[str, Any]]:
     """Per device of `backend`: `analysis.choose` at (workload, batch) within `calls` calls
     per process, the answer the chooser gives for the same inputs. The environment is the
     newest torch release that timed the point, and of that release the one whose figure
     rests on paired processes, then on the most processes; the device's other environments
     that timed the point are listed under `others` with their own answer, so that a device
-    measured on several hosts says how far they differ."""
+    measured on several hosts says how far they differ. Every figure is of `dtype`."""
     out = []
     for device, envs in _envs_by_device(data, backend).items():
         found = [part for env in _newest(envs)
-                 if (part := _choice_in(data, env, device, workload, batch, calls))]
+                 if (part := _choice_in(data, env, device, workload, batch, calls, dtype))]
         if not found:
             continue
         newest = [p for p in found if _release(p["env"]) == _release(found[0]["env"])]
@@ -79,16 +80,16 @@ def fastest_at(data: Data, workload: str, batch: int | None, backend: str,
 
 
 def _choice_in(data: Data, env: analysis.Environment, device: str, workload: str,
-               batch: int | None, calls: int) -> dict[str, Any] | None:
-    table = _at(data.published, env.env_id, workload, batch)
+               batch: int | None, calls: int, dtype: str) -> dict[str, Any] | None:
+    table = _at(data.published, env.env_id, workload, batch, dtype)
     if table.empty:
         return None
     found = analysis.choose(table, calls)
     if found.empty:
         return None
     row = analysis.rows(found)[0]
-    eager = analysis.row_of(table, env.env_id, workload, batch, BASELINE) or {}
-    chosen = analysis.row_of(table, env.env_id, workload, batch, row["mode"]) or {}
+    eager = analysis.row_of(table, env.env_id, workload, batch, BASELINE, dtype) or {}
+    chosen = analysis.row_of(table, env.env_id, workload, batch, row["mode"], dtype) or {}
     return {
         "device": device, "env": env, "mode": row["mode"], "calls": calls,
         # The environment's label without the device, which the answer names already.
@@ -129,11 +130,12 @@ def host_prediction(data: Data, env_id: str, workload: str, batch: int | None, m
             "processes": model.processes}
 
 
-def _at(table: pd.DataFrame, env_id: str, workload: str, batch: int | None) -> pd.DataFrame:
-    """The rows of `table` at one point (env, workload, batch; None: unbatched) in the
-    default dtype, which the questions are about."""
+def _at(table: pd.DataFrame, env_id: str, workload: str, batch: int | None,
+        dtype: str = analysis.DEFAULT_DTYPE) -> pd.DataFrame:
+    """The rows of `table` at one point (env, workload, batch; None: unbatched) in one
+    dtype: an answer never sets two dtypes side by side."""
     here = table[(table["env_id"] == env_id) & (table["workload"] == workload)
-                 & (table[analysis.DTYPE] == analysis.DEFAULT_DTYPE)]
+                 & (table[analysis.DTYPE] == dtype)]
     return here[here["batch_size"].isna()] if batch is None else here[here["batch_size"] == batch]
 
 
@@ -340,26 +342,28 @@ def answers(data: Data, claims: list) -> list[dict[str, Any]]:
     """The home page's questions, each with its answer's figures (see the module doc)."""
     vit = data.batches(VIT_BASE)
     large = max((b for b in vit if b is not None), default=None)
+    def fastest(question: str, workload: str, batch: int | None, backend: str) -> dict:
+        """A "fastest" answer in float32, and on a GPU the same question in bfloat16 where
+        it was measured (`lower`, empty where not), each from figures of its dtype alone."""
+        return {"kind": "fastest", "question": question, "workload": workload, "batch": batch,
+                "dtype": analysis.DEFAULT_DTYPE, "parts": fastest_at(data, workload, batch, backend),
+                "lower": fastest_at(data, workload, batch, backend, dtype=LOWER_PRECISION)
+                if backend == "cuda" else []}
+
+    at_large = 32 if 32 in vit else large
     return [
-        {"kind": "fastest", "question": "A ViT-Base-sized model at batch 1 on a GPU: which mode, "
-         "and how much faster than eager?", "workload": VIT_BASE, "batch": 1,
-         "parts": fastest_at(data, VIT_BASE, 1, "cuda")},
-        {"kind": "fastest", "question": f"The same model at batch {32 if 32 in vit else large}?",
-         "workload": VIT_BASE, "batch": 32 if 32 in vit else large,
-         "parts": fastest_at(data, VIT_BASE, 32 if 32 in vit else large, "cuda")},
-        {"kind": "fastest", "question": "A real language model (GPT-2 small, 124M parameters) "
-         "at batch 1 on a GPU?", "workload": LANGUAGE_MODEL, "batch": 1,
-         "parts": fastest_at(data, LANGUAGE_MODEL, 1, "cuda")},
+        fastest("A ViT-Base-sized model at batch 1 on a GPU: which mode, and how much faster "
+                "than eager?", VIT_BASE, 1, "cuda"),
+        fastest(f"The same model at batch {at_large}?", VIT_BASE, at_large, "cuda"),
+        fastest("A real language model (GPT-2 small, 124M parameters) at batch 1 on a GPU?",
+                LANGUAGE_MODEL, 1, "cuda"),
         {"kind": "pays", "question": f"I call the model {CALLS_ASKED} times per process: "
          "does compiling pay?", "calls": CALLS_ASKED, "parts": pays_within(data, CALLS_ASKED)},
-        {"kind": "fastest", "question": "A small MLP on a CPU, one sample at a time?",
-         "workload": SMALL_MLP, "batch": 1, "parts": fastest_at(data, SMALL_MLP, 1, "cpu")},
-        {"kind": "fastest", "question": "A chain of element-wise operations on a large tensor, "
-         "on a CPU?", "workload": ELEMENTWISE, "batch": None,
-         "parts": fastest_at(data, ELEMENTWISE, None, "cpu")},
-        {"kind": "fastest", "question": "A training step of a small ViT on a GPU (batch 32)?",
-         "workload": "train-vit16x6x384", "batch": 32,
-         "parts": fastest_at(data, "train-vit16x6x384", 32, "cuda")},
+        fastest("A small MLP on a CPU, one sample at a time?", SMALL_MLP, 1, "cpu"),
+        fastest("A chain of element-wise operations on a large tensor, on a CPU?", ELEMENTWISE,
+                None, "cpu"),
+        fastest("A training step of a small ViT on a GPU (batch 32)?", "train-vit16x6x384", 32,
+                "cuda"),
         {"kind": "changes", "question": "What changed in the newest torch release?",
          "found": release_changes(data)},
         {"kind": "trust", "question": "Can I trust a 10% difference between two figures?",

@@ -112,3 +112,19 @@ def test_a_device_whose_language_model_dtypes_ran_on_two_hosts_compares_another_
             f"{labels[fx.ENV_B.env_id()]}: different hosts, so its two figures are not "
             "compared.") in home
     assert f"Reduce-overhead over eager on {MODEL}" not in home
+
+
+def test_the_language_model_answer_is_given_per_dtype_each_from_its_own_figures(data, tmp_path):
+    (answer,) = [a for a in answers.answers(data, []) if a.get("workload") == MODEL]
+    (f32,), (bf16,) = answer["parts"], answer["lower"]
+    for part, dtype in ((f32, "float32"), (bf16, "bfloat16")):
+        row = analysis.row_of(data.published, part["env"].env_id, MODEL, 1, part["mode"], dtype)
+        assert part["speedup"] == pytest.approx(row["speedup"])
+    assert f32["speedup"] != pytest.approx(bf16["speedup"])
+    overview.render(Site(data, tmp_path))
+    home = (tmp_path / "index.md").read_text("utf-8")
+    question = home.index("A real language model (GPT-2 small")
+    lines = home[question:].splitlines()
+    assert f"{f32['speedup']:.2f}×" in lines[1] and f"{bf16['speedup']:.2f}×" not in lines[1]
+    assert lines[2].startswith("<br>*In bfloat16:*") and f"{bf16['speedup']:.2f}×" in lines[2]
+    assert f"{MODEL}, batch 1, float32:" in lines[3] and "; bfloat16:" in lines[3]
