@@ -358,3 +358,35 @@ def test_a_newer_paired_run_of_fewer_modes_leaves_the_others_paired_with_their_o
     assert s.loc["reduce-overhead", "speedup"] == pytest.approx(2.0)
     assert s.loc["reduce-overhead", "speedup_hi"] == pytest.approx(2.0 / 0.95)
     assert s.loc["default", "speedup"] == pytest.approx(2.0 / 0.8)  # the newer processes
+
+
+def test_modes_no_process_timed_side_by_side_lead_by_their_speedups_over_eager(tmp_path):
+    """max-autotune runs in paired processes of its own (eager beside it), here on a host
+    whose eager is 4x slower: 0.3 of that eager is 3.3x, ahead of reduce-overhead's 2x,
+    though its absolute median (1.2 eager-base) is behind reduce-overhead's (0.5). Ranked by
+    speedup, the lead is their ratio, never below 0 (the H200's bfloat16 autotuning ran so)."""
+    autotune = []
+    for repeat in range(3):
+        for rec in model_records.paired("resnet50", ("eager", "default"), 1, repeat):
+            scale = 4.0 if rec.key.mode == "eager" else 4.0 * 0.3 / 0.8
+            mode = "eager" if rec.key.mode == "eager" else "max-autotune"
+            rounds = dataclasses.replace(rec.paired, group=f"autotune-{repeat}",
+                                         modes=("eager", "max-autotune"),
+                                         round_s=tuple(s * scale for s in rec.paired.round_s))
+            autotune.append(dataclasses.replace(
+                rec, key=dataclasses.replace(rec.key, mode=mode), paired=rounds,
+                mode_traits=fx.traits(mode), timing=fx.timing(rec.timing.median_s * scale, 0.02,
+                                                               False),
+                started_at=f"2026-11-22T10:00:0{repeat}+00:00"))
+        alone = model_records.isolated("resnet50", "default", 1, repeat)  # as the plan has
+        autotune.append(dataclasses.replace(
+            alone, key=dataclasses.replace(alone.key, mode="max-autotune"),
+            mode_traits=fx.traits("max-autotune"),
+            timing=fx.timing(model_records.EAGER_S["resnet50"] * 1.2, 0.02, False)))
+    data = load(tmp_path, *model_records.records(), *autotune)
+    best = data.fastest().set_index("workload").loc["resnet50"]
+    assert (best["mode"], best["mode_runner_up"], best["paired_rank"]) == (
+        "max-autotune", "reduce-overhead", True)
+    speedups = data.speedups[data.speedups["workload"] == "resnet50"].set_index("mode")["speedup"]
+    assert best["margin"] == pytest.approx(speedups["max-autotune"] / speedups["reduce-overhead"] - 1)
+    assert best["margin"] > 0 and not best["tie"]

@@ -119,7 +119,9 @@ def fastest(cases: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataF
     that paired speedup instead, and with `paired` (the `paired_speedups` table) the lead
     is the paired ratio of runner-up time over fastest time: `margin` is its median - 1,
     `tie` whether any process found the runner-up as fast or faster, `pairings` how many
-    processes there were. `paired_rank` says which points ranked so."""
+    processes there were; where no process timed the two side by side, `margin` is the
+    ratio of their paired speedups over eager - 1 and `tie` whether those speedups' ranges
+    over processes overlap. `paired_rank` says which points ranked so."""
     timed = cases[cases["ok"]].copy()
     column = f"paired_{BASELINE}_speedup"
     by_paired = (timed.groupby(POINT, dropna=False)[column].transform(lambda s: s.notna().all())
@@ -136,6 +138,16 @@ def fastest(cases: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataF
     out["margin"] = out["median_s_runner_up"] / out["median_s"] - 1.0
     out["tie"] = out["hi_s"] >= out["lo_s_runner_up"]
     out["pairings"] = out["n_processes"] * out["n_processes_runner_up"]
+    if column in out:
+        # Ranked by their paired speedups over eager, two modes that no process timed side
+        # by side (the autotuning modes run in paired processes of their own) lead by the
+        # ratio of those speedups: their absolute medians come from processes whose hosts
+        # differed, and can order them the other way.
+        apart = out["paired_rank"].eq(True) & out[f"{column}_runner_up"].notna()
+        out["margin"] = (out[column].astype(float) / out[f"{column}_runner_up"].astype(float)
+                         - 1.0).where(apart, out["margin"])
+        out["tie"] = (out[f"{column}_lo"].astype(float)
+                      <= out[f"{column}_hi_runner_up"].astype(float)).where(apart, out["tie"])
     if paired is not None and not paired.empty:
         lead = paired.rename(columns={"mode": "mode_lead", "baseline": "mode_runner_up_lead"})
         out = out.merge(lead[[*POINT, "mode_lead", "mode_runner_up_lead", "speedup", "speedup_lo",
