@@ -206,6 +206,7 @@ class Runner:
         """Measure every job not yet recorded; the count of processes recorded."""
         queue = deque(chains(jobs))
         recorded = [0] * len(self.slots)
+        stopped = threading.Event()
 
         def work(index: int, slot: Slot) -> None:
             while True:
@@ -219,6 +220,7 @@ class Runner:
                     if self.out_of_time():
                         with self.lock:
                             queue.clear()
+                        stopped.set()
                         return
                     record = self.measure(job, slot)
                     if record is None:
@@ -238,7 +240,7 @@ class Runner:
                 thread.start()
             for thread in threads:
                 thread.join()
-        if self.out_of_time():
+        if stopped.is_set():
             self.say("stopping: --max-minutes reached; run again to continue")
         return sum(recorded)
 
