@@ -56,7 +56,7 @@ def test_a_process_pins_itself_to_its_slot_before_it_compiles():
 def test_two_slots_run_chains_at_once_and_each_chain_on_one_slot(tmp_path):
     gpus = ("0", "1")
     slots = pool.slots_for(list(gpus))
-    env, missing = environment("cpu", "two-slots", slots)
+    env, missing = environment("cpu", "two-slots", slots[0])
     assert env.torch_threads == slots[0].threads  # the environment as a slot's process sees it
     config = Config(backend="cpu", workloads=("mlp",), batch_sizes=(1,), modes=("default",),
                     rungs=("eager", "cold", "warm"), repeats=1, shapes="tiny",

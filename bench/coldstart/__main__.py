@@ -33,7 +33,7 @@ from bench.coldstart.runner import (
     slot_spec,
 )
 from bench.coldstart_records import FOREIGN, LADDER, MODES, RUNGS
-from bench.pool import slot_environment, slots_for
+from bench.pool import Slot, slot_environment, slots_for
 from bench.records import Environment, MalformedRecord
 from bench.workloads import UnknownWorkload, check_name
 
@@ -103,17 +103,16 @@ def parser() -> argparse.ArgumentParser:
 
 
 def environment(backend: str, machine: str | None,
-                runner_slots=None) -> tuple[Environment, dict[str, str]]:
-    """Collected in a child, on the first slot as its processes will see it (torch threads),
-    so this process never initialises CUDA; with the rungs this release has no API for."""
-    first = (runner_slots or [None])[0]
+                slot: Slot) -> tuple[Environment, dict[str, str]]:
+    """Collected in a child, on `slot` as its processes will see it (torch threads), so this
+    process never initialises CUDA; with the rungs this release has no API for."""
     with tempfile.TemporaryDirectory(prefix="atlas-coldstart-env-") as scratch:
         spec, out = Path(scratch) / "spec.json", Path(scratch) / "env.json"
         spec.write_text(json.dumps({"role": "environment", "backend": backend, "machine": machine}
-                                   | (slot_spec(first) if first else {})))
+                                   | slot_spec(slot)))
         done = subprocess.run([sys.executable, "-m", "bench.coldstart.child", str(spec), str(out)],
                               cwd=REPO, capture_output=True, text=True,
-                              env=os.environ | (slot_environment(first) if first else {}))
+                              env=os.environ | slot_environment(slot))
         if done.returncode != 0 or not out.exists():
             last = (done.stderr.strip().splitlines() or ["no output"])[-1]
             raise RunError(f"could not read the {backend} environment: {last}")
@@ -134,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
             gpus=tuple(gpu_slots(args.gpus, [args.backend]) or ()) if args.gpus else ())
         files = bundle_files(config.bundles_from) if config.bundles_from else []
         env, missing_rungs = environment(config.backend, config.machine,
-                                         slots_for(list(config.gpus)) if config.gpus else None)
+                                         slots_for(list(config.gpus) or None)[0])
         foreign = read_foreign(files, env) if files else []
         runner = Runner(config, env, missing_rungs=missing_rungs)
         jobs = plan(config, foreign) if not foreign else [

@@ -203,10 +203,13 @@ class PageVisit:
     wide_tables: tuple[str, ...] = ()  # tables outside <details> that scroll sideways
 
 
-def page_urls(site: Path, base_url: str) -> list[str]:
-    """Every HTML page of the built site, as the URL a reader would use."""
+def page_urls(site: Path, base_url: str, keep=lambda html: True) -> list[str]:
+    """Every HTML page of the built site (whose file `keep` accepts), as the URL a reader
+    would use."""
     urls = []
     for html in sorted(site.rglob("*.html")):
+        if not keep(html):
+            continue
         relative = html.relative_to(site).as_posix()
         if relative == "index.html":
             relative = ""

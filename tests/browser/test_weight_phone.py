@@ -110,9 +110,8 @@ def _measure_every_page(browser, site_dir: Path, base_url: str, viewport,
                                               content_type="application/json"))
     pages = [context.new_page() for _ in range(TABS)]
     measured = {}
-    urls = page_urls(site_dir, base_url)
-    if charted_only:
-        urls = [url for url in urls if CHART_IMAGE.search(_html_of(site_dir, base_url, url))]
+    urls = page_urls(site_dir, base_url, keep=lambda html: not charted_only
+                     or CHART_IMAGE.search(html.read_text("utf-8")) is not None)
     try:
         for start in range(0, len(urls), TABS):
             batch = list(zip(pages, urls[start : start + TABS], strict=False))
@@ -131,13 +130,6 @@ def _measure_every_page(browser, site_dir: Path, base_url: str, viewport,
 
 # A chart is an <img> of an SVG under a charts/ folder (report/charts.py writes them there).
 CHART_IMAGE = re.compile(r'<img[^>]+src="[^"]*charts/[^"]*\.svg"')
-
-
-def _html_of(site_dir: Path, base_url: str, url: str) -> str:
-    relative = urllib.parse.unquote(url.removeprefix(base_url))
-    path = site_dir / relative
-    return (path / "index.html" if relative == "" or relative.endswith("/") else path
-            ).read_text("utf-8")
 
 
 @pytest.fixture(scope="module")
