@@ -40,6 +40,19 @@ def test_the_guide_names_the_cold_start_pages_recommended_rung(data, tmp_path):
     assert "not measured" not in text
 
 
+def test_a_case_with_only_the_cold_rung_measured_is_no_recommendation(tmp_path):
+    """Regional compilation's batch times eager, cold and the block rungs alone: cold is then
+    the least residual only because it is the one compiled rung there."""
+    from test_coldstart_page import H100, record
+
+    regional_only = [record(H100, rung, first, 0.004, r, batch=32)
+                     for r in range(3) for rung, first in (("eager", 0.6), ("cold", 20.0),
+                                                           ("per-block", 9.0))]
+    write(tmp_path / "coldstart", fixture_records() + regional_only)
+    (env,) = guide.first_call(tmp_path / "coldstart")
+    assert [(c["batch"], c["rung"]) for c in env["cases"]] == [(1, "warm")]
+
+
 def test_without_cold_start_records_the_guide_says_not_measured(data, tmp_path):
     text = first_call_text(data, tmp_path, tmp_path / "none")
     assert "](cold-start.md)" in text and "not measured" in text and "**warm**" not in text

@@ -29,8 +29,9 @@ BORROWED = ("training", "varying")
 
 def first_call(results: Path | None) -> list[dict]:
     """Per cold-start environment and case: the rung with the smallest residual over eager's
-    first call (`Case.recommended`), with that residual and the cold rung's; empty where
-    nothing was measured. `results` is the cold-start page's own folder, so that the answer
+    first call (`Case.recommended`), with that residual and the cold rung's. A case with one
+    compiled rung measured (regional compilation's batch alone has only the cold rung) is left
+    out: with nothing to choose between, its one rung is no recommendation. `results` is the cold-start page's own folder, so that the answer
     here names that page's recommended rung."""
     if results is None:
         return []
@@ -40,7 +41,9 @@ def first_call(results: Path | None) -> list[dict]:
         cases = []
         for case in view.cases:
             rung = case.recommended
-            if rung is None:
+            measured = [r for name, r in case.rungs.items()
+                        if name != "eager" and r is not None and r.residual is not None]
+            if rung is None or len(measured) < 2:
                 continue
             cold = case.rungs.get("cold")
             cases.append({"workload": case.workload, "batch": case.batch_size, "mode": case.mode,
