@@ -31,8 +31,8 @@ def first_call(results: Path | None) -> list[dict]:
     """Per cold-start environment and case: the rung with the smallest residual over eager's
     first call (`Case.recommended`), with that residual and the cold rung's. A case with one
     compiled rung measured (regional compilation's batch alone has only the cold rung) is left
-    out: with nothing to choose between, its one rung is no recommendation. `results` is the cold-start page's own folder, so that the answer
-    here names that page's recommended rung."""
+    out: with nothing to choose between, its one rung is no recommendation. `results` is the
+    cold-start page's own folder, so that the answer here names that page's recommended rung."""
     if results is None:
         return []
     views, _ = cold_start_data.load(results)
