@@ -158,7 +158,8 @@ class EnvView:
     env: Env
     cases: list[Case]
     regional: list[Regional]
-    foreign: list[tuple[Case, Rung, Rung | None]]  # case, foreign-bundle rung, local bundle rung
+    # case, foreign-bundle rung, and this machine's own bundle and empty-cache (cold) rungs
+    foreign: list[tuple[Case, Rung, Rung | None, Rung | None]]
 
 
 def _group(records: list[ColdRecord]) -> dict:
@@ -229,7 +230,8 @@ def _env_view(records: list[ColdRecord]) -> EnvView:
     for (w, b, m, s, name, _), found in sorted(groups.items(), key=lambda i: _order(i[0][:4])):
         if name == FOREIGN:
             case = by_case[(w, b, m, s)]
-            foreign.append((case, summarize(found, eager(w, b, s)), case.rungs["bundle"]))
+            foreign.append((case, summarize(found, eager(w, b, s)), case.rungs["bundle"],
+                            case.rungs["cold"]))
     return EnvView(_env(records), cases, regional, foreign)
 
 

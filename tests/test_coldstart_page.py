@@ -141,6 +141,20 @@ def test_a_foreign_bundle_shows_its_source_and_outcome(page):
     assert "Not measured: no bundle saved elsewhere was loaded on this machine." in page["text"]
 
 
+def test_a_foreign_bundle_is_set_beside_this_machines_empty_caches(tmp_path):
+    """Whether loading another machine's bundle beats compiling from nothing here: the row
+    carries the cold rung's first call of the machine that loaded it."""
+    results = tmp_path / "results" / cold_start.COLDSTART
+    write(results, fixture_records() + [record(H200, "cold", 20.0 + r, 0.004, r) for r in range(3)])
+    cold_start.render(site_over(tmp_path / "results", tmp_path / "docs"))
+    lines = (tmp_path / "docs" / cold_start.PAGE).read_text().splitlines()
+    header = next(line for line in lines if line.startswith("| workload | batch | mode | saved on |"))
+    row = next(line for line in lines if "recompile" in line and line.startswith("| gpt2-small |"))
+    cells = dict(zip(header.strip("|").split("|"), row.strip("|").split("|"), strict=True))
+    assert cells[" this machine, empty caches "].strip().startswith(seconds(21.0))
+    assert cells[" first call "].strip().startswith(seconds(12.0))
+
+
 def test_regional_compilation_has_break_even(page):
     row = next(line for line in page["text"].splitlines()
                if line.startswith("| gpt2-small | 1 | default | per-block |"))
