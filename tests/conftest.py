@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from fixtures import RESULTS, ROOT
+from fixtures.hostile import write_hostile_results
 from fixtures.site import FIXTURE_HASH_SEED, build, render_docs
 
 from report.analysis import Data, load
@@ -23,6 +24,18 @@ def fixture_root(tmp_path_factory):
 @pytest.fixture(scope="session")
 def fixture_site(fixture_root):
     return fixture_root / "site"
+
+
+@pytest.fixture(scope="session")
+def hostile_site(tmp_path_factory):
+    """The fixture set with hostile records beside it (tests/fixtures/hostile.py), built
+    into a site once for the checks of its HTML and for the browser that opens it."""
+    root = tmp_path_factory.mktemp("hostile-site")
+    write_hostile_results(root / "results")
+    render_docs(root, root / "results")
+    done = build(root)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return root / "site"
 
 
 @pytest.fixture(scope="session")

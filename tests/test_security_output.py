@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from fixtures import RESULTS, ROOT
@@ -194,11 +195,29 @@ def test_export_to_a_read_only_folder_is_one_line(tmp_path):
 
 # ---- a render is swapped in whole ------------------------------------------------------------
 
-def other_results(folder: Path) -> Path:
-    """The fixture set without one environment: a render with fewer pages than RESULTS."""
-    shutil.copytree(RESULTS, folder)
-    (folder / "h100-b.jsonl").unlink()
-    return folder
+class OldAndNew(NamedTuple):
+    old_results: Path  # the fixture set without one environment: fewer pages than RESULTS
+    old_docs: Path  # old_results rendered
+    trees: dict[str, str]  # "old" and "new" (RESULTS) rendered, as tree() reads them
+    new_render_s: float  # how long the new render took whole
+
+
+@pytest.fixture(scope="module")
+def old_and_new(tmp_path_factory) -> OldAndNew:
+    """The two renders every swap test compares with, made once."""
+    base = tmp_path_factory.mktemp("old-and-new")
+    old_results = base / "old-results"
+    shutil.copytree(RESULTS, old_results)
+    (old_results / "h100-b.jsonl").unlink()
+    trees, took = {}, {}
+    for name, results in (("old", old_results), ("new", RESULTS)):
+        began = time.monotonic()
+        done = report("--results", str(results), "--docs", str(base / name), "--jobs", "2")
+        took[name] = time.monotonic() - began
+        assert done.returncode == 0, done.stderr
+        trees[name] = tree(base / name)
+    assert trees["old"] != trees["new"]
+    return OldAndNew(old_results, base / "old", trees, took["new"])
 
 
 def render_processes(pid: int) -> list[int]:
@@ -216,32 +235,25 @@ def render_processes(pid: int) -> list[int]:
 
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
-def test_a_render_killed_at_random_points_leaves_the_old_tree_or_the_new(tmp_path):
-    old_results = other_results(tmp_path / "old-results")
-    reference = {}
-    for name, results in (("old", old_results), ("new", RESULTS)):
-        docs = tmp_path / f"reference-{name}"
-        assert report("--results", str(results), "--docs", str(docs), "--jobs", "1"
-                      ).returncode == 0
-        reference[name] = tree(docs)
-    assert reference["old"] != reference["new"]
-    took = []
+def test_a_render_killed_at_random_points_leaves_the_old_tree_or_the_new(old_and_new, tmp_path):
+    reference = old_and_new.trees
     docs = tmp_path / "docs"
     rng = random.Random(47)
-    for attempt in range(10):
+    attempts = 10
+    for attempt in range(attempts):
         shutil.rmtree(docs, ignore_errors=True)
-        assert report("--results", str(old_results), "--docs", str(docs), "--jobs", "1"
-                      ).returncode == 0
-        began = time.monotonic()
+        shutil.copytree(old_and_new.old_docs, docs, symlinks=True)  # as rendered
         render = subprocess.Popen(
             [sys.executable, "-m", "report", "--results", str(RESULTS), "--docs", str(docs),
              "--jobs", "2"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True)
-        time.sleep(rng.uniform(0.3, 9.0))
+        # One kill in each tenth of the time the same render took whole, so that its start,
+        # its pages and its swap are all hit; a kill after it ended would test nothing.
+        time.sleep(0.3 + (attempt + rng.random()) / attempts
+                   * max(old_and_new.new_render_s - 0.3, 0))
         family = render_processes(render.pid)
         render.send_signal(signal.SIGTERM if attempt % 2 else signal.SIGKILL)
         render.wait(timeout=60)
-        took.append(time.monotonic() - began)
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and any(render_processes(render.pid)):
             time.sleep(0.1)
@@ -259,19 +271,13 @@ def test_a_render_killed_at_random_points_leaves_the_old_tree_or_the_new(tmp_pat
 
 
 @pytest.mark.slow
-def test_two_renders_at_once_leave_one_of_their_trees(tmp_path):
-    old_results = other_results(tmp_path / "old-results")
-    reference = {}
-    for name, results in (("old", old_results), ("new", RESULTS)):
-        docs = tmp_path / f"reference-{name}"
-        assert report("--results", str(results), "--docs", str(docs), "--jobs", "1"
-                      ).returncode == 0
-        reference[name] = tree(docs)
+def test_two_renders_at_once_leave_one_of_their_trees(old_and_new, tmp_path):
+    reference = old_and_new.trees
     docs = tmp_path / "docs"
     renders = [subprocess.Popen([sys.executable, "-m", "report", "--results", str(results),
                                  "--docs", str(docs), "--jobs", "1"], cwd=ROOT,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-               for results in (old_results, RESULTS)]
+               for results in (old_and_new.old_results, RESULTS)]
     for render in renders:
         assert render.wait(timeout=300) == 0, render.stderr.read()
     assert tree(docs) in (reference["old"], reference["new"])

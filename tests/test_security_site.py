@@ -12,8 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from fixtures.hostile import PAYLOAD, accepted_fields, write_hostile_results
-from fixtures.site import build, render_docs
+from fixtures.hostile import PAYLOAD, accepted_fields
 
 from report import markdown_text
 from report.site import template_environment
@@ -61,16 +60,6 @@ def read(path: Path) -> Page:
 
 def scripts_of(site: Path) -> set[str]:
     return {script for html in site.rglob("*.html") for script in read(html).scripts}
-
-
-@pytest.fixture(scope="module")
-def hostile_site(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("hostile-site")
-    write_hostile_results(root / "results")
-    render_docs(root, root / "results")
-    done = build(root)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return root / "site"
 
 
 def test_the_payload_reaches_every_field_the_issue_names():

@@ -13,6 +13,7 @@ Environment:
 
 from __future__ import annotations
 
+import collections
 import functools
 import http.server
 import json
@@ -203,6 +204,27 @@ class PageVisit:
     wide_tables: tuple[str, ...] = ()  # tables outside <details> that scroll sideways
 
 
+def read_in_tabs(tabs, urls, start, finish) -> dict:
+    """`finish(tab, url)` of every url, each page opened by `start(tab, url)` in one of
+    `tabs`. A tab opens its next page as soon as it has read one: batches of a page per tab
+    left every tab idle while the slowest page of the batch loaded."""
+    queue, loading, read = iter(urls), collections.deque(), {}
+
+    def open_next(tab) -> None:
+        url = next(queue, None)
+        if url is not None:
+            start(tab, url)
+            loading.append((tab, url))
+
+    for tab in tabs:
+        open_next(tab)
+    while loading:
+        tab, url = loading.popleft()
+        read[url] = finish(tab, url)
+        open_next(tab)
+    return read
+
+
 def page_urls(site: Path, base_url: str, keep=lambda html: True) -> list[str]:
     """Every HTML page of the built site (whose file `keep` accepts), as the URL a reader
     would use."""
@@ -292,13 +314,7 @@ def crawl(context, site_dir: Path, base_url: str) -> dict[str, PageVisit]:
     tabs = [_Tab(context.new_page(), base_url) for _ in range(CRAWL_TABS)]
     _light_search_index(tabs, site_dir, base_url)
     urls = page_urls(site_dir, base_url)
-    visits = {}
-    for first in range(0, len(urls), len(tabs)):
-        batch = list(zip(tabs, urls[first : first + len(tabs)], strict=False))
-        for tab, url in batch:
-            tab.start(url)
-        for tab, url in batch:
-            visits[url] = tab.finish(url)
+    visits = read_in_tabs(tabs, urls, _Tab.start, _Tab.finish)
     for tab in tabs:
         tab.page.close()
     return visits

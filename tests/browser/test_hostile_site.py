@@ -9,8 +9,6 @@ import threading
 import pytest
 
 from tests.browser.conftest import _QuietServer, _site_prefix, _SiteHandler
-from tests.fixtures.hostile import write_hostile_results
-from tests.fixtures.site import build, render_docs
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -20,19 +18,13 @@ PAGES = ("", "analysis/all-results/")
 
 
 @pytest.fixture(scope="module")
-def hostile_base_url(tmp_path_factory, browser):
-    root = tmp_path_factory.mktemp("hostile-browser")
-    write_hostile_results(root / "results")
-    render_docs(root, root / "results")
-    done = build(root)
-    assert done.returncode == 0, done.stderr[-3000:]
-    site = root / "site"
-    handler_class = type("Handler", (_SiteHandler,), {"site_prefix": _site_prefix(site)})
+def hostile_base_url(hostile_site, browser):
+    handler_class = type("Handler", (_SiteHandler,), {"site_prefix": _site_prefix(hostile_site)})
     server = _QuietServer(("127.0.0.1", 0),
-                          functools.partial(handler_class, directory=str(site)))
+                          functools.partial(handler_class, directory=str(hostile_site)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_port}{handler_class.site_prefix}", site
+    yield f"http://127.0.0.1:{server.server_port}{handler_class.site_prefix}", hostile_site
     server.shutdown()
     server.server_close()
     thread.join()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import page_urls
+from tests.browser.conftest import page_urls, read_in_tabs
 
 pytestmark = pytest.mark.browser
 
@@ -109,20 +109,18 @@ def _measure_every_page(browser, site_dir: Path, base_url: str, viewport,
                                                   '"pipeline": []}, "docs": []}',
                                               content_type="application/json"))
     pages = [context.new_page() for _ in range(TABS)]
-    measured = {}
     urls = page_urls(site_dir, base_url, keep=lambda html: not charted_only
                      or CHART_IMAGE.search(html.read_text("utf-8")) is not None)
+
+    def measure(page, url) -> Measured:
+        page.wait_for_load_state("load")
+        seen = page.evaluate(_MEASURE_JS)
+        return Measured(charts=tuple((chart["src"], chart["width"]) for chart in seen["charts"]),
+                        first_tables=tuple(seen["first"]))
+
     try:
-        for start in range(0, len(urls), TABS):
-            batch = list(zip(pages, urls[start : start + TABS], strict=False))
-            for page, url in batch:
-                page.goto(url, wait_until="commit")
-            for page, url in batch:
-                page.wait_for_load_state("load")
-                seen = page.evaluate(_MEASURE_JS)
-                measured[url] = Measured(
-                    charts=tuple((chart["src"], chart["width"]) for chart in seen["charts"]),
-                    first_tables=tuple(seen["first"]))
+        measured = read_in_tabs(pages, urls, lambda page, url: page.goto(url, wait_until="commit"),
+                                measure)
     finally:
         context.close()
     return measured
