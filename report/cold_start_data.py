@@ -137,11 +137,16 @@ class Case:
     eager: Rung | None
 
     @property
+    def measured(self) -> dict[str, Rung]:
+        """The compiled rungs that have a residual over eager."""
+        return {name: r for name, r in self.rungs.items()
+                if r is not None and r.residual is not None and name != "eager"}
+
+    @property
     def recommended(self) -> str | None:
         """The compiled rung with the smallest median residual over eager."""
-        measured = [(r.residual.median, name) for name, r in self.rungs.items()
-                    if r is not None and r.residual is not None and name != "eager"]
-        return min(measured)[1] if measured else None
+        return min(self.measured, key=lambda name: (self.measured[name].residual.median, name),
+                   default=None)
 
 
 @dataclass(frozen=True)
@@ -158,8 +163,7 @@ class EnvView:
     env: Env
     cases: list[Case]
     regional: list[Regional]
-    # case, foreign-bundle rung, and this machine's own bundle and empty-cache (cold) rungs
-    foreign: list[tuple[Case, Rung, Rung | None, Rung | None]]
+    foreign: list[tuple[Case, Rung]]  # a case of this machine, and its foreign-bundle rung
 
 
 def _group(records: list[ColdRecord]) -> dict:
@@ -230,8 +234,7 @@ def _env_view(records: list[ColdRecord]) -> EnvView:
     for (w, b, m, s, name, _), found in sorted(groups.items(), key=lambda i: _order(i[0][:4])):
         if name == FOREIGN:
             case = by_case[(w, b, m, s)]
-            foreign.append((case, summarize(found, eager(w, b, s)), case.rungs["bundle"],
-                            case.rungs["cold"]))
+            foreign.append((case, summarize(found, eager(w, b, s))))
     return EnvView(_env(records), cases, regional, foreign)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from fixtures import RESULTS
-from test_coldstart_page import fixture_records, write
+from test_coldstart_page import H100, fixture_records, record, write
 
 from report import analysis
 from report.pages import guide
@@ -43,8 +43,6 @@ def test_the_guide_names_the_cold_start_pages_recommended_rung(data, tmp_path):
 def test_a_case_with_only_the_cold_rung_measured_is_no_recommendation(tmp_path):
     """Regional compilation's batch times eager, cold and the block rungs alone: cold is then
     the least residual only because it is the one compiled rung there."""
-    from test_coldstart_page import H100, record
-
     regional_only = [record(H100, rung, first, 0.004, r, batch=32)
                      for r in range(3) for rung, first in (("eager", 0.6), ("cold", 20.0),
                                                            ("per-block", 9.0))]

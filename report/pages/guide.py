@@ -41,9 +41,7 @@ def first_call(results: Path | None) -> list[dict]:
         cases = []
         for case in view.cases:
             rung = case.recommended
-            measured = [r for name, r in case.rungs.items()
-                        if name != "eager" and r is not None and r.residual is not None]
-            if rung is None or len(measured) < 2:
+            if len(case.measured) < 2:
                 continue
             cold = case.rungs.get("cold")
             cases.append({"workload": case.workload, "batch": case.batch_size, "mode": case.mode,
