@@ -144,9 +144,11 @@ class Case:
 
     @property
     def recommended(self) -> str | None:
-        """The compiled rung with the smallest median residual over eager."""
-        return min(self.measured, key=lambda name: (self.measured[name].residual.median, name),
-                   default=None)
+        """The compiled rung with the smallest median residual over eager; None where fewer
+        than two were measured, since one rung alone is no choice."""
+        if len(self.measured) < 2:
+            return None
+        return min(self.measured, key=lambda name: (self.measured[name].residual.median, name))
 
 
 @dataclass(frozen=True)

@@ -119,7 +119,8 @@ def test_unmeasured_rungs_and_workloads_say_not_measured(page):
     assert cells[-2] == "not measured"  # precompile
     assert cells[-3] == "unsupported"  # aot: its reason is stated once, under the table
     [reason] = [line for line in page["text"].splitlines() if line.startswith("- **aot**")]
-    assert reason == "- **aot** (every case): graph breaks are not supported with aot compile"
+    assert reason == ("- **aot**, unsupported (every case): graph breaks are not supported with "
+                      "aot compile")
     assert cells[-1] == "warm"  # the lowest residual
     assert "Not measured on this machine: resnet50, vit-base16" in page["text"]
 
@@ -170,11 +171,48 @@ def test_tiny_records_are_left_out_and_counted(page):
     assert "| mlp |" not in page["text"]
 
 
-def test_the_ladder_chart_is_drawn(page):
+def test_one_ladder_chart_per_machine_mode_and_batch_shows_the_rungs_measured(page):
+    """The H100's ladder is one chart; the H200 loaded a bundle only, which is no ladder; the
+    aot rung, unsupported in every case, is left out of the chart and explained under the
+    table."""
     charts = [p for p in page["written"] if p.suffix == ".svg"]
-    assert len(charts) == 1
+    assert [c.name for c in charts] == [f"cold-start-{H100.env_id()}-default-bs1-seed.svg"]
     text = charts[0].read_text()
-    assert "not measured" in text and "eager first call" in text
+    assert all(f">{rung}<" in text for rung in ("cold", "warm", "bundle")), text
+    assert ">aot<" not in text and "residual over eager per rung" in text
+    link = f"cold-start-{H100.env_id()}-default-bs1-seed.svg"
+    assert page["text"].index(link) < page["text"].index("| gpt2-small | 1 | default | 500 ms")
+
+
+def test_a_case_with_one_compiled_rung_has_no_lowest_residual(tmp_path):
+    """Only the cold rung measured (regional compilation's large batch): nothing to choose
+    between, so the page names no rung as the lowest."""
+    results = tmp_path / "results" / cold_start.COLDSTART
+    write(results, [record(H100, "eager", 0.5, 0.01, r, batch=32) for r in range(3)]
+          + [record(H100, "cold", 20.0, 0.005, r, batch=32) for r in range(3)])
+    cold_start.render(site_over(tmp_path / "results", tmp_path / "docs"))
+    row = next(line for line in (tmp_path / "docs" / cold_start.PAGE).read_text().splitlines()
+               if line.startswith("| gpt2-small | 32 | default | 500 ms"))
+    assert row.rstrip().endswith("| only cold measured |"), row
+
+
+def test_a_failed_rungs_reason_is_stated_once_under_the_table(tmp_path):
+    """A traceback's first line in every cell would push the figures off the screen: the
+    cell says the status, the list under the table says why, naming the cases."""
+    reason = "RuntimeError: " + "x" * 300
+    results = tmp_path / "results" / cold_start.COLDSTART
+    write(results, [record(H100, "eager", 0.5, 0.01, r) for r in range(3)]
+          + [record(H100, "cold", 20.0, 0.005, r) for r in range(3)]
+          + [record(H100, "aot", None, None, r, status="error", reason=reason) for r in range(3)]
+          + [record(H100, "precompile", None, None, 0, status="unsupported", reason="no API")])
+    cold_start.render(site_over(tmp_path / "results", tmp_path / "docs"))
+    text = (tmp_path / "docs" / cold_start.PAGE).read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| gpt2-small | 1 | default | 500 ms"))
+    assert "| error |" in row and "RuntimeError" not in row
+    assert text.count("RuntimeError") == 1
+    items = [line for line in text.splitlines() if line.startswith("- **")]
+    assert [i[:38] for i in items] == ["- **aot**, error (every case): Runtime",
+                                       "- **precompile**, unsupported (every c"], items
 
 
 @pytest.mark.parametrize("results", ["none", None])

@@ -21,42 +21,41 @@ EXPECTED_WORKLOADS = ("resnet50", "vit-base16", "bert-base", "gpt2-small", "llam
                       "vit16x6x384", "vit32x12x768", "vit32x18x1024")
 
 
-def _chart(site: Site, view: EnvView, workload: str, batch: int | None, shapes: str) -> str | None:
-    cases = [c for c in view.cases
-             if (c.workload, c.batch_size, c.shapes) == (workload, batch, shapes)]
-    if not cases:
+def _chart(site: Site, view: EnvView, mode: str, batch: int | None, shapes: str) -> str | None:
+    """Every workload's ladder at one mode and batch, or None where no compiled rung of
+    theirs has a residual; a rung none of them has (unsupported by the release, say) is left
+    out, and the page states why under the table."""
+    cases = sorted((c for c in view.cases if (c.mode, c.batch_size, c.shapes) == (mode, batch, shapes)),
+                   key=lambda c: c.workload)
+    rungs = [name for name in LADDER if any(name in c.measured for c in cases)]
+    if not rungs:
         return None
-    modes = [c.mode for c in cases]
-    bars = {c.mode: [_bar(r) for name, r in c.rungs.items() if name != "eager"] for c in cases}
-    if all(isinstance(b, str) for values in bars.values() for b in values):
-        return None
-    eager = cases[0].eager
-    name = f"cold-start-{view.env.env_id}-{workload}-bs{batch}-{shapes}"
+    bars = {name: [_bar(c.rungs[name]) for c in cases] for name in rungs}
+    name = f"cold-start-{view.env.env_id}-{mode}-bs{batch}-{shapes}"
     path, link = site.chart_path(PAGE, name)
     cold_start_charts.ladder_chart(
         path, code=cold_start_charts.CODE,
-        title=f"{workload}, batch {batch} · {view.env.device}",
-        rungs=[r for r in LADDER if r != "eager"], modes=modes, bars=bars,
-        eager_s=eager.first_call.median if eager and eager.first_call else None)
+        title=f"{view.env.device}, {mode}, batch {batch}: residual over eager per rung",
+        workloads=[c.workload for c in cases], rungs=rungs, bars=bars)
     return link
 
 
 def _bar(rung) -> tuple[float, float, float] | str:
     if rung is None:
         return "not measured"
-    if rung.first_call is None:
+    if rung.residual is None:
         return rung.status or "not measured"
-    return rung.first_call.median, rung.first_call.low, rung.first_call.high
+    return rung.residual.median, rung.residual.low, rung.residual.high
 
 
 def _charts(site: Site, view: EnvView) -> list[dict]:
-    found = sorted({(c.workload, c.batch_size, c.shapes) for c in view.cases},
-                   key=lambda k: (k[0], k[1] or 0, k[2]))
+    found = sorted({(c.mode, c.batch_size, c.shapes) for c in view.cases},
+                   key=lambda k: (k[1] or 0, k[0], k[2]))
     out = []
-    for workload, batch, shapes in found:
-        link = _chart(site, view, workload, batch, shapes)
+    for mode, batch, shapes in found:
+        link = _chart(site, view, mode, batch, shapes)
         if link:
-            out.append({"workload": workload, "batch": batch, "link": link})
+            out.append({"mode": mode, "batch": batch, "link": link})
     return out
 
 
@@ -66,17 +65,19 @@ def _missing(view: EnvView) -> list[str]:
     return [w for w in EXPECTED_WORKLOADS if w not in measured]
 
 
-def _unsupported(view: EnvView) -> list[dict]:
-    """Each rung and reason an environment's records give as unsupported, with its cases:
-    stated once under the table instead of in every cell."""
-    found: dict[tuple[str, str], list[str]] = {}
+def _why_not(view: EnvView) -> list[dict]:
+    """Each rung, status and reason of the processes that gave no figure (unsupported by the
+    release, an error, a timeout), with their cases: stated once under the table instead of
+    in every cell, where a traceback's first line would push the figures off the screen."""
+    found: dict[tuple[str, str, str], list[str]] = {}
     for c in view.cases:
         for name, r in c.rungs.items():
-            if r is not None and r.status == "unsupported":
-                found.setdefault((name, r.reason or ""), []).append(
+            if r is not None and r.status is not None:
+                found.setdefault((name, r.status, r.reason or ""), []).append(
                     f"{c.workload} batch {c.batch_size} {c.mode}")
-    return [{"rung": rung, "reason": reason, "cases": cases, "every": len(cases) == len(view.cases)}
-            for (rung, reason), cases in sorted(found.items())]
+    return [{"rung": rung, "status": status, "reason": reason, "cases": cases,
+             "every": len(cases) == len(view.cases)}
+            for (rung, status, reason), cases in sorted(found.items())]
 
 
 def render(site: Site, results: Path | None = None) -> None:
@@ -86,7 +87,7 @@ def render(site: Site, results: Path | None = None) -> None:
         results = site.results / COLDSTART
     found, hidden = load(results) if results is not None else ([], 0)
     envs = [{"view": view, "charts": _charts(site, view), "missing": _missing(view),
-             "unsupported": _unsupported(view)} for view in found]
+             "why_not": _why_not(view)} for view in found]
     site.page(PAGE, "cold-start.md.j2", envs=envs, hidden=hidden, ladder=LADDER, regional_rungs=REGIONAL,
               rung_text=RUNG_TEXT, layers=list(LAYERS), block_models=BLOCK_MODELS,
               regional_batches=REGIONAL_BATCHES, expected=EXPECTED_WORKLOADS)

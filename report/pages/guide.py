@@ -30,9 +30,9 @@ BORROWED = ("training", "varying")
 def first_call(results: Path | None) -> list[dict]:
     """Per cold-start environment and case: the rung with the smallest residual over eager's
     first call (`Case.recommended`), with that residual and the cold rung's. A case with one
-    compiled rung measured (regional compilation's batch alone has only the cold rung) is left
-    out: with nothing to choose between, its one rung is no recommendation. `results` is the
-    cold-start page's own folder, so that the answer here names that page's recommended rung."""
+    compiled rung measured (regional compilation's batch alone has only the cold rung) has no
+    recommendation, and is left out. `results` is the cold-start page's own folder, so that
+    the answer here names that page's recommended rung."""
     if results is None:
         return []
     views, _ = cold_start_data.load(results)
@@ -41,7 +41,7 @@ def first_call(results: Path | None) -> list[dict]:
         cases = []
         for case in view.cases:
             rung = case.recommended
-            if len(case.measured) < 2:
+            if rung is None:
                 continue
             cold = case.rungs.get("cold")
             cases.append({"workload": case.workload, "batch": case.batch_size, "mode": case.mode,
