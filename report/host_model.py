@@ -233,7 +233,8 @@ def slowed(data: Data) -> pd.DataFrame:
 
 def summary(table: pd.DataFrame) -> dict | None:
     """How many checks, cases and processes fell inside their band, and the share; how many
-    checks were at a probe beyond the probes fitted (`extrapolated`), and inside it."""
+    checks were at a probe beyond the probes fitted (`extrapolated`), and inside it; how many
+    fell outside on a time-sliced host."""
     if table.empty:
         return None
     inside = table[table["inside"]]
@@ -242,7 +243,9 @@ def summary(table: pd.DataFrame) -> dict | None:
             "extrapolated": int((table["outside_us"] != 0).sum()),
             "extrapolated_inside": int(((table["outside_us"] != 0) & table["inside"].astype(bool)).sum()),
             "processes": int(table["processes"].sum()),
-            "processes_inside": int(table["processes_inside"].sum())}
+            "processes_inside": int(table["processes_inside"].sum()),
+            "time_sliced_outside": int((~table["inside"].astype(bool)
+                                        & table["time_sliced"].astype(bool)).sum())}
 
 
 def not_predictable(table: pd.DataFrame) -> pd.DataFrame:

@@ -208,6 +208,9 @@ def test_the_stability_pages_show_fits_checks_and_what_is_not_predictable(slowed
 def test_a_modelled_speedup_the_slowed_host_did_not_measure_is_named(tmp_path):
     data = data_of(host_records.records(ENV) + host_records.slowed(ENV, "vit16x6x384", 12.0e-6))
     stability.render(Site(data, tmp_path))
+    overall = (tmp_path / "analysis/stability.md").read_text()
+    assert "On the hosts slowed on purpose, 1 of 1 did (100.0%" in overall
+    assert "time-sliced host." not in overall and "no guide" not in overall
     missing = host_model.unchecked(host_model.models(data), host_model.slowed(data))
     assert list(missing["workload"]) == ["launch-chain-100"]
     said = "Not yet measured on a slowed host: launch-chain-100 reduce-overhead."
@@ -249,6 +252,9 @@ def test_a_time_sliced_host_is_named_where_the_model_missed_and_only_there(tmp_p
             f"({missed['low']:.2f}×–{missed['high']:.2f}×) at a probe of 9.00 µs whose blocks "
             f"averaged 12.00 µs. Not predictable there.") in page
     assert "vit16x6x384 batch 1 reduce-overhead measured" not in page
+    assert ("On the hosts slowed on purpose, 1 of 2 did (50.0%, against the 90.0% a band is "
+            "meant to hold), and 1 of the 1 outside were on a time-sliced host.") in page
+    assert "there the probe is no guide" in page
     env_page = (tmp_path / f"analysis/stability/{ENV.env_id()}.md").read_text()
     rows = [line for line in env_page[env_page.index("### On a slowed host"):].splitlines()
             if line.startswith("| ")][1:]  # below the header

@@ -154,5 +154,7 @@ def render(site: Site) -> None:
         return site.by_backend(view)
 
     site.page(PAGE, "stability.md.j2", **{name: section(name) for name in SECTIONS},
+              held_overall=host_model.summary(host_model.held_out(data)),
+              slowed_overall=host_model.summary(host_model.slowed(data)),
               transfers=analysis.TRANSFERS, agree=AGREE, band=hostfit.BAND,
               least=hostfit.MIN_PROCESSES, slowed_tag=hostfit.SLOWED_TAG, near=hostfit.NEAR)
