@@ -244,8 +244,12 @@ def summary(table: pd.DataFrame) -> dict | None:
             "extrapolated_inside": int(((table["outside_us"] != 0) & table["inside"].astype(bool)).sum()),
             "processes": int(table["processes"].sum()),
             "processes_inside": int(table["processes_inside"].sum()),
-            "time_sliced_outside": int((~table["inside"].astype(bool)
-                                        & table["time_sliced"].astype(bool)).sum())}
+            "time_sliced_outside": int(_missed_time_sliced(table).sum())}
+
+
+def _missed_time_sliced(table: pd.DataFrame) -> pd.Series:
+    """The checks outside their band on a time-sliced host."""
+    return ~table["inside"].astype(bool) & table["time_sliced"].astype(bool)
 
 
 def not_predictable(table: pd.DataFrame) -> pd.DataFrame:
@@ -258,7 +262,7 @@ def time_sliced(table: pd.DataFrame) -> list[dict]:
     more than hostfit.NEAR above their median (`checks` rows, as `checks`): there
     preemptions cut the probe's blocks, the median left the cuts out, and the model was
     read at a probe below what an eager op cost."""
-    found = table[~table["inside"].astype(bool) & table["time_sliced"].astype(bool)]
+    found = table[_missed_time_sliced(table)]
     return [{"host": host, "checks": rows(group)}
             for host, group in found.groupby("host", sort=False)]
 
