@@ -215,6 +215,38 @@ def test_a_failed_rungs_reason_is_stated_once_under_the_table(tmp_path):
                                        "- **precompile**, unsupported (every c"], items
 
 
+def test_what_is_measured_where_heads_the_page(tmp_path):
+    """Per machine, mode and batch: whole ladders (3 processes on every rung the release
+    supports; precompile unsupported without a process), partial ones, and not measured."""
+    results = tmp_path / "results" / cold_start.COLDSTART
+    whole = [record(H100, rung, 10.0, 0.005, r) for r in range(3)
+             for rung in ("eager", "cold", "warm", "bundle", "aot")]
+    whole.append(record(H100, "precompile", None, None, 0, status="unsupported", reason="no API"))
+    part = [record(H100, rung, 10.0, 0.005, r, workload="resnet50") for r in range(3)
+            for rung in ("eager", "cold")] + [record(H100, "warm", 3.0, 0.005, 0, workload="resnet50")]
+    large = [record(H100, rung, 10.0, 0.005, r, batch=32, mode="reduce-overhead")
+             for r in range(2) for rung in ("eager", "cold")]
+    write(results, whole + part + large)
+    cold_start.render(site_over(tmp_path / "results", tmp_path / "docs"))
+    text = (tmp_path / "docs" / cold_start.PAGE).read_text()
+    lines = text.splitlines()
+    head = lines.index("## What is measured where")
+    assert head < lines.index("## " + next(line[3:] for line in lines if line.startswith("## NVIDIA")))
+    header = next(line for line in lines[head:] if line.startswith("| machine |"))
+    columns = [c.strip() for c in header.strip().strip("|").split("|")][1:]
+    row = next(line for line in lines[head:] if line.startswith("| NVIDIA H100"))
+    cells = dict(zip(columns, (c.strip() for c in row.strip().strip("|").split("|")[1:]), strict=True))
+    expected = len(cold_start.EXPECTED_WORKLOADS)
+    assert cells == {
+        "default, batch 1": f"1 of {expected} whole, 1 in part",
+        "default, batch 32": "not measured",
+        "reduce-overhead, batch 1": "not measured",
+        "reduce-overhead, batch 32": f"0 of {expected} whole, 1 in part",
+        "max-autotune-no-cudagraphs, batch 1": "not measured",
+        "max-autotune-no-cudagraphs, batch 32": "not measured",
+    }
+
+
 @pytest.mark.parametrize("results", ["none", None])
 def test_no_records_renders_not_measured(tmp_path, results):
     """An empty results folder, and a site built without one, read no cold-start records

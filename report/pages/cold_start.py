@@ -10,15 +10,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.coldstart_records import LADDER, REGIONAL, RUNG_TEXT
+from bench.coldstart_records import LADDER, MODES, REGIONAL, RUNG_TEXT
 from report import cold_start_charts
-from report.cold_start_data import BLOCK_MODELS, COLDSTART, LAYERS, REGIONAL_BATCHES, EnvView, load
+from report.cold_start_data import (
+    BLOCK_MODELS,
+    COLDSTART,
+    LAYERS,
+    REGIONAL_BATCHES,
+    Case,
+    EnvView,
+    load,
+)
 from report.site import Site
 
 PAGE = "analysis/cold-start.md"
 # The cases the issue asks for, shown as "not measured" until they are.
 EXPECTED_WORKLOADS = ("resnet50", "vit-base16", "bert-base", "gpt2-small", "llama-small",
                       "vit16x6x384", "vit32x12x768", "vit32x18x1024")
+PROCESSES = 3  # fresh processes per rung the issue asks for
 
 
 def _chart(site: Site, view: EnvView, mode: str, batch: int | None, shapes: str) -> str | None:
@@ -65,6 +74,30 @@ def _missing(view: EnvView) -> list[str]:
     return [w for w in EXPECTED_WORKLOADS if w not in measured]
 
 
+def _whole(case: Case) -> bool:
+    """Every rung of the ladder recorded, each in PROCESSES processes or more, except one the
+    release has no API for (recorded unsupported without a process)."""
+    return all(r is not None and (r.status == "unsupported" or r.processes >= PROCESSES)
+               for r in case.rungs.values())
+
+
+def _coverage(views: list[EnvView]) -> dict:
+    """Per machine, mode and batch (1 and the large one): how many expected workloads have
+    the whole ladder and how many part of it, so that what is not measured yet shows at the
+    head of the page, not only as a missing section further down."""
+    columns = [(mode, batch) for mode in MODES for batch in REGIONAL_BATCHES]
+    rows = []
+    for view in views:
+        cells = []
+        for mode, batch in columns:
+            cases = [c for c in view.cases if (c.mode, c.batch_size) == (mode, batch)
+                     and c.workload in EXPECTED_WORKLOADS]
+            whole = sum(map(_whole, cases))
+            cells.append({"whole": whole, "part": len(cases) - whole})
+        rows.append({"label": view.env.label, "cells": cells})
+    return {"columns": columns, "rows": rows, "processes": PROCESSES}
+
+
 def _why_not(view: EnvView) -> list[dict]:
     """Each rung, status and reason of the processes that gave no figure (unsupported by the
     release, an error, a timeout), with their cases: stated once under the table instead of
@@ -90,4 +123,5 @@ def render(site: Site, results: Path | None = None) -> None:
              "why_not": _why_not(view)} for view in found]
     site.page(PAGE, "cold-start.md.j2", envs=envs, hidden=hidden, ladder=LADDER, regional_rungs=REGIONAL,
               rung_text=RUNG_TEXT, layers=list(LAYERS), block_models=BLOCK_MODELS,
-              regional_batches=REGIONAL_BATCHES, expected=EXPECTED_WORKLOADS)
+              regional_batches=REGIONAL_BATCHES, expected=EXPECTED_WORKLOADS,
+              coverage=_coverage(found))
