@@ -72,14 +72,16 @@ def _numbered(checks: pd.DataFrame, leases: pd.DataFrame) -> pd.DataFrame:
     return ordered(found, "number", batch_first=True).reset_index(drop=True)
 
 
-def _host_model(data, env: Environment, leases: pd.DataFrame) -> dict | None:
+def _host_model(data, env: Environment, leases: pd.DataFrame, held_out: pd.DataFrame,
+                slowed: pd.DataFrame) -> dict | None:
     """The host model's section: the fitted lines, the speedups they predict, and the
-    predictions set against a held-out lease and against slowed hosts."""
+    predictions set against a held-out lease and against slowed hosts (`held_out` and
+    `slowed`: every environment's checks, as host_model gives them)."""
     modelled = of_env(host_model.models(data), env.env_id)
     if modelled.empty:
         return None
-    held = _numbered(of_env(host_model.held_out(data), env.env_id), leases)
-    slowed = _numbered(of_env(host_model.slowed(data), env.env_id), leases)
+    held = _numbered(of_env(held_out, env.env_id), leases)
+    slowed = _numbered(of_env(slowed, env.env_id), leases)
     return {"fits": rows(of_env(host_model.fits(data), env.env_id)),
             "models": host_model.page_rows(data, env.env_id),
             "held_out": rows(held), "held_summary": host_model.summary(held),
@@ -97,6 +99,7 @@ def render(site: Site) -> None:
     across = analysis.across_leases(data.records, data.speedups)
     leases = analysis.leases(data.records)
     agreement = analysis.paired_against_isolated(analysis.latest(data.records), data.cases)
+    held_out, slowed = host_model.held_out(data), host_model.slowed(data)
 
     def spread(env: Environment):
         here = of_env(repeated, env.env_id)
@@ -133,7 +136,7 @@ def render(site: Site) -> None:
     def sections(env: Environment) -> dict | None:
         found = {"cross_lease": cross_lease(env), "paired_isolated": paired_isolated(env),
                  "spread": spread(env), "unstable": unstable(env),
-                 "host_model": _host_model(data, env, leases)}
+                 "host_model": _host_model(data, env, leases, held_out, slowed)}
         if all(view is None for view in found.values()):
             return None
         site.page(env_page(env.env_id), "stability-env.md.j2", env=env, **found,
@@ -154,7 +157,7 @@ def render(site: Site) -> None:
         return site.by_backend(view)
 
     site.page(PAGE, "stability.md.j2", **{name: section(name) for name in SECTIONS},
-              held_overall=host_model.summary(host_model.held_out(data)),
-              slowed_overall=host_model.summary(host_model.slowed(data)),
+              held_overall=host_model.summary(held_out),
+              slowed_overall=host_model.summary(slowed),
               transfers=analysis.TRANSFERS, agree=AGREE, band=hostfit.BAND,
               least=hostfit.MIN_PROCESSES, slowed_tag=hostfit.SLOWED_TAG, near=hostfit.NEAR)
