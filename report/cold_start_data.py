@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter, defaultdict
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,6 +73,7 @@ class Env:
     device: str
     backend: str
     torch: str
+    host_cores: int
     workers: int = 1  # the most processes that ran at once (--gpus), one per GPU
     cores: int | None = None  # each one's share of the host's cores, where more than one ran
 
@@ -79,9 +81,10 @@ class Env:
 def _env(records: list[ColdRecord]) -> Env:
     e = records[0].env
     workers = max(r.workers for r in records)
+    # torch's threads are the slot's share of the cores, as its processes saw it
     return Env(records[0].env_id, f"{e.device_name} · torch {e.torch} · {e.machine}",
-               e.device_name, e.backend, e.torch, workers,
-               e.cpu_count // workers if workers > 1 else None)
+               e.device_name, e.backend, e.torch, e.cpu_count, workers,
+               e.torch_threads if workers > 1 else None)
 
 
 def _layers(records: list[ColdRecord]) -> dict[str, str]:
@@ -204,6 +207,11 @@ def views(records: list[ColdRecord]) -> list[EnvView]:
     for r in records:
         by_env[r.env_id].append(r)
     out = [_env_view(env_records) for env_records in by_env.values()]
+    # two hosts of one GPU type and machine name (a one-GPU and a four-GPU lease) stay apart
+    named = Counter(v.env.label for v in out)
+    out = [dataclasses.replace(v, env=dataclasses.replace(
+               v.env, label=f"{v.env.label} · {v.env.host_cores}-core host"))
+           if named[v.env.label] > 1 else v for v in out]
     return sorted(out, key=lambda v: (v.env.backend != "cuda", v.env.device, v.env.torch, v.env.env_id))
 
 
