@@ -18,7 +18,7 @@ export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PYTHONPATH=/tm
 mkdir -p /tmp/runs /tmp/logs
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 case "$gpu" in *H200*) LENT_MACHINE=lent-h200;; *H100*) LENT_MACHINE=lent-h100;; *) LENT_MACHINE=lent-gpu;; esac
-export LENT_MACHINE  # the commands name it: --machine \$LENT_MACHINE, escaped in a bash -c string
+export LENT_MACHINE  # a command in bash -c '...' names it: --machine $LENT_MACHINE
 echo "GPU $gpu x $(nvidia-smi -L | wc -l) -> machine $LENT_MACHINE"
 if [ "$action" = start ]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
