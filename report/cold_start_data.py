@@ -207,10 +207,11 @@ def views(records: list[ColdRecord]) -> list[EnvView]:
     for r in records:
         by_env[r.env_id].append(r)
     out = [_env_view(env_records) for env_records in by_env.values()]
-    # two hosts of one GPU type and machine name (a one-GPU and a four-GPU lease) stay apart
+    # two hosts of one GPU type and machine name (a one-GPU and a four-GPU lease) stay apart,
+    # named as every other page names them (report.analysis.environment)
     named = Counter(v.env.label for v in out)
     out = [dataclasses.replace(v, env=dataclasses.replace(
-               v.env, label=f"{v.env.label} · {v.env.host_cores}-core host"))
+               v.env, label=f"{v.env.label} · {v.env.env_id}"))
            if named[v.env.label] > 1 else v for v in out]
     return sorted(out, key=lambda v: (v.env.backend != "cuda", v.env.device, v.env.torch, v.env.env_id))
 

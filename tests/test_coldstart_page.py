@@ -322,7 +322,8 @@ def test_an_environment_measured_on_several_gpus_at_once_says_so(tmp_path):
 def test_two_hosts_of_one_gpu_type_stay_apart_and_each_says_its_share(tmp_path):
     """A 4-GPU lease whose run used two of its GPUs on half its cores: each process had 16 of
     the 64 (torch's threads, as the slot set them), not 64 / 2; and a one-GPU lease of the same
-    GPU type and machine name is named apart from it, in the table and in the headings."""
+    GPU type and machine name is named apart from it, in the table and in the headings, by its
+    environment id as on the other pages."""
     four = dataclasses.replace(H200, cpu_count=64, torch_threads=16)
     records = [record(four, "eager", 0.4, 0.008, gpu=0, workers=2),
                record(four, "cold", 20.0, 0.004, gpu=1, workers=2),
@@ -334,6 +335,6 @@ def test_two_hosts_of_one_gpu_type_stay_apart_and_each_says_its_share(tmp_path):
     text = (tmp_path / "docs" / cold_start.PAGE).read_text()
     assert "up to 2 processes at once, one per GPU, each pinned to 16 of the host's 64 cores" in text
     label = f"{H200.device_name} · torch {H200.torch} · {H200.machine}"
-    for cores in (64, 16):
-        assert text.count(f"| {label} · {cores}-core host |") == 1
-        assert text.count(f"## {label} · {cores}-core host\n") == 1
+    for env in (four, H200):
+        assert text.count(f"| {label} · {env.env_id()} |") == 1
+        assert text.count(f"## {label} · {env.env_id()}\n") == 1
