@@ -9,9 +9,9 @@ another, and then it is set against the rungs of the environment that loaded it.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections import Counter, defaultdict
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
