@@ -8,7 +8,7 @@
 #   bash examples/lent-machine/detached.sh wait SECONDS
 # A run named NAME writes under /tmp/runs/NAME: give it --results-dir /tmp/runs/NAME. It starts
 # with the committed records it resumes from (results/coldstart for bench.coldstart, else the
-# environment's results/*.jsonl[.gz] as *-archive files), pinned to the cores CPUS (taskset list),
+# GPU records results/cuda-*.jsonl[.gz] as *-archive files), pinned to the cores CPUS (taskset list),
 # so runs on the GPUs of one host never share a core. wait: until every run has ended or SECONDS
 # have passed since the call began; then $OUT/runs.tgz holds /tmp/runs without bundles or archives.
 set -u
@@ -39,6 +39,7 @@ if [ "$action" = start ]; then
         echo $! >/tmp/logs/$name.pid
     done
 fi
+ls /tmp/logs/*.pid >/dev/null 2>&1 || { echo "no runs on this machine: the lease is new (the last one went back); start them again"; exit 1; }
 while [ $((SECONDS - began)) -lt "$seconds" ]; do
     running=0
     for p in /tmp/logs/*.pid; do kill -0 "$(cat "$p")" 2>/dev/null && running=1; done
