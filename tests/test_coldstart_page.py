@@ -78,10 +78,15 @@ def fixture_records() -> list[ColdRecord]:
 
 
 def write(folder: Path, records: list[ColdRecord]) -> None:
-    for env in (H100, H200):
-        mine = [r for r in records if r.env_id == env.env_id()]
-        if mine:
-            append_records(results_path(folder, env), mine)
+    for env in {r.env for r in records}:
+        append_records(results_path(folder, env), [r for r in records if r.env == env])
+
+
+def rendered(tmp_path: Path, records: list[ColdRecord]) -> str:
+    """The page's text, rendered from `records` alone."""
+    write(tmp_path / "results" / cold_start.COLDSTART, records)
+    cold_start.render(site_over(tmp_path / "results", tmp_path / "docs"))
+    return (tmp_path / "docs" / cold_start.PAGE).read_text()
 
 
 def site_over(results: Path, docs: Path) -> Site:
@@ -308,11 +313,7 @@ def test_an_environment_measured_on_several_gpus_at_once_says_so(tmp_path):
     records = [record(four, "eager", 0.4, 0.008, gpu=0, workers=4),
                record(four, "cold", 20.0, 0.004, gpu=1, workers=4),
                record(H100, "eager", 0.5, 0.010), record(H100, "cold", 30.0, 0.005)]
-    for env in (four, H100):
-        append_records(results_path(tmp_path / "results" / cold_start.COLDSTART, env),
-                       [r for r in records if r.env_id == env.env_id()])
-    cold_start.render(site_over(tmp_path / "results", tmp_path / "docs"))
-    text = (tmp_path / "docs" / cold_start.PAGE).read_text()
+    text = rendered(tmp_path, records)
     said = "up to 4 processes at once, one per GPU, each pinned to 16 of the host's 64 cores"
     assert text.count(said) == 1
     h100 = text[text.index(f"## {H100.device_name}"):]
@@ -328,11 +329,7 @@ def test_two_hosts_of_one_gpu_type_stay_apart_and_each_says_its_share(tmp_path):
     records = [record(four, "eager", 0.4, 0.008, gpu=0, workers=2),
                record(four, "cold", 20.0, 0.004, gpu=1, workers=2),
                record(H200, "eager", 0.5, 0.010), record(H200, "cold", 30.0, 0.005)]
-    for env in (four, H200):
-        append_records(results_path(tmp_path / "results" / cold_start.COLDSTART, env),
-                       [r for r in records if r.env_id == env.env_id()])
-    cold_start.render(site_over(tmp_path / "results", tmp_path / "docs"))
-    text = (tmp_path / "docs" / cold_start.PAGE).read_text()
+    text = rendered(tmp_path, records)
     assert "up to 2 processes at once, one per GPU, each pinned to 16 of the host's 64 cores" in text
     label = f"{H200.device_name} · torch {H200.torch} · {H200.machine}"
     for env in (four, H200):
