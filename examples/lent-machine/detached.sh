@@ -5,7 +5,7 @@
 #
 # usage (one call each, back to back on one lease, carrying .whl):
 #   bash examples/lent-machine/detached.sh start SECONDS NAME CPUS -- python -m bench ... [NAME CPUS -- ...]
-#   bash examples/lent-machine/detached.sh wait SECONDS
+#   bash examples/lent-machine/detached.sh wait SECONDS   (name the kind that the start call got)
 # A run named NAME writes under /tmp/runs/NAME: give it --results-dir /tmp/runs/NAME. It starts
 # with the committed records it resumes from (results/coldstart for bench.coldstart, else the
 # GPU records results/cuda-*.jsonl[.gz] as *-archive files), pinned to the cores CPUS (taskset list),
