@@ -9,9 +9,7 @@ between processes cannot tell two modes apart the part is marked `unsettled`.
 - `fastest_at(data, workload, batch, backend)`: per device (GPU type, or CPU model), the
   fastest mode at one point, its speedup over eager with the spread, and how busy eager
   keeps the device.
-- `first_call(views)`: per device, what empty compile caches add to a real model's first
-  call over eager's, and the cache rung that leaves the least (the cold-start page's figures).
-- `answers(data, claims, cold_views)`: the questions, in the order the home page asks them.
+- `answers(data, claims)`: the questions, in the order the home page asks them.
 """
 
 from __future__ import annotations
@@ -21,7 +19,6 @@ from typing import Any
 
 import pandas as pd
 
-from bench.coldstart_records import RUNG_TEXT
 from report import ab, analysis, history, host_model, ledger
 from report.analysis import BASELINE, Data
 from report.ledger.words import region_words
@@ -32,7 +29,6 @@ LANGUAGE_MODEL = "gpt2-small"  # a real model (bench/workloads/models.py), built
 CALLS_ASKED = 200  # "I call it 200 times per process": the question's number, not a result
 CALLS_ANSWERED = analysis.CALLS_ANSWERED  # the calls per process "which mode" answers are for
 CLAIM_RO_2_4X = "inference-ro-2-4x"
-FIRST_CALL_MODE = "default"  # the mode whose cold-start ladder every machine measures
 OUTLIER_SPREAD, outlier = analysis.OUTLIER_SPREAD, analysis.outlier
 
 
@@ -342,38 +338,8 @@ def _moves(table: pd.DataFrame, envs: list[analysis.Environment]) -> dict[str, A
     return {"moves": moves, "apart": apart}
 
 
-def first_call(views: list, workload: str = LANGUAGE_MODEL, batch: int = 1,
-               mode: str = FIRST_CALL_MODE) -> list[dict[str, Any]]:
-    """Per device, from the cold-start records (`report.cold_start_data.EnvView`): the
-    residual over eager's first call with empty caches, and the rung that leaves the least
-    (`Case.recommended`, the rung the cold-start page and the guide name). One environment
-    per device, the newest release whose ladder has that rung, named by the page's label; a
-    device without one is left out."""
-    found: dict[str, list] = {}
-    for view in views:
-        case = next((c for c in view.cases if (c.workload, c.batch_size, c.mode)
-                     == (workload, batch, mode) and c.recommended), None)
-        if case is not None:
-            found.setdefault(view.env.device, []).append((view.env, case))
-    parts = []
-    gpus_first = sorted(found.items(), key=lambda item: (item[1][0][0].backend == "cpu", item[0]))
-    for device, candidates in gpus_first:
-        env, case = max(candidates, key=lambda c: (history.release_key(c[0].torch),
-                                                   c[1].rungs[c[1].recommended].ok))
-        best, cold = case.rungs[case.recommended], case.rungs.get("cold")
-        parts.append({
-            "device": device if env.backend != "cpu" else f"{device}, {env.host_cores} cores",
-            "where": env.label,
-            "rung": case.recommended, "rung_text": RUNG_TEXT.get(case.recommended),
-            "residual": best.residual, "processes": best.ok,
-            "cold": cold.residual if cold else None,
-            "eager": case.eager.first_call if case.eager else None})
-    return parts
-
-
-def answers(data: Data, claims: list, cold_views: list = ()) -> list[dict[str, Any]]:
-    """The home page's questions, each with its answer's figures (see the module doc);
-    `cold_views` are the cold-start page's (`report.cold_start_data.load`)."""
+def answers(data: Data, claims: list) -> list[dict[str, Any]]:
+    """The home page's questions, each with its answer's figures (see the module doc)."""
     vit = data.batches(VIT_BASE)
     large = max((b for b in vit if b is not None), default=None)
     def fastest(question: str, workload: str, batch: int | None, backend: str) -> dict:
@@ -393,9 +359,6 @@ def answers(data: Data, claims: list, cold_views: list = ()) -> list[dict[str, A
                 LANGUAGE_MODEL, 1, "cuda"),
         {"kind": "pays", "question": f"I call the model {CALLS_ASKED} times per process: "
          "does compiling pay?", "calls": CALLS_ASKED, "parts": pays_within(data, CALLS_ASKED)},
-        {"kind": "first-call", "question": "The first call of my compiled model is too slow: "
-         "what do compile caches leave of it?", "workload": LANGUAGE_MODEL, "batch": 1,
-         "mode": FIRST_CALL_MODE, "parts": first_call(list(cold_views))},
         fastest("A small MLP on a CPU, one sample at a time?", SMALL_MLP, 1, "cpu"),
         fastest("A chain of element-wise operations on a large tensor, on a CPU?", ELEMENTWISE,
                 None, "cpu"),

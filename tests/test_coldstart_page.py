@@ -11,7 +11,6 @@ import pytest
 
 from bench.coldstart_records import BundleInfo, ColdKey, ColdRecord, read_folder, results_path
 from bench.records import Environment, Timing, append_records
-from report import answers
 from report.analysis import Data
 from report.analysis import load as load_cases
 from report.cold_start_data import Rung, Spread, break_even, load
@@ -336,24 +335,3 @@ def test_two_hosts_of_one_gpu_type_stay_apart_and_each_says_its_share(tmp_path):
     for env in (four, H200):
         assert text.count(f"| {label} · {env.env_id()} |") == 1
         assert text.count(f"## {label} · {env.env_id()}\n") == 1
-
-
-def test_the_home_answer_on_the_first_call_names_the_rung_the_page_recommends(tmp_path):
-    """Per device, what empty caches add to eager's first call and the rung that leaves the
-    least; a device whose records hold no ladder (the H200 loaded a foreign bundle only) is
-    left out, and of two releases on one device the newer answers."""
-    newer = dataclasses.replace(H100, torch="2.12.0+cu130")
-    records = fixture_records() + [
-        record(newer, "eager", 0.4, 0.010), record(newer, "cold", 20.4, 0.005),
-        record(newer, "warm", 6.4, 0.005), record(newer, "bundle", 3.4, 0.005)]
-    write(tmp_path / cold_start.COLDSTART, records)
-    views, _ = load(tmp_path / cold_start.COLDSTART)
-    (part,) = answers.first_call(views)
-    assert part["device"] == "NVIDIA H100 80GB HBM3" and part["rung"] == "bundle"
-    assert part["where"] == "NVIDIA H100 80GB HBM3 · torch 2.12.0+cu130 · lent-gpu"
-    assert (part["cold"].median, part["residual"].median) == pytest.approx((20.0, 3.0))
-    (older,) = answers.first_call([v for v in views if v.env.torch == H100.torch])
-    assert older["rung"] == "warm" and older["residual"].median == pytest.approx(7.5)
-    assert older["processes"] == 3
-    assert older["where"] == f"NVIDIA H100 80GB HBM3 · torch {H100.torch} · lent-gpu"
-    assert answers.first_call(views, workload="llama-small") == []

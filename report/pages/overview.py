@@ -3,7 +3,7 @@ table per environment."""
 
 from __future__ import annotations
 
-from report import answers, charts, cold_start_data
+from report import answers, charts
 from report.analysis import BASELINE, Environment, of_env, rows
 from report.site import Site
 
@@ -50,12 +50,10 @@ def render(site: Site) -> None:
             colorbar_label="speedup vs eager (median latency ratio)")
         return {"rows": grid, "chart": link, "title": title}
 
-    cold_views = (cold_start_data.load(site.results / cold_start_data.COLDSTART)[0]
-                  if site.results else [])
     batched = [w for w in data.workloads if data.batched(w)]
     site.page(PAGE, "index.md.j2", backends=site.by_backend(build),
               verdicts=answers.verdict_table(data),
-              answers=answers.answers(data, answers.judged(data), cold_views),
+              answers=answers.answers(data, answers.judged(data)),
               gpu=answers.conditions(data), precision=answers.precision(data),
               calls_answered=answers.CALLS_ANSWERED,
               representative={w: data.representative_batch(w) for w in batched})
