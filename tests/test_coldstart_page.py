@@ -150,10 +150,8 @@ def test_a_foreign_bundle_shows_its_source_and_outcome(page):
 def test_a_foreign_bundle_is_set_beside_this_machines_empty_caches(tmp_path):
     """Whether loading another machine's bundle beats compiling from nothing here: the row
     carries the cold rung's first call of the machine that loaded it."""
-    results = tmp_path / "results" / cold_start.COLDSTART
-    write(results, fixture_records() + [record(H200, "cold", 20.0 + r, 0.004, r) for r in range(3)])
-    cold_start.render(site_over(tmp_path / "results", tmp_path / "docs"))
-    lines = (tmp_path / "docs" / cold_start.PAGE).read_text().splitlines()
+    here = [record(H200, "cold", 20.0 + r, 0.004, r) for r in range(3)]
+    lines = rendered(tmp_path, fixture_records() + here).splitlines()
     header = next(line for line in lines if line.startswith("| workload | batch | mode | saved on |"))
     row = next(line for line in lines if "recompile" in line and line.startswith("| gpt2-small |"))
     cells = dict(zip(header.strip("|").split("|"), row.strip("|").split("|"), strict=True))
@@ -192,11 +190,9 @@ def test_one_ladder_chart_per_machine_mode_and_batch_shows_the_rungs_measured(pa
 def test_a_case_with_one_compiled_rung_has_no_lowest_residual(tmp_path):
     """Only the cold rung measured (regional compilation's large batch): nothing to choose
     between, so the page names no rung as the lowest."""
-    results = tmp_path / "results" / cold_start.COLDSTART
-    write(results, [record(H100, "eager", 0.5, 0.01, r, batch=32) for r in range(3)]
-          + [record(H100, "cold", 20.0, 0.005, r, batch=32) for r in range(3)])
-    cold_start.render(site_over(tmp_path / "results", tmp_path / "docs"))
-    row = next(line for line in (tmp_path / "docs" / cold_start.PAGE).read_text().splitlines()
+    text = rendered(tmp_path, [record(H100, "eager", 0.5, 0.01, r, batch=32) for r in range(3)]
+                    + [record(H100, "cold", 20.0, 0.005, r, batch=32) for r in range(3)])
+    row = next(line for line in text.splitlines()
                if line.startswith("| gpt2-small | 32 | default | 500 ms"))
     assert row.rstrip().endswith("| only cold measured |"), row
 
@@ -205,13 +201,12 @@ def test_a_failed_rungs_reason_is_stated_once_under_the_table(tmp_path):
     """A traceback's first line in every cell would push the figures off the screen: the
     cell says the status, the list under the table says why, naming the cases."""
     reason = "RuntimeError: " + "x" * 300
-    results = tmp_path / "results" / cold_start.COLDSTART
-    write(results, [record(H100, "eager", 0.5, 0.01, r) for r in range(3)]
-          + [record(H100, "cold", 20.0, 0.005, r) for r in range(3)]
-          + [record(H100, "aot", None, None, r, status="error", reason=reason) for r in range(3)]
-          + [record(H100, "precompile", None, None, 0, status="unsupported", reason="no API")])
-    cold_start.render(site_over(tmp_path / "results", tmp_path / "docs"))
-    text = (tmp_path / "docs" / cold_start.PAGE).read_text()
+    text = rendered(tmp_path, [record(H100, "eager", 0.5, 0.01, r) for r in range(3)]
+                    + [record(H100, "cold", 20.0, 0.005, r) for r in range(3)]
+                    + [record(H100, "aot", None, None, r, status="error", reason=reason)
+                       for r in range(3)]
+                    + [record(H100, "precompile", None, None, 0, status="unsupported",
+                              reason="no API")])
     row = next(line for line in text.splitlines() if line.startswith("| gpt2-small | 1 | default | 500 ms"))
     assert "| error |" in row and "RuntimeError" not in row
     assert text.count("RuntimeError") == 1
@@ -223,7 +218,6 @@ def test_a_failed_rungs_reason_is_stated_once_under_the_table(tmp_path):
 def test_what_is_measured_where_heads_the_page(tmp_path):
     """Per machine, mode and batch: whole ladders (3 processes on every rung the release
     supports; precompile unsupported without a process), partial ones, and not measured."""
-    results = tmp_path / "results" / cold_start.COLDSTART
     whole = [record(H100, rung, 10.0, 0.005, r) for r in range(3)
              for rung in ("eager", "cold", "warm", "bundle", "aot")]
     whole.append(record(H100, "precompile", None, None, 0, status="unsupported", reason="no API"))
@@ -231,9 +225,7 @@ def test_what_is_measured_where_heads_the_page(tmp_path):
             for rung in ("eager", "cold")] + [record(H100, "warm", 3.0, 0.005, 0, workload="resnet50")]
     large = [record(H100, rung, 10.0, 0.005, r, batch=32, mode="reduce-overhead")
              for r in range(2) for rung in ("eager", "cold")]
-    write(results, whole + part + large)
-    cold_start.render(site_over(tmp_path / "results", tmp_path / "docs"))
-    text = (tmp_path / "docs" / cold_start.PAGE).read_text()
+    text = rendered(tmp_path, whole + part + large)
     lines = text.splitlines()
     head = lines.index("## What is measured where")
     assert head < lines.index("## " + next(line[3:] for line in lines if line.startswith("## NVIDIA")))
