@@ -83,10 +83,21 @@ def write(folder: Path, records: list[ColdRecord]) -> None:
 
 
 def rendered(tmp_path: Path, records: list[ColdRecord]) -> str:
-    """The page's text, rendered from `records` alone."""
+    """The text of the page and of every machine's page after it, rendered from `records`
+    alone."""
     write(tmp_path / "results" / cold_start.COLDSTART, records)
     cold_start.render(site_over(tmp_path / "results", tmp_path / "docs"))
-    return (tmp_path / "docs" / cold_start.PAGE).read_text()
+    return joined(tmp_path / "docs")
+
+
+def machine_pages(docs: Path) -> dict[str, str]:
+    """Each machine's page, by environment id."""
+    folder = (docs / cold_start.env_page("x")).parent
+    return {p.stem: p.read_text() for p in sorted(folder.glob("*.md"))}
+
+
+def joined(docs: Path) -> str:
+    return "\n".join([(docs / cold_start.PAGE).read_text(), *machine_pages(docs).values()])
 
 
 def site_over(results: Path, docs: Path) -> Site:
@@ -102,7 +113,8 @@ def page(tmp_path_factory):
     write(tmp / "results" / cold_start.COLDSTART, fixture_records())
     site = site_over(tmp / "results", tmp / "docs")
     cold_start.render(site)
-    return {"text": (tmp / "docs" / cold_start.PAGE).read_text(), "docs": tmp / "docs",
+    return {"text": joined(tmp / "docs"), "main": (tmp / "docs" / cold_start.PAGE).read_text(),
+            "machines": machine_pages(tmp / "docs"), "docs": tmp / "docs",
             "written": site.written, "results": tmp / "results" / cold_start.COLDSTART}
 
 
@@ -184,7 +196,23 @@ def test_one_ladder_chart_per_machine_mode_and_batch_shows_the_rungs_measured(pa
     assert all(f">{rung}<" in text for rung in ("cold", "warm", "bundle")), text
     assert ">aot<" not in text and "residual over eager per rung" in text
     link = f"cold-start-{H100.env_id()}-default-bs1-seed.svg"
-    assert page["text"].index(link) < page["text"].index("| gpt2-small | 1 | default | 500 ms")
+    assert f"](../charts/{link})" in page["main"]
+    h100 = page["machines"][H100.env_id()]
+    assert h100.index(f"](../../charts/{link})") < h100.index("| gpt2-small | 1 | default | 500 ms")
+
+
+def test_the_page_sums_up_and_each_machine_has_its_own_page_with_every_case(page):
+    """The page a reader lands on holds what is measured where and each machine's charts, a
+    screen per machine; the case tables, which outgrew 300 KB of HTML on one page, are on
+    the machine's page it links, which a site search leaves to the page that sums it up."""
+    assert set(page["machines"]) == {H100.env_id(), H200.env_id()}
+    for env in (H100, H200):
+        assert page["main"].count(f"(cold-start/{env.env_id()}.md)") == 2  # table and section
+        mine = page["machines"][env.env_id()]
+        assert mine.startswith("---\n") and "search:\n  exclude: true\n---\n# Cold start: " in mine
+        assert "[cold-start page](../cold-start.md)" in mine
+    assert "| gpt2-small |" not in page["main"] and "- **aot**" not in page["main"]
+    assert "| gpt2-small | 1 | default | 500 ms" in page["machines"][H100.env_id()]
 
 
 def test_a_case_with_one_compiled_rung_has_no_lowest_residual(tmp_path):
@@ -231,7 +259,7 @@ def test_what_is_measured_where_heads_the_page(tmp_path):
     assert head < lines.index("## " + next(line[3:] for line in lines if line.startswith("## NVIDIA")))
     header = next(line for line in lines[head:] if line.startswith("| machine |"))
     columns = [c.strip() for c in header.strip().strip("|").split("|")][1:]
-    row = next(line for line in lines[head:] if line.startswith("| NVIDIA H100"))
+    row = next(line for line in lines[head:] if line.startswith("| [NVIDIA H100"))
     cells = dict(zip(columns, (c.strip() for c in row.strip().strip("|").split("|")[1:]), strict=True))
     expected = len(cold_start.EXPECTED_WORKLOADS)
     assert cells == {
@@ -305,11 +333,14 @@ def test_an_environment_measured_on_several_gpus_at_once_says_so(tmp_path):
     records = [record(four, "eager", 0.4, 0.008, gpu=0, workers=4),
                record(four, "cold", 20.0, 0.004, gpu=1, workers=4),
                record(H100, "eager", 0.5, 0.010), record(H100, "cold", 30.0, 0.005)]
-    text = rendered(tmp_path, records)
+    rendered(tmp_path, records)
     said = "up to 4 processes at once, one per GPU, each pinned to 16 of the host's 64 cores"
-    assert text.count(said) == 1
-    h100 = text[text.index(f"## {H100.device_name}"):]
+    main = (tmp_path / "docs" / cold_start.PAGE).read_text()
+    machines = machine_pages(tmp_path / "docs")
+    assert main.count(said) == 1 and machines[four.env_id()].count(said) == 1
+    h100 = main[main.index(f"## {H100.device_name}"):]
     assert "processes at once" not in h100.split("\n## ")[0]
+    assert "processes at once" not in machines[H100.env_id()]
 
 
 def test_two_hosts_of_one_gpu_type_stay_apart_and_each_says_its_share(tmp_path):
@@ -325,5 +356,6 @@ def test_two_hosts_of_one_gpu_type_stay_apart_and_each_says_its_share(tmp_path):
     assert "up to 2 processes at once, one per GPU, each pinned to 16 of the host's 64 cores" in text
     label = f"{H200.device_name} · torch {H200.torch} · {H200.machine}"
     for env in (four, H200):
-        assert text.count(f"| {label} · {env.env_id()} |") == 1
+        assert text.count(f"| [{label} · {env.env_id()}](cold-start/{env.env_id()}.md) |") == 1
         assert text.count(f"## {label} · {env.env_id()}\n") == 1
+        assert text.count(f"# Cold start: {label} · {env.env_id()}\n") == 1

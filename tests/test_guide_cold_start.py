@@ -37,6 +37,7 @@ def test_the_guide_names_the_cold_start_pages_recommended_rung(data, tmp_path):
     assert header.split("|")[4].strip() == "gpt2-small"
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[1:3] == ["1", "default"] and cells[3].startswith("**warm** ")
+    assert cells[0].endswith(f"](cold-start/{H100.env_id()}.md)")  # the machine's every case
     assert "not measured" not in text
 
 

@@ -2,6 +2,10 @@
 local caches, a portable bundle, an ahead-of-time artifact), what each compile cache
 layer served, what a bundle from another GPU type does, and regional compilation.
 
+One page sums it up (what is measured where, and each machine's ladder charts); every case
+is on its machine's own page (one page of every case outgrew 300 KB of HTML as the GPU
+ladders filled in).
+
 It reads the cold-start records (bench/coldstart_records.py) under the results folder the
 site is built from (`python -m report --results`), not the case records the other pages
 read."""
@@ -24,6 +28,17 @@ from report.cold_start_data import (
 from report.site import Site
 
 PAGE = "analysis/cold-start.md"
+
+
+def env_page(env_id: str) -> str:
+    return f"analysis/{env_link(env_id)}"
+
+
+def env_link(env_id: str) -> str:
+    """The machine's page, linked from PAGE."""
+    return f"cold-start/{env_id}.md"
+
+
 # The cases the issue asks for, shown as "not measured" until they are.
 EXPECTED_WORKLOADS = ("resnet50", "vit-base16", "bert-base", "gpt2-small", "llama-small",
                       "vit16x6x384", "vit32x12x768", "vit32x18x1024")
@@ -33,7 +48,8 @@ PROCESSES = 3  # fresh processes per rung the issue asks for
 def _chart(site: Site, view: EnvView, mode: str, batch: int | None, shapes: str) -> str | None:
     """Every workload's ladder at one mode and batch, or None where no compiled rung of
     theirs has a residual; a rung none of them has (unsupported by the release, say) is left
-    out, and the page states why under the table."""
+    out, and the machine's page states why under its table. The chart's name, which
+    `site.chart_path` links from either page."""
     cases = sorted((c for c in view.cases if (c.mode, c.batch_size, c.shapes) == (mode, batch, shapes)),
                    key=lambda c: c.workload)
     rungs = [name for name in LADDER if any(name in c.measured for c in cases)]
@@ -41,12 +57,12 @@ def _chart(site: Site, view: EnvView, mode: str, batch: int | None, shapes: str)
         return None
     bars = {name: [_bar(c.rungs[name]) for c in cases] for name in rungs}
     name = f"cold-start-{view.env.env_id}-{mode}-bs{batch}-{shapes}"
-    path, link = site.chart_path(PAGE, name)
+    path, _ = site.chart_path(PAGE, name)
     cold_start_charts.ladder_chart(
         path, code=cold_start_charts.CODE,
         title=f"{view.env.device}, {mode}, batch {batch}: residual over eager per rung",
         workloads=[c.workload for c in cases], rungs=rungs, bars=bars)
-    return link
+    return name
 
 
 def _bar(rung) -> tuple[float, float, float] | str:
@@ -62,10 +78,14 @@ def _charts(site: Site, view: EnvView) -> list[dict]:
                    key=lambda k: (k[1] or 0, k[0], k[2]))
     out = []
     for mode, batch, shapes in found:
-        link = _chart(site, view, mode, batch, shapes)
-        if link:
-            out.append({"mode": mode, "batch": batch, "link": link})
+        name = _chart(site, view, mode, batch, shapes)
+        if name:
+            out.append({"mode": mode, "batch": batch, "name": name})
     return out
+
+
+def _linked(site: Site, page: str, charts: list[dict]) -> list[dict]:
+    return [{**chart, "link": site.chart_path(page, chart["name"])[1]} for chart in charts]
 
 
 def _missing(view: EnvView) -> list[str]:
@@ -94,7 +114,7 @@ def _coverage(views: list[EnvView]) -> dict:
                      and c.workload in EXPECTED_WORKLOADS]
             whole = sum(map(_whole, cases))
             cells.append({"whole": whole, "part": len(cases) - whole})
-        rows.append({"label": view.env.label, "cells": cells})
+        rows.append({"label": view.env.label, "link": env_link(view.env.env_id), "cells": cells})
     return {"columns": columns, "rows": rows, "processes": PROCESSES}
 
 
@@ -119,9 +139,13 @@ def render(site: Site, results: Path | None = None) -> None:
     if results is None and site.results is not None:
         results = site.results / COLDSTART
     found, hidden = load(results) if results is not None else ([], 0)
-    envs = [{"view": view, "charts": _charts(site, view), "missing": _missing(view),
-             "why_not": _why_not(view)} for view in found]
-    site.page(PAGE, "cold-start.md.j2", envs=envs, hidden=hidden, ladder=LADDER, regional_rungs=REGIONAL,
-              rung_text=RUNG_TEXT, layers=list(LAYERS), block_models=BLOCK_MODELS,
-              regional_batches=REGIONAL_BATCHES, expected=EXPECTED_WORKLOADS,
-              coverage=_coverage(found))
+    shared = {"ladder": LADDER, "rung_text": RUNG_TEXT}
+    envs = []
+    for view in found:
+        charts, page = _charts(site, view), env_page(view.env.env_id)
+        site.page(page, "cold-start-env.md.j2", view=view, charts=_linked(site, page, charts),
+                  missing_workloads=_missing(view), why_not=_why_not(view), layers=list(LAYERS),
+                  block_models=BLOCK_MODELS, regional_batches=REGIONAL_BATCHES, **shared)
+        envs.append({"view": view, "charts": _linked(site, PAGE, charts), "link": env_link(view.env.env_id)})
+    site.page(PAGE, "cold-start.md.j2", envs=envs, hidden=hidden, expected=EXPECTED_WORKLOADS,
+              coverage=_coverage(found), **shared)

@@ -17,6 +17,7 @@ from bench import hostfit
 from bench.coldstart_records import RUNG_TEXT
 from report import analysis, answers, cold_start_data, guide_rules
 from report.analysis import BASELINE, Environment, of_env, rows
+from report.pages import cold_start
 from report.site import Site
 
 UNPROFILED = analysis.UNPROFILED
@@ -49,7 +50,8 @@ def first_call(results: Path | None) -> list[dict]:
                           "residual_s": case.rungs[rung].residual.median,
                           "cold_s": cold.residual.median if cold and cold.residual else None})
         if cases:
-            out.append({"label": view.env.label, "cases": cases})
+            out.append({"label": view.env.label, "link": cold_start.env_link(view.env.env_id),
+                        "cases": cases})
     return out
 
 
@@ -61,11 +63,11 @@ def first_call_table(envs: list[dict]) -> dict | None:
     rows: dict[tuple, dict] = {}
     for env in envs:
         for case in env["cases"]:
-            rows.setdefault((env["label"], case["batch"], case["mode"]), {})[case["workload"]] = case
+            rows.setdefault((env["label"], env["link"], case["batch"], case["mode"]), {})[case["workload"]] = case
     named = {case["rung"]: case["rung_text"] for env in envs for case in env["cases"]}
     return {"workloads": sorted({w for cells in rows.values() for w in cells}),
-            "rows": [{"label": label, "batch": batch, "mode": mode, "cells": cells}
-                     for (label, batch, mode), cells in rows.items()],
+            "rows": [{"label": label, "link": link, "batch": batch, "mode": mode, "cells": cells}
+                     for (label, link, batch, mode), cells in rows.items()],
             "rungs": sorted(named.items())}
 
 
