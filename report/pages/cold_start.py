@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.coldstart_records import LADDER, MODES, REGIONAL, RUNG_TEXT
+from bench.coldstart_records import LADDER, MODES, RUNG_TEXT
 from report import cold_start_charts
 from report.cold_start_data import (
     BLOCK_MODELS,

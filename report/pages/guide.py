@@ -63,7 +63,8 @@ def first_call_table(envs: list[dict]) -> dict | None:
     rows: dict[tuple, dict] = {}
     for env in envs:
         for case in env["cases"]:
-            rows.setdefault((env["label"], env["link"], case["batch"], case["mode"]), {})[case["workload"]] = case
+            key = (env["label"], env["link"], case["batch"], case["mode"])
+            rows.setdefault(key, {})[case["workload"]] = case
     named = {case["rung"]: case["rung_text"] for env in envs for case in env["cases"]}
     return {"workloads": sorted({w for cells in rows.values() for w in cells}),
             "rows": [{"label": label, "link": link, "batch": batch, "mode": mode, "cells": cells}
