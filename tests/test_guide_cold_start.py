@@ -8,7 +8,8 @@ from fixtures import RESULTS
 from test_coldstart_page import H100, fixture_records, record, write
 
 from report import analysis
-from report.pages import guide
+from report.cold_start_data import load
+from report.pages import cold_start, guide
 from report.site import Site
 
 
@@ -26,7 +27,8 @@ def first_call_text(data, tmp_path, results) -> str:
 
 def test_the_guide_names_the_cold_start_pages_recommended_rung(data, tmp_path):
     write(tmp_path / "results" / "coldstart", fixture_records())
-    (env,) = guide.first_call(tmp_path / "results" / "coldstart")  # the H200 has no rung over its eager
+    # the H200 has no rung over its eager
+    (env,) = cold_start.first_call(load(tmp_path / "results" / "coldstart")[0])
     (case,) = env["cases"]
     # warm leaves 7.5 s over eager's 0.5 s first call, the bundle 8.5 s, cold 29.5 s.
     assert (case["workload"], case["rung"]) == ("gpt2-small", "warm")
@@ -48,10 +50,23 @@ def test_a_case_with_only_the_cold_rung_measured_is_no_recommendation(tmp_path):
                      for r in range(3) for rung, first in (("eager", 0.6), ("cold", 20.0),
                                                            ("per-block", 9.0))]
     write(tmp_path / "coldstart", fixture_records() + regional_only)
-    (env,) = guide.first_call(tmp_path / "coldstart")
+    (env,) = cold_start.first_call(load(tmp_path / "coldstart")[0])
     assert [(c["batch"], c["rung"]) for c in env["cases"]] == [(1, "warm")]
 
 
 def test_without_cold_start_records_the_guide_says_not_measured(data, tmp_path):
     text = first_call_text(data, tmp_path, tmp_path / "none")
     assert "](cold-start.md)" in text and "not measured" in text and "**warm**" not in text
+
+
+def test_the_cold_start_page_gives_the_guides_answer_at_its_head(data, tmp_path):
+    """One answer per question: the rung the guide recommends is the one the cold-start page
+    names first, from the same records, row for row."""
+    write(tmp_path / "results" / "coldstart", fixture_records())
+    guide_rows = [line for line in first_call_text(data, tmp_path, tmp_path / "results").splitlines()
+                  if line.startswith("| ")]
+    cold_start.render(Site(data, tmp_path / "docs", results=tmp_path / "results"))
+    page = (tmp_path / "docs" / cold_start.PAGE).read_text("utf-8")
+    head = page[page.index("## Which rung leaves the least"):page.index("## How each rung is measured")]
+    assert [line for line in head.splitlines() if line.startswith("| ")] == guide_rows
+    assert len(guide_rows) == 2 and "**warm**" in guide_rows[1]

@@ -133,6 +133,52 @@ def _why_not(view: EnvView) -> list[dict]:
             for (rung, status, reason), cases in sorted(found.items())]
 
 
+def first_call(views: list[EnvView]) -> list[dict]:
+    """Per cold-start environment and case: the rung with the smallest residual over eager's
+    first call (`Case.recommended`), with that residual and the cold rung's. A case with one
+    compiled rung measured (regional compilation's batch alone has only the cold rung) has no
+    recommendation, and is left out."""
+    out = []
+    for view in views:
+        cases = []
+        for case in view.cases:
+            rung = case.recommended
+            if rung is None:
+                continue
+            cold = case.rungs.get("cold")
+            cases.append({"workload": case.workload, "batch": case.batch_size, "mode": case.mode,
+                          "rung": rung, "rung_text": RUNG_TEXT.get(rung, rung),
+                          "residual_s": case.rungs[rung].residual.median,
+                          "cold_s": cold.residual.median if cold and cold.residual else None})
+        if cases:
+            out.append({"label": view.env.label, "link": env_link(view.env.env_id),
+                        "cases": cases})
+    return out
+
+
+def first_call_table(envs: list[dict]) -> dict | None:
+    """first_call's answers as one table, a row per machine, batch and mode and a column per
+    workload, so that every machine's answer fits one screen; with the rungs it names."""
+    if not envs:
+        return None
+    rows: dict[tuple, dict] = {}
+    for env in envs:
+        for case in env["cases"]:
+            key = (env["label"], env["link"], case["batch"], case["mode"])
+            rows.setdefault(key, {})[case["workload"]] = case
+    named = {case["rung"]: case["rung_text"] for env in envs for case in env["cases"]}
+    return {"workloads": sorted({w for cells in rows.values() for w in cells}),
+            "rows": [{"label": label, "link": link, "batch": batch, "mode": mode, "cells": cells}
+                     for (label, link, batch, mode), cells in rows.items()],
+            "rungs": sorted(named.items())}
+
+
+def first_call_answer(results: Path | None) -> dict | None:
+    """The first-call answer from the cold-start records under `results`, the folder this
+    page reads, so that the guide's answer names this page's recommended rung."""
+    return first_call_table(first_call(load(results)[0])) if results is not None else None
+
+
 def render(site: Site, results: Path | None = None) -> None:
     """The page from the cold-start records under `results`, by default the site's own
     results folder's COLDSTART; a site without a results folder has none."""
@@ -148,4 +194,4 @@ def render(site: Site, results: Path | None = None) -> None:
                   block_models=BLOCK_MODELS, regional_batches=REGIONAL_BATCHES, **shared)
         envs.append({"view": view, "charts": _linked(site, PAGE, charts), "link": env_link(view.env.env_id)})
     site.page(PAGE, "cold-start.md.j2", envs=envs, hidden=hidden, expected=EXPECTED_WORKLOADS,
-              coverage=_coverage(found), **shared)
+              coverage=_coverage(found), first_call=first_call_table(first_call(found)), **shared)

@@ -9,12 +9,10 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from pathlib import Path
 
 import pandas as pd
 
 from bench import hostfit
-from bench.coldstart_records import RUNG_TEXT
 from report import analysis, answers, cold_start_data, guide_rules
 from report.analysis import BASELINE, Environment, of_env, rows
 from report.pages import cold_start
@@ -26,50 +24,6 @@ PAGE = "analysis/guide.md"
 # Leaves that ask no threshold of their own: where the branch's environment has no such
 # points, the chart shows another environment's of the same backend, and names it.
 BORROWED = ("training", "varying")
-
-
-def first_call(results: Path | None) -> list[dict]:
-    """Per cold-start environment and case: the rung with the smallest residual over eager's
-    first call (`Case.recommended`), with that residual and the cold rung's. A case with one
-    compiled rung measured (regional compilation's batch alone has only the cold rung) has no
-    recommendation, and is left out. `results` is the cold-start page's own folder, so that
-    the answer here names that page's recommended rung."""
-    if results is None:
-        return []
-    views, _ = cold_start_data.load(results)
-    out = []
-    for view in views:
-        cases = []
-        for case in view.cases:
-            rung = case.recommended
-            if rung is None:
-                continue
-            cold = case.rungs.get("cold")
-            cases.append({"workload": case.workload, "batch": case.batch_size, "mode": case.mode,
-                          "rung": rung, "rung_text": RUNG_TEXT.get(rung, rung),
-                          "residual_s": case.rungs[rung].residual.median,
-                          "cold_s": cold.residual.median if cold and cold.residual else None})
-        if cases:
-            out.append({"label": view.env.label, "link": cold_start.env_link(view.env.env_id),
-                        "cases": cases})
-    return out
-
-
-def first_call_table(envs: list[dict]) -> dict | None:
-    """first_call's answers as one table, a row per machine, batch and mode and a column per
-    workload, so that every machine's answer fits one screen; with the rungs it names."""
-    if not envs:
-        return None
-    rows: dict[tuple, dict] = {}
-    for env in envs:
-        for case in env["cases"]:
-            key = (env["label"], env["link"], case["batch"], case["mode"])
-            rows.setdefault(key, {})[case["workload"]] = case
-    named = {case["rung"]: case["rung_text"] for env in envs for case in env["cases"]}
-    return {"workloads": sorted({w for cells in rows.values() for w in cells}),
-            "rows": [{"label": label, "link": link, "batch": batch, "mode": mode, "cells": cells}
-                     for (label, link, batch, mode), cells in rows.items()],
-            "rungs": sorted(named.items())}
 
 
 def env_page(env_id: str) -> str:
@@ -311,7 +265,7 @@ def render(site: Site) -> None:
     site.page(PAGE, "guide.md.j2", backends=site.by_backend(build),
               modes=data.modes, chart=chart(data, found), leaves=guide_rules.LEAVES,
               gain=analysis.MEANINGFUL_GAIN, never=analysis.NEVER,
-              outlier_spread=answers.OUTLIER_SPREAD, first_call=first_call_table(first_call(
-                  site.results / cold_start_data.COLDSTART if site.results else None)))
+              outlier_spread=answers.OUTLIER_SPREAD, first_call=cold_start.first_call_answer(
+                  site.results / cold_start_data.COLDSTART if site.results else None))
     site.write("analysis/guide-data.json",
                json.dumps(chooser_data(data), sort_keys=True, separators=(",", ":")) + "\n")
