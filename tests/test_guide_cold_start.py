@@ -9,7 +9,7 @@ from test_coldstart_page import H100, fixture_records, record, write
 
 from report import analysis
 from report.cold_start_data import load
-from report.pages import cold_start, guide
+from report.pages import cold_start, guide, overview
 from report.site import Site
 
 
@@ -70,3 +70,16 @@ def test_the_cold_start_page_gives_the_guides_answer_at_its_head(data, tmp_path)
     head = page[page.index("## Which rung leaves the least"):page.index("## How each rung is measured")]
     assert [line for line in head.splitlines() if line.startswith("| ")] == guide_rows
     assert len(guide_rows) == 2 and "**warm**" in guide_rows[1]
+
+
+def test_the_home_page_points_a_slow_first_call_at_the_answer(data, tmp_path):
+    """The home page has no room for another quick answer (two screens at 1440×900), so it
+    links the cold-start page's answer by an anchor that page sets."""
+    write(tmp_path / "results" / "coldstart", fixture_records())
+    site = Site(data, tmp_path / "docs", results=tmp_path / "results")
+    overview.render(site)
+    cold_start.render(site)
+    home = (tmp_path / "docs" / "index.md").read_text("utf-8")
+    assert "](analysis/cold-start.md#which-rung)" in home
+    page = (tmp_path / "docs" / cold_start.PAGE).read_text("utf-8")
+    assert "## Which rung leaves the least { #which-rung }" in page
