@@ -54,6 +54,22 @@ def test_a_case_with_only_the_cold_rung_measured_is_no_recommendation(tmp_path):
     assert [(c["batch"], c["rung"]) for c in env["cases"]] == [(1, "warm")]
 
 
+def test_a_figure_from_fewer_processes_than_asked_says_how_many(data, tmp_path):
+    """A median of one process has no spread: the answer names its count, and a case measured
+    in every asked-for process reads as before."""
+    one_process = [record(H100, rung, first, 0.004, 0, batch=32)
+                   for rung, first in (("eager", 0.6), ("cold", 20.0), ("warm", 6.0),
+                                       ("bundle", 7.0))]
+    write(tmp_path / "results" / "coldstart", fixture_records() + one_process)
+    (env,) = cold_start.first_call(load(tmp_path / "results" / "coldstart")[0])
+    assert [(c["batch"], c["processes"]) for c in env["cases"]] == [(1, 3), (32, 1)]
+    rows = [line for line in first_call_text(data, tmp_path, tmp_path / "results").splitlines()
+            if line.startswith("| [")]
+    cells = {row.split("|")[2].strip(): row.split("|")[4].strip() for row in rows}
+    assert cells["32"] == "**warm** 5.40 s (19.4 s), 1 process"
+    assert cells["1"].startswith("**warm** ") and "process" not in cells["1"]
+
+
 def test_without_cold_start_records_the_guide_says_not_measured(data, tmp_path):
     text = first_call_text(data, tmp_path, tmp_path / "none")
     assert "](cold-start.md)" in text and "not measured" in text and "**warm**" not in text

@@ -135,7 +135,8 @@ def _why_not(view: EnvView) -> list[dict]:
 
 def first_call(views: list[EnvView]) -> list[dict]:
     """Per cold-start environment and case: the rung with the smallest residual over eager's
-    first call (`Case.recommended`), with that residual and the cold rung's. A case with one
+    first call (`Case.recommended`), with that residual and the cold rung's, and the fewer
+    processes of the two (a median of one process has no spread to read). A case with one
     compiled rung measured (regional compilation's batch alone has only the cold rung) has no
     recommendation, and is left out."""
     out = []
@@ -146,10 +147,12 @@ def first_call(views: list[EnvView]) -> list[dict]:
             if rung is None:
                 continue
             cold = case.rungs.get("cold")
+            counted = [r.residual.n for r in (case.rungs[rung], cold) if r and r.residual]
             cases.append({"workload": case.workload, "batch": case.batch_size, "mode": case.mode,
                           "rung": rung, "rung_text": RUNG_TEXT.get(rung, rung),
                           "residual_s": case.rungs[rung].residual.median,
-                          "cold_s": cold.residual.median if cold and cold.residual else None})
+                          "cold_s": cold.residual.median if cold and cold.residual else None,
+                          "processes": min(counted)})
         if cases:
             out.append({"label": view.env.label, "link": env_link(view.env.env_id),
                         "cases": cases})
@@ -170,7 +173,7 @@ def first_call_table(envs: list[dict]) -> dict | None:
     return {"workloads": sorted({w for cells in rows.values() for w in cells}),
             "rows": [{"label": label, "link": link, "batch": batch, "mode": mode, "cells": cells}
                      for (label, link, batch, mode), cells in rows.items()],
-            "rungs": sorted(named.items())}
+            "rungs": sorted(named.items()), "processes": PROCESSES}
 
 
 def first_call_answer(results: Path | None) -> dict | None:
