@@ -9,7 +9,9 @@
 # A run named NAME writes under /tmp/runs/NAME: give it --results-dir /tmp/runs/NAME. It starts
 # with the committed records it resumes from (results/coldstart for bench.coldstart, else the
 # GPU records results/cuda-*.jsonl[.gz] as *-archive files), pinned to the cores CPUS (taskset list),
-# so runs on the GPUs of one host never share a core. wait: until every run has ended or SECONDS
+# so runs on the GPUs of one host never share a core. Each run works in its own copy of the tree
+# (/tmp/tree/NAME): every call recopies the working tree, and a child process that imports bench
+# while that happens fails. wait: until every run has ended or SECONDS
 # have passed since the call began; then $OUT/runs.tgz holds /tmp/runs without bundles or archives.
 set -u
 began=$SECONDS
@@ -34,9 +36,9 @@ if [ "$action" = start ]; then
             for f in results/cuda-*.jsonl results/cuda-*.jsonl.gz; do
                 b=$(basename "$f"); cp "$f" "/tmp/runs/$name/${b/.jsonl/-archive.jsonl}"; done
         fi
+        rm -rf /tmp/tree/$name && mkdir -p /tmp/tree && cp -a . /tmp/tree/$name
         echo "start $name on cores $cpus: ${command[*]}"
-        setsid nohup taskset -c "$cpus" "${command[@]}" >/tmp/logs/$name.log 2>&1 </dev/null &
-        echo $! >/tmp/logs/$name.pid
+        (cd /tmp/tree/$name || exit 1; setsid nohup taskset -c "$cpus" "${command[@]}" >/tmp/logs/$name.log 2>&1 </dev/null & echo $! >/tmp/logs/$name.pid)
     done
 fi
 ls /tmp/logs/*.pid >/dev/null 2>&1 || { echo "no runs on this machine: the lease is new (the last one went back); start them again"; exit 1; }
