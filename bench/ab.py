@@ -18,6 +18,11 @@ also holds the host it ran on (`host`: host name, boot id, the probe). Giving on
 interpreter two labels (an A/A run) measures the noise floor: the spread of a release
 against itself, on the same host and in the same run.
 
+With --coldstart, each turn is one `python -m bench.coldstart` run instead (the cold-start
+ladder in fresh processes, bench/coldstart/), with the same tag, repeats and ABBA order; a
+size is a workload and batch size as given (--workload, --batch-size), and the ladder's
+own runner skips what is on record.
+
 Standard library only: the orchestrator never imports torch. It asks the first
 environment for the plan (`python -m bench.ab plan OPTIONS`, which runs the engine's own
 option parsing and planning there) and skips a turn whose paired process is on record,
@@ -92,10 +97,11 @@ def abba(sides: list[Side], sizes: Iterable[Size], repeats: int) -> Iterator[Tur
                 yield Turn(size, repeat, side)
 
 
-def command(turn: Turn, group: str, results_dir: Path, bench_args: list[str]) -> list[str]:
+def command(turn: Turn, group: str, results_dir: Path, bench_args: list[str],
+            module: str = "bench") -> list[str]:
     size = turn.size
     batch = [] if size.batch_size is None else ["--batch-size", str(size.batch_size)]
-    return [turn.side.python, "-m", "bench", "--backend", size.backend, "--workload",
+    return [turn.side.python, "-m", module, "--backend", size.backend, "--workload",
             size.workload, *batch, "--repeats", str(turn.repeat + 1), "--tag",
             tag(group, turn.side.label), "--results-dir", str(results_dir), *bench_args]
 
@@ -127,6 +133,27 @@ def plan_sizes(python: str, bench_args: list[str]) -> list[Size]:
         last = (out.stderr.strip().splitlines() or ["no output"])[-1]
         raise UsageError(f"{python} could not plan the run: {last}")
     return [Size(*row) for row in json.loads(out.stdout)]
+
+
+def coldstart_sizes(args) -> list[Size]:
+    """The cold-start ladder's sizes: every backend, workload and batch size given."""
+    from bench.coldstart.__main__ import BACKENDS, DEFAULT_WORKLOADS
+    from bench.workloads import UnknownWorkload, check_name
+
+    backends = args.backend or ["cpu"]
+    for backend in backends:
+        if backend not in BACKENDS:
+            raise UsageError(f"unknown backend {backend!r} for --coldstart (valid: "
+                             f"{', '.join(BACKENDS)})")
+    workloads = args.workload or list(DEFAULT_WORKLOADS)
+    for workload in workloads:
+        try:
+            check_name(workload)
+        except UnknownWorkload as error:
+            raise UsageError(str(error)) from None
+    return [Size(backend, workload, batch, "-") for backend in dict.fromkeys(backends)
+            for workload in dict.fromkeys(workloads)
+            for batch in dict.fromkeys(args.batch_size or [1])]
 
 
 def _print_plan(argv: list[str]) -> int:
@@ -182,7 +209,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--workload", action="append", default=[],
                    help="repeatable filter, passed to the engine's planning")
     p.add_argument("--backend", action="append", default=[], help="repeatable filter")
-    p.add_argument("--results-dir", type=Path, default=Path("results"))
+    p.add_argument("--batch-size", type=count, action="append", default=[],
+                   help="repeatable filter (with --coldstart: the batch sizes, default 1)")
+    p.add_argument("--coldstart", action="store_true", help="time the cold-start ladder "
+                   "(python -m bench.coldstart) instead of steady calls")
+    p.add_argument("--results-dir", type=Path, help="default results, or results/coldstart "
+                   "with --coldstart")
     p.add_argument("--max-minutes", type=float, help="start no turn after this long, and give "
                    "each turn what is left as its --max-minutes; run again to resume")
     p.add_argument("--dry-run", action="store_true", help="print every turn's command and stop")
@@ -220,13 +252,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parse(argv)
         _check(args)
-        args.results_dir = args.results_dir.absolute()
+        default = Path("results") / ("coldstart" if args.coldstart else "")
+        args.results_dir = (args.results_dir or default).absolute()
         group = args.group or datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         filters = [*(x for w in args.workload for x in ("--workload", w)),
-                   *(x for b in args.backend for x in ("--backend", b))]
-        sizes = plan_sizes(args.sides[0].python, [*filters, *args.bench_args])
+                   *(x for b in args.backend for x in ("--backend", b)),
+                   *(x for b in args.batch_size for x in ("--batch-size", str(b)))]
+        sizes = (coldstart_sizes(args) if args.coldstart
+                 else plan_sizes(args.sides[0].python, [*filters, *args.bench_args]))
         turns = list(abba(args.sides, sizes, args.repeats))
-        done = set() if args.dry_run else done_turns(args.results_dir, group)
+        done = set() if args.dry_run or args.coldstart else done_turns(args.results_dir, group)
     except UsageError as error:
         print(f"python -m bench.ab: error: {error}", file=sys.stderr)
         return 2
@@ -234,12 +269,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"python -m bench.ab: error: {error}", file=sys.stderr)
         return 1
     todo = [t for t in turns if _turn_key(t) not in done]
+    on_record = ("each turn measures only what is not on record" if args.coldstart
+                 else f"{len(turns) - len(todo)} already on record")
     print(f"A/B group {group}: {', '.join(s.label for s in args.sides)}; {len(sizes)} workload "
-          f"size(s) x {args.repeats} repeat(s) = {len(turns)} turns, {len(turns) - len(todo)} "
-          f"already on record in {args.results_dir}; resume with --group {group}", flush=True)
+          f"size(s) x {args.repeats} repeat(s) = {len(turns)} turns, {on_record} in "
+          f"{args.results_dir}; resume with --group {group}", flush=True)
     deadline = time.monotonic() + 60 * args.max_minutes if args.max_minutes else None
     for number, turn in enumerate(todo, start=1):
-        run = command(turn, group, args.results_dir, args.bench_args)
+        run = command(turn, group, args.results_dir, args.bench_args,
+                      "bench.coldstart" if args.coldstart else "bench")
         if deadline is not None:
             left_min = (deadline - time.monotonic()) / 60
             if left_min <= 0:

@@ -65,7 +65,8 @@ class ColdKey:
     batch_size: int | None
     rung: str
     shapes: str = "seed"
-    # "main", or "from-<env_id>" for a foreign bundle: one case per source environment.
+    # "main"; "from-<env_id>" for a foreign bundle: one case per source environment;
+    # "ab-<group>-<label>" for a side of an A/B run across releases (bench/ab.py).
     tag: str = "main"
 
 

@@ -16,6 +16,7 @@ import argparse
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -43,6 +44,7 @@ DEFAULT_WORKLOADS = ("resnet50", "vit-base16", "bert-base", "gpt2-small", "llama
 DEFAULT_RESULTS = REPO / "results" / "coldstart"
 DEFAULT_CACHE = REPO / ".bench-cache" / "coldstart"
 PROG = "python -m bench.coldstart"
+TAG = re.compile(r"[A-Za-z0-9._+][A-Za-z0-9._+-]*")
 
 
 def _choice(kind: str, valid):
@@ -60,6 +62,13 @@ def _workload(value: str) -> str:
         check_name(value)
     except UnknownWorkload as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+    return value
+
+
+def _tag(value: str) -> str:
+    if not TAG.fullmatch(value) or value.startswith("from-"):
+        raise argparse.ArgumentTypeError(f"tag {value!r} may hold only letters, digits and "
+                                         f"_ . + - (not first), and not begin with from-")
     return value
 
 
@@ -95,6 +104,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--bundle-from", type=Path, action="append", default=[],
                    help="a bundle (*.bin) saved in another environment, or a folder of them: "
                         "load each into empty caches (rung foreign-bundle) instead of the ladder")
+    p.add_argument("--tag", type=_tag, default="main", help="the records' tag (default main; "
+                   "python -m bench.ab --coldstart gives each A/B side its own)")
     p.add_argument("--gpus", help="CUDA: all, a count N, or indices such as 0,2: one process "
                    "per GPU at a time, each pinned to an equal share of the cores, a case's "
                    "rungs of one repeat in order on one GPU (default: one process at a time, "
@@ -130,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
             results_dir=args.results_dir, cache_dir=args.cache_dir, machine=args.machine,
             max_minutes=args.max_minutes, timeout_s=args.timeout * 60,
             bundles_from=tuple(args.bundle_from),
-            gpus=tuple(gpu_slots(args.gpus, [args.backend]) or ()) if args.gpus else ())
+            gpus=tuple(gpu_slots(args.gpus, [args.backend]) or ()) if args.gpus else (),
+            tag=args.tag)
         files = bundle_files(config.bundles_from) if config.bundles_from else []
         env, missing_rungs = environment(config.backend, config.machine,
                                          slots_for(list(config.gpus) or None)[0])

@@ -73,6 +73,7 @@ class Config:
     budget_s: float = 1.0  # steady-state timing per process
     bundles_from: tuple[Path, ...] = ()
     gpus: tuple[str, ...] = ()  # CUDA_VISIBLE_DEVICES value per slot; (): one, unchanged
+    tag: str = "main"  # an A/B side's tag (bench/ab.py): its records and caches stay apart
 
 
 @dataclass(frozen=True)
@@ -105,10 +106,10 @@ def plan(config: Config, foreign: list[Foreign]) -> list[Job]:
             for batch in config.batch_sizes:
                 if "eager" in config.rungs:
                     jobs.append(Job(ColdKey(config.backend, workload, "eager", batch, "eager",
-                                            config.shapes), repeat))
+                                            config.shapes, config.tag), repeat))
                 for mode in config.modes:
                     jobs.extend(Job(ColdKey(config.backend, workload, mode, batch, rung,
-                                            config.shapes), repeat)
+                                            config.shapes, config.tag), repeat)
                                 for rung in RUNGS if rung in config.rungs and rung != "eager")
         for found in foreign:
             if (found.key.workload not in config.workloads or found.key.mode not in config.modes
@@ -387,7 +388,8 @@ class Runner:
         info = BundleInfo(path=None, source_env_id=self.env.env_id(),
                           source_device=self.env.device_name, source_torch=self.env.torch,
                           **saved)
-        if job.repeat != 0 or not saved["size_bytes"]:
+        # the published bundle is the one other machines load (--bundle-from): the main run's
+        if job.repeat != 0 or not saved["size_bytes"] or job.key.tag != "main":
             return info
         target = self.published(job.key)
         info = dataclasses.replace(
