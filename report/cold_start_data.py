@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.ab import parse_tag
 from bench.coldstart_records import FOREIGN, LADDER, MODES, REGIONAL, ColdRecord, read_folder
 
 # Each cache layer as the counters show it: (hit counter, miss counter); None where torch
@@ -258,7 +259,10 @@ SHOWN_SHAPES = "seed"  # as on the other pages: tiny shapes are for tests and sm
 
 
 def load(results_dir: Path) -> tuple[list[EnvView], int]:
-    """The views of the shown records, and how many records of other shapes were left out."""
+    """The views of the shown records but A/B sides', and how many records of other shapes
+    were left out."""
     records = read_folder(Path(results_dir))
     shown = [r for r in records if r.key.shapes == SHOWN_SHAPES]
-    return views(shown), len(records) - len(shown)
+    # an A/B side's records are set against each other alone (report/cold_start_ab.py)
+    return (views([r for r in shown if not parse_tag(r.key.tag)]),
+            len(records) - len(shown))

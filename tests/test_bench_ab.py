@@ -11,6 +11,7 @@ import pytest
 from bench_helpers import ROOT, bench_env, records, results_files
 
 from bench import ab
+from bench.coldstart_records import read_folder
 from report import compare
 
 GROUP = "t1"
@@ -113,3 +114,32 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     assert "--tag is set by python -m bench.ab" in capsys.readouterr().err
     assert ab.main(["--env", "a=/nonexistent/python", "--env", f"b={sys.executable}"]) == 2
     assert "not an executable interpreter" in capsys.readouterr().err.strip()
+    assert ab.main(["--env", f"a={sys.executable}", "--env", f"b={sys.executable}",
+                    "--coldstart", "--workload", "nope"]) == 2
+    assert "unknown workload 'nope' (valid: " in capsys.readouterr().err
+    assert ab.main(["--env", f"a={sys.executable}", "--env", f"b={sys.executable}",
+                    "--coldstart", "--backend", "tpu"]) == 2
+    assert "unknown backend 'tpu' for --coldstart (valid: cpu, cuda, mps)" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_cold_start_ladder_alternates_abba_under_each_sides_tag(tmp_path):
+    results = tmp_path / "coldstart"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.ab", "--env", f"a={sys.executable}", "--env",
+         f"b={sys.executable}", "--group", "c1", "--repeats", "2", "--coldstart", "--workload",
+         "mlp", "--results-dir", str(results), "--", "--shapes", "tiny", "--mode", "default",
+         "--rung", "eager", "--rung", "cold", "--rung", "warm",
+         "--cache-dir", str(tmp_path / "cache")],
+        cwd=ROOT, env=bench_env(tmp_path), capture_output=True, text=True, timeout=900,
+        stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = sorted(read_folder(results), key=lambda r: r.started_at)
+    colds = [(ab.parse_tag(r.key.tag), r.repeat) for r in found if r.key.rung == "cold"]
+    assert colds == [(("c1", "a"), 0), (("c1", "b"), 0), (("c1", "b"), 1), (("c1", "a"), 1)]
+    assert sorted((r.key.rung, r.status) for r in found) == sorted(
+        [(rung, "ok") for rung in ("eager", "cold", "warm")] * 4)
+    # each side's warm process reused the caches of that side's own cold process
+    assert all(r.counters.get("inductor.fxgraph_cache_hit", 0) > 0
+               for r in found if r.key.rung == "warm")
+    assert not (results / "bundles").exists()  # a side's bundle is not the one to publish

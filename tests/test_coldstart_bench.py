@@ -177,6 +177,8 @@ def test_a_rung_the_release_lacks_is_recorded_without_a_process(tmp_path):
     (["--repeats", "0"], "must be a whole number of 1 or more"),
     (["--max-minutes", "nan"], "must be a positive number"),
     (["--bundle-from", "/nonexistent/bundle.bin"], "--bundle-from /nonexistent/bundle.bin: no such"),
+    (["--tag", "from-abc"], "tag 'from-abc' may hold only letters"),
+    (["--tag", "a b"], "tag 'a b' may hold only letters"),
 ])
 def test_bad_input_gets_one_line(args, expected):
     done = coldstart(*args, timeout=120)

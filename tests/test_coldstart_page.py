@@ -360,3 +360,77 @@ def test_two_hosts_of_one_gpu_type_stay_apart_and_each_says_its_share(tmp_path):
         assert text.count(f"| [{label} · {env.env_id()}](cold-start/{env.env_id()}.md) |") == 1
         assert text.count(f"## {label} · {env.env_id()}\n") == 1
         assert text.count(f"# Cold start: {label} · {env.env_id()}\n") == 1
+
+
+def ab_records(old_first=(20.0, 21.0, 19.0), new_first=(10.0, 10.5, 9.5),
+               again_first=(10.2, 10.4, 9.7), other_host: bool = False) -> list[ColdRecord]:
+    """An A/B group of the cold rung: 2.12.1 against 2.13.0, and 2.13.0 again (A/A), in
+    ABBA order per repeat; each side's eager first call 0.1 s."""
+    sides = [("2.12.1", "2.12.1+cu130", old_first), ("2.13.0", "2.13.0+cu130", new_first),
+             ("2.13.0-aa", "2.13.0+cu130", again_first)]
+    found, minute = [], 0
+    for repeat in range(3):
+        for label, torch, firsts in sides if repeat % 2 == 0 else sides[::-1]:
+            env = dataclasses.replace(H100, torch=torch, machine="atlas-cpu")
+            if other_host and label == "2.13.0":
+                env = dataclasses.replace(env, cpu_count=64)
+            for rung, first in (("eager", 0.1), ("cold", firsts[repeat])):
+                minute += 1
+                found.append(dataclasses.replace(
+                    record(env, rung, first, 0.005, repeat, tag=f"ab-g1-{label}"),
+                    started_at=f"2026-11-29T10:{minute:02d}:00+00:00"))
+    return found
+
+
+def test_releases_ab_on_one_host_are_paired_and_called_beyond_the_aa_floor(tmp_path):
+    from report import cold_start_ab
+
+    [comparison] = cold_start_ab.comparisons(ab_records())
+    assert (comparison.old.label, comparison.new.label) == ("2.12.1", "2.13.0")
+    assert comparison.aa == "torch 2.13.0+cu130 under labels 2.13.0 and 2.13.0-aa"
+    assert comparison.command == (
+        "nox -s ab -- --torch 2.12.1 --torch 2.13.0 --torch 2.13.0 --coldstart "
+        "--workload gpt2-small --batch-size 1 --repeats 3 -- --mode default --rung eager "
+        "--rung cold")
+    cold = next(s for s in comparison.steps if s.rung == "cold")
+    assert cold.ratio.median == pytest.approx(0.5) and cold.ratio.n == 3
+    assert (cold.ratio.low, cold.ratio.high) == pytest.approx((9.5 / 19.0, 10.5 / 21.0))
+    assert cold.floor == pytest.approx(9.7 / 9.5)  # 2.13.0 against itself, farthest pair
+    assert cold.verdict == "faster"
+    text = rendered(tmp_path, [*fixture_records(), *ab_records()])
+    main = (tmp_path / "docs" / cold_start.PAGE).read_text()
+    assert "### torch 2.12.1+cu130 → 2.13.0+cu130 · group g1" in main
+    row = next(line for line in main.splitlines() if line.startswith("| gpt2-small | 1 | default | cold |"))
+    assert "| 0.50 | 0.50–0.50 | 3 | ±2.1% | faster |" in row
+    # the A/B sides stay out of every machine's ladder: no page for their environments
+    assert set(machine_pages(tmp_path / "docs")) == {H100.env_id(), H200.env_id()}
+    assert "2.12.1" not in text.split("## Across releases")[0]
+
+
+def test_a_release_within_its_aa_floor_is_the_same_and_without_aa_nothing_is_called():
+    from report import cold_start_ab
+
+    [close] = cold_start_ab.comparisons(ab_records(new_first=(19.5, 21.5, 19.2),
+                                                   again_first=(18.0, 23.0, 19.0)))
+    assert next(s for s in close.steps if s.rung == "cold").verdict == "same"
+    no_aa = [r for r in ab_records() if not r.key.tag.endswith("-aa")]
+    [alone] = cold_start_ab.comparisons(no_aa)
+    assert alone.aa == ""
+    assert next(s for s in alone.steps if s.rung == "cold").verdict == "no A/A run yet"
+
+
+def test_releases_measured_on_different_hosts_are_not_compared(tmp_path):
+    from report import cold_start_ab
+
+    [comparison] = cold_start_ab.comparisons(ab_records(other_host=True))
+    assert comparison.host == ""
+    assert all(s.ratio is None and s.verdict == "not comparable: different hosts"
+               for s in comparison.steps)
+    rendered(tmp_path, ab_records(other_host=True))
+    main = (tmp_path / "docs" / cold_start.PAGE).read_text()
+    assert "The sides ran on different hosts: not comparable" in main
+
+
+def test_without_an_ab_group_the_section_says_not_measured(page):
+    section = page["main"].split("## Across releases, on one host")[1].split("\n## ")[0]
+    assert "Not measured yet" in section and "--coldstart" in section

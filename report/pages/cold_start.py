@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.coldstart_records import LADDER, MODES, RUNG_TEXT
-from report import cold_start_charts
+from report import ab, cold_start_ab, cold_start_charts
 from report.cold_start_data import (
     BLOCK_MODELS,
     COLDSTART,
@@ -197,4 +197,6 @@ def render(site: Site, results: Path | None = None) -> None:
                   block_models=BLOCK_MODELS, regional_batches=REGIONAL_BATCHES, **shared)
         envs.append({"view": view, "charts": _linked(site, PAGE, charts), "link": env_link(view.env.env_id)})
     site.page(PAGE, "cold-start.md.j2", envs=envs, hidden=hidden, expected=EXPECTED_WORKLOADS,
-              coverage=_coverage(found), first_call=first_call_table(first_call(found)), **shared)
+              coverage=_coverage(found), first_call=first_call_table(first_call(found)),
+              ab=cold_start_ab.load(results) if results is not None else [],
+              floor_text=ab.percent, **shared)
