@@ -13,26 +13,19 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import Path
 
 from bench.ab import parse_tag
-from bench.coldstart_records import RUNGS, ColdRecord, read_folder
+from bench.coldstart_records import RUNGS, ColdRecord
 from report.ab import judge
-from report.cold_start_data import SHOWN_SHAPES, Spread, spread
+from report.cold_start_data import Spread, spread
 from report.compare import public_release
 from report.history import release_key
-
-
-def ab_tagged(records: list[ColdRecord]) -> list[ColdRecord]:
-    return [r for r in records if parse_tag(r.key.tag)]
 
 
 @dataclass(frozen=True)
 class Side:
     label: str
-    env_id: str
     torch: str
-    host: tuple  # what identifies the host in a cold-start record
     processes: int
 
 
@@ -92,9 +85,10 @@ def _floors(first: list[ColdRecord], other: list[ColdRecord]) -> dict[tuple, flo
 def comparisons(records: list[ColdRecord]) -> list[Comparison]:
     """Per group: each release against the next (version order), first labels."""
     sides: dict[str, dict[str, list[ColdRecord]]] = defaultdict(lambda: defaultdict(list))
-    for r in ab_tagged(records):
-        group, label = parse_tag(r.key.tag)
-        sides[group][label].append(r)
+    for r in records:
+        if found := parse_tag(r.key.tag):
+            group, label = found
+            sides[group][label].append(r)
     out = []
     for group, labels in sorted(sides.items()):
         by_release: dict[str, list[str]] = defaultdict(list)
@@ -108,7 +102,7 @@ def comparisons(records: list[ColdRecord]) -> list[Comparison]:
 
 
 def _side(label: str, records: list[ColdRecord]) -> Side:
-    return Side(label, records[0].env_id, records[0].env.torch, _host(records[0]), len(records))
+    return Side(label, records[0].env.torch, len(records))
 
 
 def _comparison(group, labels, by_release, old_label, new_label) -> Comparison:
@@ -158,6 +152,3 @@ def _command(labels: dict[str, list[ColdRecord]]) -> str:
 def _rung_order(rung: str) -> int:
     return RUNGS.index(rung) if rung in RUNGS else len(RUNGS)
 
-
-def load(results_dir: Path) -> list[Comparison]:
-    return comparisons([r for r in read_folder(Path(results_dir)) if r.key.shapes == SHOWN_SHAPES])

@@ -258,11 +258,20 @@ def _order(case: tuple) -> tuple:
 SHOWN_SHAPES = "seed"  # as on the other pages: tiny shapes are for tests and smoke runs
 
 
+def shown_records(results_dir: Path) -> tuple[list[ColdRecord], int]:
+    """The records of the shown shapes, and how many of other shapes were left out."""
+    records = read_folder(Path(results_dir))
+    shown = [r for r in records if r.key.shapes == SHOWN_SHAPES]
+    return shown, len(records) - len(shown)
+
+
+def ladder_views(shown: list[ColdRecord]) -> list[EnvView]:
+    # an A/B side's records are set against each other alone (report/cold_start_ab.py)
+    return views([r for r in shown if not parse_tag(r.key.tag)])
+
+
 def load(results_dir: Path) -> tuple[list[EnvView], int]:
     """The views of the shown records but A/B sides', and how many records of other shapes
     were left out."""
-    records = read_folder(Path(results_dir))
-    shown = [r for r in records if r.key.shapes == SHOWN_SHAPES]
-    # an A/B side's records are set against each other alone (report/cold_start_ab.py)
-    return (views([r for r in shown if not parse_tag(r.key.tag)]),
-            len(records) - len(shown))
+    shown, hidden = shown_records(results_dir)
+    return ladder_views(shown), hidden

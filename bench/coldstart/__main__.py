@@ -16,13 +16,13 @@ import argparse
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from bench import REPO
+from bench.ab import LABEL
 from bench.cmdline import OneLineParser, UsageError, count, gpu_slots
 from bench.coldstart.runner import (
     Config,
@@ -44,7 +44,6 @@ DEFAULT_WORKLOADS = ("resnet50", "vit-base16", "bert-base", "gpt2-small", "llama
 DEFAULT_RESULTS = REPO / "results" / "coldstart"
 DEFAULT_CACHE = REPO / ".bench-cache" / "coldstart"
 PROG = "python -m bench.coldstart"
-TAG = re.compile(r"[A-Za-z0-9._+][A-Za-z0-9._+-]*")
 
 
 def _choice(kind: str, valid):
@@ -66,7 +65,7 @@ def _workload(value: str) -> str:
 
 
 def _tag(value: str) -> str:
-    if not TAG.fullmatch(value) or value.startswith("from-"):
+    if not LABEL.fullmatch(value) or value.startswith("from-"):
         raise argparse.ArgumentTypeError(f"tag {value!r} may hold only letters, digits and "
                                          f"_ . + - (not first), and not begin with from-")
     return value

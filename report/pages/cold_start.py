@@ -23,7 +23,9 @@ from report.cold_start_data import (
     REGIONAL_BATCHES,
     Case,
     EnvView,
+    ladder_views,
     load,
+    shown_records,
 )
 from report.site import Site
 
@@ -187,7 +189,8 @@ def render(site: Site, results: Path | None = None) -> None:
     results folder's COLDSTART; a site without a results folder has none."""
     if results is None and site.results is not None:
         results = site.results / COLDSTART
-    found, hidden = load(results) if results is not None else ([], 0)
+    shown, hidden = shown_records(results) if results is not None else ([], 0)
+    found = ladder_views(shown)
     shared = {"ladder": LADDER, "rung_text": RUNG_TEXT}
     envs = []
     for view in found:
@@ -198,5 +201,5 @@ def render(site: Site, results: Path | None = None) -> None:
         envs.append({"view": view, "charts": _linked(site, PAGE, charts), "link": env_link(view.env.env_id)})
     site.page(PAGE, "cold-start.md.j2", envs=envs, hidden=hidden, expected=EXPECTED_WORKLOADS,
               coverage=_coverage(found), first_call=first_call_table(first_call(found)),
-              ab=cold_start_ab.load(results) if results is not None else [],
+              ab=cold_start_ab.comparisons(shown),
               floor_text=ab.percent, **shared)
