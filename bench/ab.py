@@ -44,12 +44,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench import REPO
-from bench.cmdline import OneLineParser, UsageError, count
+from bench.cmdline import LABEL, OneLineParser, UsageError, count
 from bench.records import MalformedRecord, read_records, results_files
 
 TAG_PREFIX = "ab"
 GROUP = re.compile(r"[A-Za-z0-9.]+")  # no dash: the tag splits at its first two
-LABEL = re.compile(r"[A-Za-z0-9._+][A-Za-z0-9._+-]*")
 TAG = re.compile(rf"^{TAG_PREFIX}-(?P<group>[A-Za-z0-9.]+)-(?P<label>{LABEL.pattern})$")
 DEFAULT_REPEATS = 3
 # Options of `python -m bench` that this orchestrator sets itself for every turn.

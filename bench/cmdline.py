@@ -9,6 +9,10 @@ PROCESS_STARTED = time.perf_counter()  # before torch: the runner's import cost 
 
 import argparse  # noqa: E402
 import math  # noqa: E402
+import re  # noqa: E402
+
+# A record tag's free part (an A/B side's label, a cold-start run's --tag).
+LABEL = re.compile(r"[A-Za-z0-9._+][A-Za-z0-9._+-]*")
 
 
 class UsageError(Exception):

@@ -22,8 +22,7 @@ import tempfile
 from pathlib import Path
 
 from bench import REPO
-from bench.ab import LABEL
-from bench.cmdline import OneLineParser, UsageError, count, gpu_slots
+from bench.cmdline import LABEL, OneLineParser, UsageError, count, gpu_slots
 from bench.coldstart.runner import (
     Config,
     RunError,
