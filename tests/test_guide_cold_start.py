@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from fixtures import RESULTS
-from test_coldstart_page import H100, fixture_records, record, write
+from test_coldstart_page import H100, ab_records, fixture_records, record, write
 
 from report import analysis
 from report.cold_start_data import load
@@ -99,3 +99,24 @@ def test_the_home_page_points_a_slow_first_call_at_the_answer(data, tmp_path):
     assert "](analysis/cold-start.md#which-rung)" in home
     page = (tmp_path / "docs" / cold_start.PAGE).read_text("utf-8")
     assert "## Which rung leaves the least { #which-rung }" in page
+
+
+def test_the_answer_says_what_upgrading_torch_did_from_the_releases_ab(data, tmp_path):
+    """The A/B section's verdicts, counted per rung beside the rung recommended: 2.13.0 halved
+    the cold first call (beyond its A/A floor) and left eager's the same."""
+    write(tmp_path / "results" / "coldstart", [*fixture_records(), *ab_records()])
+    text = first_call_text(data, tmp_path, tmp_path / "results")
+    assert "](cold-start.md#releases)" in text
+    (line,) = [line for line in text.splitlines() if line.startswith("- torch ")]
+    assert line == ("- torch 2.12.1+cu130 → 2.13.0+cu130 on atlas-cpu (NVIDIA H100 80GB HBM3, "
+                    "16 cores, torch using 16): **eager** the same in 1 of 1 (1.00); "
+                    "**cold** faster in 1 of 1 (0.50).")
+    cold_start.render(Site(data, tmp_path / "docs", results=tmp_path / "results"))
+    page = (tmp_path / "docs" / cold_start.PAGE).read_text("utf-8")
+    assert line in page[:page.index("## How each rung is measured")]
+
+
+def test_releases_ab_on_different_hosts_says_nothing_of_upgrading(data, tmp_path):
+    write(tmp_path / "results" / "coldstart", [*fixture_records(), *ab_records(other_host=True)])
+    text = first_call_text(data, tmp_path, tmp_path / "results")
+    assert "**warm**" in text and "Upgrading torch" not in text and "- torch " not in text

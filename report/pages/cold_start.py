@@ -24,7 +24,6 @@ from report.cold_start_data import (
     Case,
     EnvView,
     ladder_views,
-    load,
     shown_records,
 )
 from report.site import Site
@@ -161,9 +160,35 @@ def first_call(views: list[EnvView]) -> list[dict]:
     return out
 
 
-def first_call_table(envs: list[dict]) -> dict | None:
+def upgrades(found: list[cold_start_ab.Comparison]) -> list[dict]:
+    """Upgrading torch as a lever on the first call: per release A/B on one host and rung, how
+    many cases the newer release made faster, slower or left the same (the A/B section's
+    verdicts), and the range of their median ratios, new over old. Sides on two hosts have
+    no ratio, so they say nothing here."""
+    out = []
+    for c in found:
+        if not c.host:
+            continue
+        rungs = []
+        for name in LADDER:
+            steps = [s for s in c.steps if s.rung == name]
+            if not steps:
+                continue
+            counts = {v: sum(s.verdict == v for s in steps) for v in ("faster", "slower", "same")}
+            counts["not called"] = len(steps) - sum(counts.values())
+            rungs.append({"rung": name, "cases": len(steps),
+                          "called": [(v, n) for v, n in counts.items() if n],
+                          "low": min(s.ratio.median for s in steps),
+                          "high": max(s.ratio.median for s in steps)})
+        if rungs:
+            out.append({"old": c.old.torch, "new": c.new.torch, "host": c.host, "rungs": rungs})
+    return out
+
+
+def first_call_table(envs: list[dict], upgraded: list[dict] = ()) -> dict | None:
     """first_call's answers as one table, a row per machine, batch and mode and a column per
-    workload, so that every machine's answer fits one screen; with the rungs it names."""
+    workload, so that every machine's answer fits one screen; with the rungs it names, and
+    what upgrading torch did to them where releases were measured A/B (`upgrades`)."""
     if not envs:
         return None
     rows: dict[tuple, dict] = {}
@@ -175,13 +200,17 @@ def first_call_table(envs: list[dict]) -> dict | None:
     return {"workloads": sorted({w for cells in rows.values() for w in cells}),
             "rows": [{"label": label, "link": link, "batch": batch, "mode": mode, "cells": cells}
                      for (label, link, batch, mode), cells in rows.items()],
-            "rungs": sorted(named.items()), "processes": PROCESSES}
+            "rungs": sorted(named.items()), "processes": PROCESSES, "upgrades": list(upgraded)}
 
 
 def first_call_answer(results: Path | None) -> dict | None:
     """The first-call answer from the cold-start records under `results`, the folder this
     page reads, so that the guide's answer names this page's recommended rung."""
-    return first_call_table(first_call(load(results)[0])) if results is not None else None
+    if results is None:
+        return None
+    shown, _ = shown_records(results)
+    return first_call_table(first_call(ladder_views(shown)),
+                            upgrades(cold_start_ab.comparisons(shown)))
 
 
 def render(site: Site, results: Path | None = None) -> None:
@@ -191,6 +220,7 @@ def render(site: Site, results: Path | None = None) -> None:
         results = site.results / COLDSTART
     shown, hidden = shown_records(results) if results is not None else ([], 0)
     found = ladder_views(shown)
+    releases = cold_start_ab.comparisons(shown)
     shared = {"ladder": LADDER, "rung_text": RUNG_TEXT}
     envs = []
     for view in found:
@@ -200,6 +230,6 @@ def render(site: Site, results: Path | None = None) -> None:
                   block_models=BLOCK_MODELS, regional_batches=REGIONAL_BATCHES, **shared)
         envs.append({"view": view, "charts": _linked(site, PAGE, charts), "link": env_link(view.env.env_id)})
     site.page(PAGE, "cold-start.md.j2", envs=envs, hidden=hidden, expected=EXPECTED_WORKLOADS,
-              coverage=_coverage(found), first_call=first_call_table(first_call(found)),
-              ab=cold_start_ab.comparisons(shown),
+              coverage=_coverage(found),
+              first_call=first_call_table(first_call(found), upgrades(releases)), ab=releases,
               floor_text=ab.percent, **shared)
