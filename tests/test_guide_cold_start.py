@@ -107,7 +107,9 @@ def test_the_answer_says_what_upgrading_torch_did_from_the_releases_ab(data, tmp
     write(tmp_path / "results" / "coldstart", [*fixture_records(), *ab_records()])
     text = first_call_text(data, tmp_path, tmp_path / "results")
     assert "](cold-start.md#releases)" in text
-    (line,) = [line for line in text.splitlines() if line.startswith("- torch ")]
+    lines = text.splitlines()
+    (line,) = [line for line in lines if line.startswith("- torch ")]
+    assert lines[lines.index(line) - 1] == ""  # else Markdown runs the list into the paragraph
     assert line == ("- torch 2.12.1+cu130 → 2.13.0+cu130 on atlas-cpu (NVIDIA H100 80GB HBM3, "
                     "16 cores, torch using 16): **eager** the same in 1 of 1 (1.00); "
                     "**cold** faster in 1 of 1 (0.50).")
