@@ -209,8 +209,12 @@ def first_call_answer(results: Path | None) -> dict | None:
     if results is None:
         return None
     shown, _ = shown_records(results)
-    return first_call_table(first_call(ladder_views(shown)),
-                            upgrades(cold_start_ab.comparisons(shown)))
+    return _answer(ladder_views(shown), cold_start_ab.comparisons(shown))
+
+
+def _answer(found: list[EnvView], releases: list[cold_start_ab.Comparison]) -> dict | None:
+    """The one first-call answer, built alike for the guide and this page."""
+    return first_call_table(first_call(found), upgrades(releases))
 
 
 def render(site: Site, results: Path | None = None) -> None:
@@ -231,5 +235,5 @@ def render(site: Site, results: Path | None = None) -> None:
         envs.append({"view": view, "charts": _linked(site, PAGE, charts), "link": env_link(view.env.env_id)})
     site.page(PAGE, "cold-start.md.j2", envs=envs, hidden=hidden, expected=EXPECTED_WORKLOADS,
               coverage=_coverage(found),
-              first_call=first_call_table(first_call(found), upgrades(releases)), ab=releases,
+              first_call=_answer(found, releases), ab=releases,
               floor_text=ab.percent, **shared)
