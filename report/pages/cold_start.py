@@ -185,7 +185,7 @@ def upgrades(found: list[cold_start_ab.Comparison]) -> list[dict]:
     return out
 
 
-def first_call_table(envs: list[dict], upgraded: list[dict] = ()) -> dict | None:
+def first_call_table(envs: list[dict], upgraded: list[dict]) -> dict | None:
     """first_call's answers as one table, a row per machine, batch and mode and a column per
     workload, so that every machine's answer fits one screen; with the rungs it names, and
     what upgrading torch did to them where releases were measured A/B (`upgrades`)."""
@@ -200,7 +200,7 @@ def first_call_table(envs: list[dict], upgraded: list[dict] = ()) -> dict | None
     return {"workloads": sorted({w for cells in rows.values() for w in cells}),
             "rows": [{"label": label, "link": link, "batch": batch, "mode": mode, "cells": cells}
                      for (label, link, batch, mode), cells in rows.items()],
-            "rungs": sorted(named.items()), "processes": PROCESSES, "upgrades": list(upgraded)}
+            "rungs": sorted(named.items()), "processes": PROCESSES, "upgrades": upgraded}
 
 
 def first_call_answer(results: Path | None) -> dict | None:
