@@ -13,6 +13,7 @@ import dataclasses
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from bench.ab import parse_tag
@@ -65,6 +66,7 @@ class Rung:
     bundle_bytes: int | None = None
     source: str | None = None  # a foreign bundle: the device and torch it was saved with
     blocks: int | None = None  # regional rungs: the repeated blocks compiled
+    days: tuple[str, ...] = ()  # the UTC days its ok processes started on
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,10 @@ def _layers(records: list[ColdRecord]) -> dict[str, str]:
     return out
 
 
+def _utc_day(stamp: str) -> str:
+    return datetime.fromisoformat(stamp).astimezone(timezone.utc).date().isoformat()
+
+
 def _most(values: list) -> object:
     return Counter(values).most_common(1)[0][0] if values else None
 
@@ -128,7 +134,8 @@ def summarize(records: list[ColdRecord], eager: list[ColdRecord]) -> Rung:
         bundle_bytes=saved.size_bytes if saved else (loaded[0].size_bytes if loaded else None),
         source=f"{loaded[0].source_device} · torch {loaded[0].source_torch}"
         if loaded and records[0].key.rung == FOREIGN else None,
-        blocks=_most([r.blocks for r in ok if r.blocks is not None]))
+        blocks=_most([r.blocks for r in ok if r.blocks is not None]),
+        days=tuple(sorted({_utc_day(r.started_at) for r in ok})))
 
 
 @dataclass(frozen=True)
@@ -184,6 +191,10 @@ def break_even(whole: Rung | None, other: Rung | None) -> str:
     if not (whole and other and whole.first_call and other.first_call and whole.steady
             and other.steady):
         return "not measured"
+    if whole.days and other.days and not set(whole.days) & set(other.days):
+        # same machine id, but a host's speed drifts between days: compile time is CPU-bound
+        return (f"not comparable: the whole model ran on {', '.join(whole.days)}, "
+                f"this on {', '.join(other.days)}")
     first = other.first_call.median - whole.first_call.median  # extra first-call seconds
     per_call = other.steady.median - whole.steady.median  # extra seconds per later call
     # A break-even divides by the steady difference: where the processes cannot tell the two

@@ -13,7 +13,7 @@ from bench.coldstart_records import BundleInfo, ColdKey, ColdRecord, read_folder
 from bench.records import Environment, Timing, append_records
 from report.analysis import Data
 from report.analysis import load as load_cases
-from report.cold_start_data import Rung, Spread, break_even, load
+from report.cold_start_data import Rung, Spread, break_even, load, summarize
 from report.formatting import seconds
 from report.pages import cold_start
 from report.site import Site
@@ -437,3 +437,19 @@ def test_releases_measured_on_different_hosts_are_not_compared(tmp_path):
 def test_without_an_ab_group_the_section_says_not_measured(page):
     section = page["main"].split("## Across releases, on one host")[1].split("\n## ")[0]
     assert "Not measured yet" in section and "--coldstart" in section
+
+
+def test_regional_strategies_measured_on_other_days_than_the_whole_model_are_not_compared():
+    whole = dataclasses.replace(rung(10.0, 0.002), days=("2026-11-27",))
+    later = dataclasses.replace(rung(5.0, 0.001), days=("2026-11-29",))
+    assert break_even(whole, later) == ("not comparable: the whole model ran on 2026-11-27, "
+                                        "this on 2026-11-29")
+    overlapping = dataclasses.replace(later, days=("2026-11-27", "2026-11-29"))
+    assert break_even(whole, overlapping) == "ahead from the first call on"
+
+
+def test_a_rung_keeps_the_utc_days_its_processes_started_on():
+    late = dataclasses.replace(record(H100, "cold", 3.0, 0.1),
+                               started_at="2026-11-28T23:30:00-02:00")
+    assert summarize([late, record(H100, "cold", 3.0, 0.1)], []).days == ("2026-11-26",
+                                                                          "2026-11-29")
