@@ -3,7 +3,7 @@
 # started its own session running between calls, until the lease ends. Every call copies all
 # records so far to $OUT, so a lease lost early loses only the process in flight.
 #
-# usage (one call each, back to back on one lease, carrying .whl):
+# usage (one call each, back to back on one lease, carrying .whl, which wheels.sh fills):
 #   bash examples/lent-machine/detached.sh start SECONDS NAME CPUS -- python -m bench ... [NAME CPUS -- ...]
 #   bash examples/lent-machine/detached.sh wait SECONDS   (name the kind that the start call got)
 # A run named NAME writes under /tmp/runs/NAME: give it --results-dir /tmp/runs/NAME. It starts
