@@ -188,10 +188,7 @@ def release(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Unit, end-to-end and browser tests (browser tests skip without Chromium)."""
     install(session, "test", "docs", "browser", "properdocs", "models", torch=torch_release(session))
-    # Both cores of a small runner; the browser tests stay on one worker (their xdist group),
-    # since they share one built site. `-- -n 0` runs everything in this process.
-    session.run("python", "-m", "pytest", "-n", "auto", "--maxprocesses", "4", "--dist",
-                "loadgroup", *session.posargs)
+    session.run("python", "-m", "pytest", *session.posargs)
 
 
 @nox.session

@@ -96,18 +96,6 @@ def _run(command: list[str]) -> None:
         pytest.fail(f"`{' '.join(command)}` exited {done.returncode}:\n{output}", pytrace=False)
 
 
-def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist, every browser test goes to one worker: they share one built site
-    (rendered into the repository's docs/) and one Chromium, which a second worker would
-    build and write again beside the first."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    here = Path(__file__).parent
-    for item in items:
-        if item.path.is_relative_to(here):
-            item.add_marker(pytest.mark.xdist_group("browser"))
-
-
 @pytest.fixture(scope="session")
 def browser():
     try:
