@@ -208,10 +208,32 @@ def break_even(whole: Rung | None, other: Rung | None) -> str:
         return "ahead from the first call on"
     if first >= 0 and per_call >= 0:
         return "never ahead"
-    calls = -first / per_call
+    # two significant figures: the processes' spread leaves the third digit to noise
+    calls = max(1.0, float(f"{-first / per_call:.2g}"))
+    count = "the first call" if calls == 1 else f"the first {calls:,.0f} calls"
     if first < 0:
-        return f"ahead for the first {calls:,.0f} calls, behind after"
-    return f"behind for the first {calls:,.0f} calls, ahead after"
+        return f"ahead for {count}, behind after"
+    return f"behind for {count}, ahead after"
+
+
+def common_day_break_even(whole: list[ColdRecord], other: list[ColdRecord]) -> str:
+    """`break_even` from the processes of the UTC days both sides ran on alone: a host's
+    compile speed drifts between days, so a process of a day the other side never ran on
+    would set one host's speed against another's."""
+    def days(records):
+        return {_utc_day(r.started_at) for r in records if r.status == "ok"}
+
+    def summed(records):
+        return summarize(records, []) if records else None
+
+    common = days(whole) & days(other)
+    if not common or days(whole) | days(other) == common:
+        return break_even(summed(whole), summed(other))
+
+    def on_common_days(records):
+        return [r for r in records if _utc_day(r.started_at) in common]
+    text = break_even(summed(on_common_days(whole)), summed(on_common_days(other)))
+    return f"{text} (processes of {', '.join(sorted(common))} only)"
 
 
 def views(records: list[ColdRecord]) -> list[EnvView]:
@@ -250,7 +272,11 @@ def _env_view(records: list[ColdRecord]) -> EnvView:
                          for name in REGIONAL}}
         if c.workload in BLOCK_MODELS or any(strategies[name] for name in REGIONAL):
             regional.append(Regional(c.workload, c.mode, c.batch_size, strategies,
-                                     {name: break_even(strategies["whole"], strategies[name])
+                                     {name: common_day_break_even(
+                                         groups.get((c.workload, c.batch_size, c.mode, c.shapes,
+                                                     "cold", "main"), []),
+                                         groups.get((c.workload, c.batch_size, c.mode, c.shapes,
+                                                     name, "main"), []))
                                       for name in REGIONAL}))
     by_case = {(c.workload, c.batch_size, c.mode, c.shapes): c for c in cases}
     foreign = []

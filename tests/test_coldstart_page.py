@@ -13,7 +13,7 @@ from bench.coldstart_records import BundleInfo, ColdKey, ColdRecord, read_folder
 from bench.records import Environment, Timing, append_records
 from report.analysis import Data
 from report.analysis import load as load_cases
-from report.cold_start_data import Rung, Spread, break_even, load, summarize
+from report.cold_start_data import Rung, Spread, break_even, common_day_break_even, load, summarize
 from report.formatting import seconds
 from report.pages import cold_start
 from report.site import Site
@@ -296,6 +296,8 @@ def rung(first: float, steady: float) -> Rung:
     (20.0, 0.003, "never ahead"),
     (5.0, 0.003, "ahead for the first 5,000 calls, behind after"),
     (20.0, 0.0015, "behind for the first 20,000 calls, ahead after"),
+    (10.0 - 0.69832, 0.00201, "ahead for the first 70,000 calls, behind after"),
+    (10.0 - 1e-6, 0.003, "ahead for the first call, behind after"),
 ])
 def test_break_even_against_the_whole_model(first, steady, expected):
     assert break_even(rung(10.0, 0.002), rung(first, steady)) == expected
@@ -453,3 +455,17 @@ def test_a_rung_keeps_the_utc_days_its_processes_started_on():
                                started_at="2026-11-28T23:30:00-02:00")
     assert summarize([late, record(H100, "cold", 3.0, 0.1)], []).days == ("2026-11-26",
                                                                           "2026-11-29")
+
+
+def test_break_even_uses_only_the_processes_of_the_days_both_sides_ran_on():
+    def on(day, rung, first, steady, repeat):
+        return dataclasses.replace(record(H100, rung, first, steady, repeat % 3),
+                                   started_at=f"{day}T10:00:00+00:00")
+    whole = [on("2026-11-27", "cold", 30.0, 0.002, 0), on("2026-11-27", "cold", 30.0, 0.002, 1),
+             on("2026-11-29", "cold", 10.0, 0.002, 2), on("2026-11-29", "cold", 10.0, 0.002, 3)]
+    regional = [on("2026-11-29", "per-block", 12.0, 0.001, r) for r in range(2)]
+    # over every day the whole model's slow first calls of 11-27 would put per-block ahead
+    assert common_day_break_even(whole, regional) == (
+        "behind for the first 2,000 calls, ahead after (processes of 2026-11-29 only)")
+    assert common_day_break_even(whole[2:], regional) == "behind for the first 2,000 calls, ahead after"
+    assert common_day_break_even(whole[:2], regional).startswith("not comparable")
