@@ -67,6 +67,7 @@ class Rung:
     source: str | None = None  # a foreign bundle: the device and torch it was saved with
     blocks: int | None = None  # regional rungs: the repeated blocks compiled
     days: tuple[str, ...] = ()  # the UTC days its ok processes started on
+    speedup_apart: str | None = None  # why no speedup: eager ran on none of `days`
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,13 @@ def summarize(records: list[ColdRecord], eager: list[ColdRecord]) -> Rung:
     ok = [r for r in records if r.status == "ok"]
     eager_ok = [r for r in eager if r.status == "ok"]
     eager_first = statistics.median(r.first_call_s for r in eager_ok) if eager_ok else None
-    eager_steady = statistics.median(r.steady.median_s for r in eager_ok) if eager_ok else None
+    days = tuple(sorted({_utc_day(r.started_at) for r in ok}))
+    # steady latency follows the host's speed, which drifts between days: a rung is set
+    # against eager's processes of its own days alone
+    eager_same_day = [r for r in eager_ok if _utc_day(r.started_at) in days]
+    eager_steady = (statistics.median(r.steady.median_s for r in eager_same_day)
+                    if eager_same_day else None)
+    eager_days = sorted({_utc_day(r.started_at) for r in eager_ok})
     steady = spread([r.steady.median_s for r in ok])
     failed = [r for r in records if r.status != "ok"]
     status = _most([r.status for r in failed]) if not ok and failed else None
@@ -135,7 +142,10 @@ def summarize(records: list[ColdRecord], eager: list[ColdRecord]) -> Rung:
         source=f"{loaded[0].source_device} · torch {loaded[0].source_torch}"
         if loaded and records[0].key.rung == FOREIGN else None,
         blocks=_most([r.blocks for r in ok if r.blocks is not None]),
-        days=tuple(sorted({_utc_day(r.started_at) for r in ok})))
+        days=days,
+        speedup_apart=(f"not comparable: eager ran on {', '.join(eager_days)}, this on "
+                       f"{', '.join(days)}") if steady and eager_ok and not eager_same_day
+        else None)
 
 
 @dataclass(frozen=True)

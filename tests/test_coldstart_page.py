@@ -469,3 +469,16 @@ def test_break_even_uses_only_the_processes_of_the_days_both_sides_ran_on():
         "behind for the first 2,000 calls, ahead after (processes of 2026-11-29 only)")
     assert common_day_break_even(whole[2:], regional) == "behind for the first 2,000 calls, ahead after"
     assert common_day_break_even(whole[:2], regional).startswith("not comparable")
+
+
+def test_a_rung_is_set_against_eager_of_its_own_days_alone():
+    def on(day, rung, steady, repeat=0):
+        return dataclasses.replace(record(H100, rung, 1.0, steady, repeat),
+                                   started_at=f"{day}T10:00:00+00:00")
+    eager = [on("2026-11-27", "eager", 0.008), on("2026-11-29", "eager", 0.004, 1)]
+    later = summarize([on("2026-11-29", "cold", 0.002)], eager)
+    assert later.speedup == pytest.approx(2.0) and later.speedup_apart is None
+    apart = summarize([on("2026-11-28", "cold", 0.002)], eager)
+    assert apart.speedup is None
+    assert apart.speedup_apart == ("not comparable: eager ran on 2026-11-27, 2026-11-29, "
+                                   "this on 2026-11-28")
