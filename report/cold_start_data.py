@@ -107,6 +107,15 @@ def _utc_day(stamp: str) -> str:
     return datetime.fromisoformat(stamp).astimezone(timezone.utc).date().isoformat()
 
 
+def _days(records: list[ColdRecord]) -> tuple[str, ...]:
+    """The UTC days the ok processes among `records` started on."""
+    return tuple(sorted({_utc_day(r.started_at) for r in records if r.status == "ok"}))
+
+
+def _on_days(records: list[ColdRecord], days) -> list[ColdRecord]:
+    return [r for r in records if _utc_day(r.started_at) in days]
+
+
 def _most(values: list) -> object:
     return Counter(values).most_common(1)[0][0] if values else None
 
@@ -115,13 +124,13 @@ def summarize(records: list[ColdRecord], eager: list[ColdRecord]) -> Rung:
     ok = [r for r in records if r.status == "ok"]
     eager_ok = [r for r in eager if r.status == "ok"]
     eager_first = statistics.median(r.first_call_s for r in eager_ok) if eager_ok else None
-    days = tuple(sorted({_utc_day(r.started_at) for r in ok}))
+    days = _days(ok)
     # steady latency follows the host's speed, which drifts between days: a rung is set
     # against eager's processes of its own days alone
-    eager_same_day = [r for r in eager_ok if _utc_day(r.started_at) in days]
+    eager_same_day = _on_days(eager_ok, days)
     eager_steady = (statistics.median(r.steady.median_s for r in eager_same_day)
                     if eager_same_day else None)
-    eager_days = sorted({_utc_day(r.started_at) for r in eager_ok})
+    eager_days = _days(eager_ok)
     steady = spread([r.steady.median_s for r in ok])
     failed = [r for r in records if r.status != "ok"]
     status = _most([r.status for r in failed]) if not ok and failed else None
@@ -230,19 +239,13 @@ def common_day_break_even(whole: list[ColdRecord], other: list[ColdRecord]) -> s
     """`break_even` from the processes of the UTC days both sides ran on alone: a host's
     compile speed drifts between days, so a process of a day the other side never ran on
     would set one host's speed against another's."""
-    def days(records):
-        return {_utc_day(r.started_at) for r in records if r.status == "ok"}
-
     def summed(records):
         return summarize(records, []) if records else None
 
-    common = days(whole) & days(other)
-    if not common or days(whole) | days(other) == common:
+    common = set(_days(whole)) & set(_days(other))
+    if not common or set(_days(whole)) | set(_days(other)) == common:
         return break_even(summed(whole), summed(other))
-
-    def on_common_days(records):
-        return [r for r in records if _utc_day(r.started_at) in common]
-    text = break_even(summed(on_common_days(whole)), summed(on_common_days(other)))
+    text = break_even(summed(_on_days(whole, common)), summed(_on_days(other, common)))
     return f"{text} (processes of {', '.join(sorted(common))} only)"
 
 
