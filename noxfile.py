@@ -188,7 +188,9 @@ def release(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Unit, end-to-end and browser tests (browser tests skip without Chromium)."""
     install(session, "test", "docs", "browser", "properdocs", "models", torch=torch_release(session))
-    session.run("python", "-m", "pytest", *session.posargs)
+    # one worker per core, each module on one worker (tests/conftest.py); `-- -n 0` runs serially
+    session.run("python", "-m", "pytest", "-n", "auto", "--dist", "loadgroup",
+                "--no-loadscope-reorder", *session.posargs)
 
 
 @nox.session

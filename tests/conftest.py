@@ -9,6 +9,28 @@ from fixtures.site import FIXTURE_HASH_SEED, build, render_docs
 
 from report.analysis import Data, load
 
+# `nox -s tests` runs the suite on every core (pytest-xdist, --dist loadgroup). A module's
+# tests stay on one worker, so that its module fixtures run once; the browser tests are one
+# group, so that the real site is built once. The longest groups go first: started last,
+# one of them would leave the other workers idle at the end.
+LONGEST_FIRST = ("browser", "tests/test_bench_ab.py", "tests/test_security_output.py",
+                 "tests/test_coldstart_bench.py", "tests/test_bench_workloads_cases.py",
+                 "tests/test_report_pages.py", "tests/test_workflows.py",
+                 "tests/test_hostile_bench.py")
+
+
+def _group(item: pytest.Item) -> str:
+    module = item.nodeid.split("::", 1)[0]
+    return "browser" if module.startswith("tests/browser/") else module
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist names each test by its group
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(_group(item)))
+    rank = {group: index for index, group in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(_group(item), len(rank)))  # stable: order kept within
+
 
 @pytest.fixture(scope="session")
 def fixture_root(tmp_path_factory):

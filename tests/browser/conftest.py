@@ -43,6 +43,11 @@ CHROMIUM_ARGS = [
 # Pages that never finish loading are failures, not hangs.
 NAVIGATION_TIMEOUT_MS = 30_000
 CRAWL_TABS = 4
+# The crawl opens each page at CRAWL_VIEWPORT, then measures it at the phone's width and, where
+# it has a chart of its own, at the desktop's: one load per page for every check.
+CRAWL_VIEWPORT = {"width": 1280, "height": 900}
+DESKTOP = {"width": 1440, "height": 900}
+PHONE = {"width": 390, "height": 844}
 
 # Waits for every <img> to settle (load or error) and reads what the checks need.
 # Lazy images are switched to eager first: headless pages never scroll to them.
@@ -77,6 +82,71 @@ async () => {
       return wide;
     })(),
   };
+}
+"""
+
+
+# Every tab shown and every <details> open, so that every chart is laid out as a reader who
+# opens it sees it; lazy images loaded at once. Reads each chart's drawn width, then where
+# the cells of the page's first tables are.
+_MEASURE_JS = """
+async () => {
+  const style = document.createElement("style");
+  style.textContent = ".tabbed-set > .tabbed-content > .tabbed-block { display: block !important; }";
+  document.head.append(style);
+  document.querySelectorAll("article details").forEach((d) => { d.open = true; });
+  const images = [...document.querySelectorAll("article img")];
+  for (const img of images) img.loading = "eager";
+  await Promise.all(images.map((img) => img.complete ? null : new Promise((done) => {
+    img.addEventListener("load", done, {once: true});
+    img.addEventListener("error", done, {once: true});
+    setTimeout(done, 10000);
+  })));
+  const charts = images.filter((img) => /\\.svg$/.test(new URL(img.src).pathname))
+    .map((img) => ({src: img.src, width: img.getBoundingClientRect().width}));
+  style.remove();
+  // The first table outside <details> as the page opens, and the first of each <details>
+  // opened (the first a reader meets there), each measured alone.
+  const details = [...document.querySelectorAll("article details")];
+  details.forEach((d) => { d.open = false; });
+  const tables = [...document.querySelectorAll("article table")];
+  const firsts = [tables.find((t) => !t.closest("details")),
+                  ...details.map((d) => tables.find((t) => t.closest("details") === d))];
+  const screen = document.documentElement.clientWidth;
+  const measure = (table) => {
+    const cells = [...table.querySelectorAll("tbody td")].filter((td) => td.getClientRects().length);
+    const off = cells.filter((td) => {
+      const box = td.getBoundingClientRect();
+      return box.left < -0.5 || box.right > screen + 0.5;
+    });
+    return {
+      head: (table.rows[0] || {innerText: ""}).innerText.slice(0, 80),
+      cells: cells.length,
+      off: off.slice(0, 3).map((td) => `${td.innerText.slice(0, 30)} ends at `
+                                        + `${Math.round(td.getBoundingClientRect().right)} px`),
+      offCount: off.length,
+      // The table itself, or a box around it that scrolls, or the page: wider than shown.
+      scrolls: (() => {
+        for (let e = table; e; e = e.parentElement) {
+          const sideways = e === document.documentElement
+            || e === table || /auto|scroll/.test(getComputedStyle(e).overflowX);
+          if (sideways && e.scrollWidth > e.clientWidth + 1)
+            return `${e.tagName}.${e.className}: ${e.scrollWidth} px in ${e.clientWidth}`;
+        }
+        return "";
+      })(),
+    };
+  };
+  const first = [];
+  firsts.forEach((table, index) => {
+    if (!table) return;
+    // A <details> inside another opens with the ones around it.
+    for (let d = index > 0 ? details[index - 1] : null; d; d = d.parentElement.closest("details"))
+      d.open = true;
+    first.push(measure(table));
+    details.forEach((d) => { d.open = false; });
+  });
+  return {charts, first};
 }
 """
 
@@ -183,12 +253,18 @@ def context(browser, base_url: str):
     scripts from a CDN would fail differently on every machine. Stubbing keeps the
     console checks about this site. Images are checked separately and must be local.
     """
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, service_workers="block")
+    ctx = browser.new_context(viewport=CRAWL_VIEWPORT, service_workers="block")
     ctx.set_default_navigation_timeout(NAVIGATION_TIMEOUT_MS)
     ctx.set_default_timeout(15_000)
     ctx.route(lambda url: not url.startswith(base_url), lambda route: route.fulfill(body=""))
     yield ctx
     ctx.close()
+
+
+@dataclass(frozen=True)
+class Measured:
+    charts: tuple[tuple[str, float], ...]  # (src, drawn width in CSS px)
+    first_tables: tuple[dict, ...]  # the first outside <details>, then each <details>' first
 
 
 @dataclass(frozen=True)
@@ -202,6 +278,8 @@ class PageVisit:
     anchors: frozenset[str]  # ids and names, the targets of #fragments
     tab_labels: int
     wide_tables: tuple[str, ...] = ()  # tables outside <details> that scroll sideways
+    phone: Measured | None = None
+    desktop: Measured | None = None  # only where the page shows a chart of its own
 
 
 def read_in_tabs(tabs, urls, start, finish) -> dict:
@@ -225,13 +303,10 @@ def read_in_tabs(tabs, urls, start, finish) -> dict:
     return read
 
 
-def page_urls(site: Path, base_url: str, keep=lambda html: True) -> list[str]:
-    """Every HTML page of the built site (whose file `keep` accepts), as the URL a reader
-    would use."""
+def page_urls(site: Path, base_url: str) -> list[str]:
+    """Every HTML page of the built site, as the URL a reader would use."""
     urls = []
     for html in sorted(site.rglob("*.html")):
-        if not keep(html):
-            continue
         relative = html.relative_to(site).as_posix()
         if relative == "index.html":
             relative = ""
@@ -239,6 +314,10 @@ def page_urls(site: Path, base_url: str, keep=lambda html: True) -> list[str]:
             relative = relative.removesuffix("index.html")
         urls.append(base_url + relative)
     return urls
+
+
+# A chart of the site's own: an SVG under a charts/ folder (report/charts.py writes them there).
+CHART_IMAGE = re.compile(r"/charts/[^?#]*\.svg$")
 
 
 class _Tab:
@@ -268,7 +347,14 @@ class _Tab:
 
     def start(self, url: str) -> None:
         self.errors.clear()
+        self.page.set_viewport_size(CRAWL_VIEWPORT)
         self.page.goto(url, wait_until="commit")
+
+    def measure(self, viewport) -> Measured:
+        self.page.set_viewport_size(viewport)
+        seen = self.page.evaluate(_MEASURE_JS)
+        return Measured(charts=tuple((chart["src"], chart["width"]) for chart in seen["charts"]),
+                        first_tables=tuple(seen["first"]))
 
     def finish(self, url: str) -> PageVisit:
         # networkidle: late requests (the search index, scripts loaded by scripts)
@@ -278,6 +364,7 @@ class _Tab:
         self.page.wait_for_load_state("load")
         self.page.wait_for_load_state("networkidle")
         seen = self.page.evaluate(_READ_PAGE_JS)
+        charted = any(CHART_IMAGE.search(image["src"]) for image in seen["images"])
         return PageVisit(
             url=url,
             errors=tuple(self.errors),
@@ -286,6 +373,8 @@ class _Tab:
             anchors=frozenset(seen["anchors"]),
             tab_labels=seen["tab_labels"],
             wide_tables=tuple(seen["wide_tables"]),
+            phone=self.measure(PHONE),
+            desktop=self.measure(DESKTOP) if charted else None,
         )
 
 

@@ -6,141 +6,32 @@ from __future__ import annotations
 import functools
 import re
 import urllib.parse
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import page_urls, read_in_tabs
+from tests.browser.conftest import DESKTOP, PHONE
 
 pytestmark = pytest.mark.browser
 
-DESKTOP = {"width": 1440, "height": 900}
-PHONE = {"width": 390, "height": 844}
 MAX_HOME_BYTES = 1_000_000
 SEARCH_FETCH_POLLS = 150  # 15 s of 100 ms waits
 MIN_CHART_TEXT_PX = {"desktop": 9.0, "phone": 7.0}
-TABS = 4
-
-# Every tab shown and every <details> open, so that every chart is laid out as a reader who
-# opens it sees it; lazy images loaded at once. Reads each chart's drawn width, then where
-# the cells of the page's first tables are.
-_MEASURE_JS = """
-async () => {
-  const style = document.createElement("style");
-  style.textContent = ".tabbed-set > .tabbed-content > .tabbed-block { display: block !important; }";
-  document.head.append(style);
-  document.querySelectorAll("article details").forEach((d) => { d.open = true; });
-  const images = [...document.querySelectorAll("article img")];
-  for (const img of images) img.loading = "eager";
-  await Promise.all(images.map((img) => img.complete ? null : new Promise((done) => {
-    img.addEventListener("load", done, {once: true});
-    img.addEventListener("error", done, {once: true});
-    setTimeout(done, 10000);
-  })));
-  const charts = images.filter((img) => /\\.svg$/.test(new URL(img.src).pathname))
-    .map((img) => ({src: img.src, width: img.getBoundingClientRect().width}));
-  style.remove();
-  // The first table outside <details> as the page opens, and the first of each <details>
-  // opened (the first a reader meets there), each measured alone.
-  const details = [...document.querySelectorAll("article details")];
-  details.forEach((d) => { d.open = false; });
-  const tables = [...document.querySelectorAll("article table")];
-  const firsts = [tables.find((t) => !t.closest("details")),
-                  ...details.map((d) => tables.find((t) => t.closest("details") === d))];
-  const screen = document.documentElement.clientWidth;
-  const measure = (table) => {
-    const cells = [...table.querySelectorAll("tbody td")].filter((td) => td.getClientRects().length);
-    const off = cells.filter((td) => {
-      const box = td.getBoundingClientRect();
-      return box.left < -0.5 || box.right > screen + 0.5;
-    });
-    return {
-      head: (table.rows[0] || {innerText: ""}).innerText.slice(0, 80),
-      cells: cells.length,
-      off: off.slice(0, 3).map((td) => `${td.innerText.slice(0, 30)} ends at `
-                                        + `${Math.round(td.getBoundingClientRect().right)} px`),
-      offCount: off.length,
-      // The table itself, or a box around it that scrolls, or the page: wider than shown.
-      scrolls: (() => {
-        for (let e = table; e; e = e.parentElement) {
-          const sideways = e === document.documentElement
-            || e === table || /auto|scroll/.test(getComputedStyle(e).overflowX);
-          if (sideways && e.scrollWidth > e.clientWidth + 1)
-            return `${e.tagName}.${e.className}: ${e.scrollWidth} px in ${e.clientWidth}`;
-        }
-        return "";
-      })(),
-    };
-  };
-  const first = [];
-  firsts.forEach((table, index) => {
-    if (!table) return;
-    // A <details> inside another opens with the ones around it.
-    for (let d = index > 0 ? details[index - 1] : null; d; d = d.parentElement.closest("details"))
-      d.open = true;
-    first.push(measure(table));
-    details.forEach((d) => { d.open = false; });
-  });
-  return {charts, first};
-}
-"""
-
-
-@dataclass(frozen=True)
-class Measured:
-    charts: tuple[tuple[str, float], ...]  # (src, drawn width in CSS px)
-    first_tables: tuple[dict, ...]  # the first outside <details>, then each <details>' first
-
 
 def _no_network(context, base_url: str) -> None:
     context.route(lambda url: not url.startswith(base_url), lambda route: route.fulfill(body=""))
 
 
-def _measure_every_page(browser, site_dir: Path, base_url: str, viewport,
-                        charted_only: bool = False) -> dict[str, Measured]:
-    """Every page at `viewport`; with `charted_only`, only those whose HTML shows a chart
-    of the site's own (the rest have no chart text to measure)."""
-    context = browser.new_context(viewport=viewport, service_workers="block")
-    context.set_default_timeout(30_000)
-    _no_network(context, base_url)
-    # The index is not what these checks are about; an empty one keeps the pages light.
-    context.route(base_url + "search/search_index.json",
-                  lambda route: route.fulfill(body='{"config": {"lang": ["en"], "separator": "[\\\\s]+", '
-                                                  '"pipeline": []}, "docs": []}',
-                                              content_type="application/json"))
-    pages = [context.new_page() for _ in range(TABS)]
-    urls = page_urls(site_dir, base_url, keep=lambda html: not charted_only
-                     or CHART_IMAGE.search(html.read_text("utf-8")) is not None)
-
-    def measure(page, url) -> Measured:
-        page.wait_for_load_state("load")
-        seen = page.evaluate(_MEASURE_JS)
-        return Measured(charts=tuple((chart["src"], chart["width"]) for chart in seen["charts"]),
-                        first_tables=tuple(seen["first"]))
-
-    try:
-        measured = read_in_tabs(pages, urls, lambda page, url: page.goto(url, wait_until="commit"),
-                                measure)
-    finally:
-        context.close()
-    return measured
-
-
-# A chart is an <img> of an SVG under a charts/ folder (report/charts.py writes them there).
-CHART_IMAGE = re.compile(r'<img[^>]+src="[^"]*charts/[^"]*\.svg"')
+@pytest.fixture(scope="module")
+def desktop(crawl):
+    """The pages with a chart of their own, measured at 1440 px: the others (about three in
+    four) have no chart text to measure."""
+    return {url: visit.desktop for url, visit in crawl.items() if visit.desktop is not None}
 
 
 @pytest.fixture(scope="module")
-def desktop(browser, site_dir, base_url):
-    # The desktop width is measured for chart text alone: the pages without a chart of their
-    # own (about three in four) are left out, which takes about 80 s off every CI run.
-    return _measure_every_page(browser, site_dir, base_url, DESKTOP, charted_only=True)
-
-
-@pytest.fixture(scope="module")
-def phone(browser, site_dir, base_url):
-    return _measure_every_page(browser, site_dir, base_url, PHONE)
+def phone(crawl):
+    return {url: visit.phone for url, visit in crawl.items()}
 
 
 FONT_SIZE = re.compile(r"font-size:\s*([\d.]+)px")
