@@ -189,7 +189,7 @@ def tests(session: nox.Session) -> None:
     """Unit, end-to-end and browser tests (browser tests skip without Chromium)."""
     install(session, "test", "docs", "browser", "properdocs", "models", torch=torch_release(session))
     # one worker per core, each module on one worker (tests/conftest.py); `-- -n 0` runs serially
-    session.run("python", "-m", "pytest", "-n", "auto", "--dist", "loadgroup",
+    session.run("python", "-m", "pytest", "-n", "auto", "--dist", "loadscope",
                 "--no-loadscope-reorder", *session.posargs)
 
 

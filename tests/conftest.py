@@ -9,27 +9,39 @@ from fixtures.site import FIXTURE_HASH_SEED, build, render_docs
 
 from report.analysis import Data, load
 
-# `nox -s tests` runs the suite on every core (pytest-xdist, --dist loadgroup). A module's
+# `nox -s tests` runs the suite on every core (pytest-xdist, --dist loadscope). A module's
 # tests stay on one worker, so that its module fixtures run once; the browser tests are one
-# group, so that the real site is built once. The longest groups go first: started last,
-# one of them would leave the other workers idle at the end.
+# group, so that the real site is built and crawled once. The longest groups go first:
+# started last, one of them would leave the other workers idle at the end.
 LONGEST_FIRST = ("browser", "tests/test_bench_ab.py", "tests/test_security_output.py",
                  "tests/test_coldstart_bench.py", "tests/test_bench_workloads_cases.py",
                  "tests/test_report_pages.py", "tests/test_workflows.py",
                  "tests/test_hostile_bench.py")
 
 
-def _group(item: pytest.Item) -> str:
-    module = item.nodeid.split("::", 1)[0]
+def _group(nodeid: str) -> str:
+    module = nodeid.split("::", 1)[0]
     return "browser" if module.startswith("tests/browser/") else module
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist names each test by its group
 def pytest_collection_modifyitems(config, items):
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(_group(item)))
     rank = {group: index for index, group in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(_group(item), len(rank)))  # stable: order kept within
+    items.sort(key=lambda item: rank.get(_group(item.nodeid), len(rank)))  # stable
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, absent without it
+def pytest_xdist_make_scheduler(config, log):
+    # --dist loadgroup would do, but xdist 3.8 names a group through Item._nodeid, which
+    # pytest 9.2 no longer reads: every test became a group of its own.
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group(nodeid)
+
+    return ByGroup(config, log)
 
 
 @pytest.fixture(scope="session")
