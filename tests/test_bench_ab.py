@@ -4,6 +4,7 @@ compared by `report compare`, which reads that group alone."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -97,7 +98,9 @@ def test_compare_reads_the_group_alone(smoke, capsys):
                          "--results", str(folder)]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"A/B group {GROUP}: old ") and "label a" in out and "label b" in out
-    assert "one host, one run" in out and "A/A noise floor: ±" in out
+    # a floor of 2 or more reads as a factor (report.ab.percent): a busy host gets there
+    assert "one host, one run" in out
+    assert re.search(r"A/A noise floor: (±[\d.]+%|[\d.]+×) \(median over", out), out
     rows = [line.split() for line in out.splitlines() if line.startswith("matmul-128")]
     assert [row[1] for row in rows] == ["eager", "default"] and all(row[-3] == "2" for row in rows)
     assert compare.main(["group=other,label=a", f"group={GROUP},label=b",
