@@ -242,8 +242,9 @@ def common_day_break_even(whole: list[ColdRecord], other: list[ColdRecord]) -> s
     def summed(records):
         return summarize(records, []) if records else None
 
-    common = set(_days(whole)) & set(_days(other))
-    if not common or set(_days(whole)) | set(_days(other)) == common:
+    whole_days, other_days = set(_days(whole)), set(_days(other))
+    common = whole_days & other_days
+    if not common or whole_days | other_days == common:
         return break_even(summed(whole), summed(other))
     text = break_even(summed(_on_days(whole, common)), summed(_on_days(other, common)))
     return f"{text} (processes of {', '.join(sorted(common))} only)"

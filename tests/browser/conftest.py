@@ -269,7 +269,8 @@ class Measured:
 
 @dataclass(frozen=True)
 class PageVisit:
-    """What one page showed when loaded: its errors, images, links and anchors."""
+    """What one page showed when loaded: its errors, images, links and anchors, and what
+    _MEASURE_JS read of it at the phone's width and (with a chart of its own) the desktop's."""
 
     url: str
     errors: tuple[str, ...]
