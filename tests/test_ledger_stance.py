@@ -6,6 +6,8 @@ although every GPU leaned to failing it)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from report import ledger
 from report.pages import ledger as page
 from report.site import Site
@@ -94,3 +96,19 @@ def test_a_side_is_supported_only_where_no_unsettled_environment_leans_against_i
     assert page.stance({"fails": [fails], "unsettled": [leans_holds]}) == "split"
     assert page.stance({"holds": [holds], "fails": [fails]}) == "partly"
     assert page.stance({"unsettled": [leans_fails]}) == "leaning"
+
+
+def _unsettled(*outcomes: str) -> dict:
+    """An environment per outcome, each with one unsettled comparison that leans to it."""
+    return {f"env-{i}": SimpleNamespace(measured=[SimpleNamespace(
+        settled=False, outcome=outcome, single=True)]) for i, outcome in enumerate(outcomes)}
+
+
+def test_an_even_split_of_unsettled_comparisons_leans_to_neither_answer():
+    # Before, the first of a tie in a set's order won, and a render under another hash
+    # seed wrote "leaning to holds" where the last one wrote "leaning to fails".
+    results = _unsettled("holds", "fails")
+    lean = page._lean([{"env_id": env} for env in results], results)
+    assert lean == {"to": "", "count": 2, "unanimous": False}
+    results = _unsettled("fails", "holds", "fails")
+    assert page._lean([{"env_id": env} for env in results], results)["to"] == "fails"

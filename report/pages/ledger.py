@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from typing import Any
 
 from bench import hostfit
@@ -302,9 +303,11 @@ def _lean(js: list[dict[str, Any]], results: dict[str, Judgement]) -> dict[str, 
     found = [c for j in js for c in results[j["env_id"]].measured if not c.settled]
     if not found:
         return {"to": "", "count": 0, "unanimous": False}
-    outcomes = [c.outcome for c in found]
-    to = max(set(outcomes), key=outcomes.count)
-    unanimous = len(set(outcomes)) == 1 and all(c.single for c in found)
+    counts = Counter(c.outcome for c in found).most_common()
+    # An even split leans to neither answer: taking the first of a tie let the hash seed's
+    # order of a set pick "holds" in one render and "fails" in the next.
+    to = counts[0][0] if len(counts) == 1 or counts[0][1] > counts[1][1] else ""
+    unanimous = len(counts) == 1 and all(c.single for c in found)
     return {"to": to, "count": len(found), "unanimous": unanimous}
 
 
