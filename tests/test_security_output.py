@@ -22,6 +22,11 @@ from fixtures import RESULTS, ROOT
 from report.site import GENERATED_FILES
 
 VICTIM_TEXT = "root:x:0:0:root:/root:/bin/bash\n"
+# These tests are about where a render writes and when its tree is swapped in, not what the
+# pages say: one environment (OLD) and that one with a second (NEW) render in about two
+# thirds of the whole fixture set's time, and the killed-render test waits through ten.
+OLD_FILES = ("cpu.jsonl",)
+NEW_FILES = ("cpu.jsonl", "h100-b.jsonl")
 
 
 def report(*args: str, **kwargs) -> subprocess.CompletedProcess:
@@ -48,11 +53,24 @@ def tree(docs: Path) -> dict[str, str]:
     return found
 
 
+def results_of(folder: Path, names: tuple[str, ...]) -> Path:
+    folder.mkdir(parents=True)
+    for name in names:
+        shutil.copy2(RESULTS / name, folder / name)
+    return folder
+
+
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory) -> Path:
-    """The fixture set rendered once, as the reference tree."""
+def small(tmp_path_factory) -> Path:
+    """NEW_FILES of the fixture set: what every render here reads, the swapped-from aside."""
+    return results_of(tmp_path_factory.mktemp("small") / "results", NEW_FILES)
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory, small) -> Path:
+    """`small` rendered once, as the reference tree."""
     docs = tmp_path_factory.mktemp("reference") / "docs"
-    done = report("--results", str(RESULTS), "--docs", str(docs), "--jobs", "1")
+    done = report("--results", str(small), "--docs", str(docs), "--jobs", "1")
     assert done.returncode == 0, done.stderr
     return docs
 
@@ -69,7 +87,7 @@ def victims(folder: Path, count: int) -> list[Path]:
 
 # ---- links planted at every generated path -------------------------------------------------
 
-def test_a_render_writes_through_no_link_planted_at_any_generated_path(rendered, tmp_path):
+def test_a_render_writes_through_no_link_planted_at_any_generated_path(rendered, small, tmp_path):
     docs = tmp_path / "docs"
     generated_files = [p.relative_to(rendered) for p in rendered.rglob("*") if p.is_file()]
     paths = [Path(name) for name in GENERATED_FILES] + generated_files
@@ -85,7 +103,7 @@ def test_a_render_writes_through_no_link_planted_at_any_generated_path(rendered,
     (victim_dir / "keep.md").write_text(VICTIM_TEXT)
     shutil.rmtree(docs / "concepts")
     (docs / "concepts").symlink_to(victim_dir)
-    done = report("--results", str(RESULTS), "--docs", str(docs), "--jobs", "2")
+    done = report("--results", str(small), "--docs", str(docs), "--jobs", "2")
     assert done.returncode == 0, done.stderr
     assert all(v.read_text() == VICTIM_TEXT for v in targets)
     assert sorted(p.name for p in victim_dir.iterdir()) == ["keep.md"]
@@ -93,14 +111,14 @@ def test_a_render_writes_through_no_link_planted_at_any_generated_path(rendered,
     assert tree(docs) == tree(rendered)  # the links were replaced by the render's own files
 
 
-def test_a_link_deep_inside_a_generated_folder_is_replaced_not_followed(rendered, tmp_path):
+def test_a_link_deep_inside_a_generated_folder_is_replaced_not_followed(rendered, small, tmp_path):
     docs = tmp_path / "docs"
     shutil.copytree(rendered, docs, symlinks=True)
     (victim,) = victims(tmp_path / "victims", 1)
     page = docs / "workloads" / "trivial-call.md"
     page.unlink()
     page.symlink_to(victim)
-    done = report("--results", str(RESULTS), "--docs", str(docs), "--jobs", "1")
+    done = report("--results", str(small), "--docs", str(docs), "--jobs", "1")
     assert done.returncode == 0, done.stderr
     assert victim.read_text() == VICTIM_TEXT
     assert not page.is_symlink()
@@ -117,14 +135,14 @@ def test_a_docs_folder_that_is_a_link_is_refused_in_one_line(tmp_path):
     assert list(elsewhere.iterdir()) == []
 
 
-def test_hand_written_files_beside_the_generated_ones_survive_a_render(rendered, tmp_path):
+def test_hand_written_files_beside_the_generated_ones_survive_a_render(rendered, small, tmp_path):
     docs = tmp_path / "docs"
     shutil.copytree(rendered, docs)
     (docs / "javascripts").mkdir()
     (docs / "javascripts" / "mine.js").write_text("// mine\n")
     (docs / "threat-model.md").write_text("# mine\n")
     (docs / "workloads" / "gone.md").write_text("a workload no longer in the results\n")
-    done = report("--results", str(RESULTS), "--docs", str(docs), "--jobs", "1")
+    done = report("--results", str(small), "--docs", str(docs), "--jobs", "1")
     assert done.returncode == 0, done.stderr
     assert (docs / "javascripts" / "mine.js").read_text() == "// mine\n"
     assert (docs / "threat-model.md").read_text() == "# mine\n"
@@ -196,28 +214,27 @@ def test_export_to_a_read_only_folder_is_one_line(tmp_path):
 # ---- a render is swapped in whole ------------------------------------------------------------
 
 class OldAndNew(NamedTuple):
-    old_results: Path  # the fixture set without one environment: fewer pages than RESULTS
+    old_results: Path  # OLD_FILES: fewer pages than new_results
+    new_results: Path  # `small`, NEW_FILES
     old_docs: Path  # old_results rendered
-    trees: dict[str, str]  # "old" and "new" (RESULTS) rendered, as tree() reads them
+    trees: dict[str, str]  # "old" and "new" rendered, as tree() reads them
     new_render_s: float  # how long the new render took whole
 
 
 @pytest.fixture(scope="module")
-def old_and_new(tmp_path_factory) -> OldAndNew:
+def old_and_new(tmp_path_factory, small) -> OldAndNew:
     """The two renders every swap test compares with, made once."""
     base = tmp_path_factory.mktemp("old-and-new")
-    old_results = base / "old-results"
-    shutil.copytree(RESULTS, old_results)
-    (old_results / "h100-b.jsonl").unlink()
+    old_results = results_of(base / "old-results", OLD_FILES)
     trees, took = {}, {}
-    for name, results in (("old", old_results), ("new", RESULTS)):
+    for name, results in (("old", old_results), ("new", small)):
         began = time.monotonic()
         done = report("--results", str(results), "--docs", str(base / name), "--jobs", "2")
         took[name] = time.monotonic() - began
         assert done.returncode == 0, done.stderr
         trees[name] = tree(base / name)
     assert trees["old"] != trees["new"]
-    return OldAndNew(old_results, base / "old", trees, took["new"])
+    return OldAndNew(old_results, small, base / "old", trees, took["new"])
 
 
 def render_processes(pid: int) -> list[int]:
@@ -244,9 +261,9 @@ def test_a_render_killed_at_random_points_leaves_the_old_tree_or_the_new(old_and
         shutil.rmtree(docs, ignore_errors=True)
         shutil.copytree(old_and_new.old_docs, docs, symlinks=True)  # as rendered
         render = subprocess.Popen(
-            [sys.executable, "-m", "report", "--results", str(RESULTS), "--docs", str(docs),
-             "--jobs", "2"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True)
+            [sys.executable, "-m", "report", "--results", str(old_and_new.new_results),
+             "--docs", str(docs), "--jobs", "2"],
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         # One kill in each tenth of the time the same render took whole, so that its start,
         # its pages and its swap are all hit; a kill after it ended would test nothing.
         time.sleep(0.3 + (attempt + rng.random()) / attempts
@@ -265,7 +282,8 @@ def test_a_render_killed_at_random_points_leaves_the_old_tree_or_the_new(old_and
         assert left == [], (attempt, left)
         assert tree(docs) in (reference["old"], reference["new"]), attempt
     # The next render cleans up what the killed ones left.
-    assert report("--results", str(RESULTS), "--docs", str(docs), "--jobs", "1").returncode == 0
+    assert report("--results", str(old_and_new.new_results), "--docs", str(docs),
+                  "--jobs", "1").returncode == 0
     assert tree(docs) == reference["new"]
     assert not list(docs.glob(".render-*"))
 
@@ -277,7 +295,7 @@ def test_two_renders_at_once_leave_one_of_their_trees(old_and_new, tmp_path):
     renders = [subprocess.Popen([sys.executable, "-m", "report", "--results", str(results),
                                  "--docs", str(docs), "--jobs", "1"], cwd=ROOT,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-               for results in (old_and_new.old_results, RESULTS)]
+               for results in (old_and_new.old_results, old_and_new.new_results)]
     for render in renders:
         assert render.wait(timeout=300) == 0, render.stderr.read()
     assert tree(docs) in (reference["old"], reference["new"])
