@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 from fixtures import RESULTS, ROOT
 from fixtures.hostile import write_hostile_results
@@ -44,15 +49,47 @@ def pytest_xdist_make_scheduler(config, log):
     return ByGroup(config, log)
 
 
+def built_once(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Path:
+    """A folder that `make` fills once per test run, whatever the number of workers: each
+    xdist worker runs the session fixtures of its own, and the first to ask builds while the
+    others wait for it."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: each worker builds its own
+        folder = tmp_path_factory.mktemp(name)
+        make(folder)
+        return folder
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, which holds every worker's
+    folder, done = base / name, base / f"{name}.done"
+    with open(base / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
+
+
+def _build_site(root: Path, results: Path, hash_seed: str | None = None) -> None:
+    render_docs(root, results, hash_seed)
+    done = build(root)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def _build_hostile_site(root: Path) -> None:
+    write_hostile_results(root / "results")
+    _build_site(root, root / "results")
+
+
 @pytest.fixture(scope="session")
 def fixture_root(tmp_path_factory):
     """tests/fixtures/results rendered into `docs/` and built into `site/` by mkdocs, once
     for every test that reads the fixture site: each build is most of a minute on 2 cores."""
-    root = tmp_path_factory.mktemp("fixture-site")
-    render_docs(root, RESULTS, FIXTURE_HASH_SEED)
-    done = build(root)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return root
+    return built_once(tmp_path_factory, "fixture-site",
+                      lambda root: _build_site(root, RESULTS, FIXTURE_HASH_SEED))
 
 
 @pytest.fixture(scope="session")
@@ -64,12 +101,7 @@ def fixture_site(fixture_root):
 def hostile_site(tmp_path_factory):
     """The fixture set with hostile records beside it (tests/fixtures/hostile.py), built
     into a site once for the checks of its HTML and for the browser that opens it."""
-    root = tmp_path_factory.mktemp("hostile-site")
-    write_hostile_results(root / "results")
-    render_docs(root, root / "results")
-    done = build(root)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return root / "site"
+    return built_once(tmp_path_factory, "hostile-site", _build_hostile_site) / "site"
 
 
 @pytest.fixture(scope="session")
