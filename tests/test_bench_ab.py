@@ -132,17 +132,19 @@ def test_the_cold_start_ladder_alternates_abba_under_each_sides_tag(tmp_path):
         [sys.executable, "-m", "bench.ab", "--env", f"a={sys.executable}", "--env",
          f"b={sys.executable}", "--group", "c1", "--repeats", "2", "--coldstart", "--workload",
          "mlp", "--results-dir", str(results), "--", "--shapes", "tiny", "--mode", "default",
-         "--rung", "cold", "--rung", "warm",
-         "--cache-dir", str(tmp_path / "cache")],
+         "--rung", "cold", "--cache-dir", str(tmp_path / "cache")],
         cwd=ROOT, env=bench_env(tmp_path), capture_output=True, text=True, timeout=900,
         stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr[-3000:]
     found = sorted(read_folder(results), key=lambda r: r.started_at)
     colds = [(ab.parse_tag(r.key.tag), r.repeat) for r in found if r.key.rung == "cold"]
     assert colds == [(("c1", "a"), 0), (("c1", "b"), 0), (("c1", "b"), 1), (("c1", "a"), 1)]
-    assert sorted((r.key.rung, r.status) for r in found) == sorted(
-        [(rung, "ok") for rung in ("cold", "warm")] * 4)
-    # each side's warm process reused the caches of that side's own cold process
-    assert all(r.counters.get("inductor.fxgraph_cache_hit", 0) > 0
-               for r in found if r.key.rung == "warm")
+    assert [r.status for r in found] == ["ok"] * 4
+    # Each side's process compiled into caches of its own, where its warm rung would look
+    # (that a warm process hits them: tests/test_coldstart_bench.py); B's cold process
+    # after A's found nothing of A's.
+    assert all(r.counters.get("inductor.fxgraph_cache_hit", 0) == 0 for r in found)
+    filled = {p.parent.name for p in (tmp_path / "cache").glob("*/*/cold") if any(p.iterdir())}
+    assert len(filled) == 4 and {name.rsplit("-r", 1)[1] for name in filled} == {"0", "1"}
+    assert all(any(r.key.tag in name for name in filled) for r in found)
     assert not (results / "bundles").exists()  # a side's bundle is not the one to publish
