@@ -50,6 +50,7 @@ def test_models_stay_out_of_the_quick_profile_and_run_at_batch_1_on_cpu():
     assert {c.workload for c in cpu} == set(MODELS)
 
 
+@needs_packages  # without them, that the model needs transformers is said first
 def test_asking_for_an_autotuning_mode_where_a_model_does_not_autotune_says_why(capsys, tmp_path):
     argv = ["--backend", "cpu", "--profile", "full", "--workload", "train-bert-base", "--mode",
             "max-autotune", "--results-dir", str(tmp_path / "results")]
