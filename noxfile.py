@@ -188,11 +188,8 @@ def release(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Unit, end-to-end and browser tests (browser tests skip without Chromium)."""
     install(session, "test", "docs", "browser", "properdocs", "models", torch=torch_release(session))
-    # Each module on one worker (tests/conftest.py); `-- -n 0` runs serially. One worker more
-    # than cores: on 2 cores the suite kept them busy three quarters of its time (it waits on
-    # its subprocesses, the browser and the kills it times), and a third worker fills that.
-    workers = str((os.cpu_count() or 1) + 1)
-    session.run("python", "-m", "pytest", "-n", workers, "--dist", "loadscope",
+    # one worker per core, each module on one worker (tests/conftest.py); `-- -n 0` runs serially
+    session.run("python", "-m", "pytest", "-n", "auto", "--dist", "loadscope",
                 "--no-loadscope-reorder", *session.posargs)
 
 
