@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from fixtures import RESULTS, ROOT
 from fixtures.hostile import write_hostile_results
-from fixtures.site import FIXTURE_HASH_SEED, build, render_docs
+from fixtures.site import FIXTURE_HASH_SEED, build_site
 
 from report.analysis import Data, load
 
@@ -74,8 +74,7 @@ def built_once(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Pat
 
 
 def _build_site(root: Path, results: Path, hash_seed: str | None = None) -> None:
-    render_docs(root, results, hash_seed)
-    done = build(root)
+    done = build_site(root, results, hash_seed=hash_seed)
     assert done.returncode == 0, done.stderr[-3000:]
 
 
