@@ -65,6 +65,7 @@ class Rung:
     prepare: Spread | None = None
     bundle_bytes: int | None = None
     source: str | None = None  # a foreign bundle: the device and torch it was saved with
+    source_env: str | None = None  # and the environment that saved it
     blocks: int | None = None  # regional rungs: the repeated blocks compiled
     days: tuple[str, ...] = ()  # the UTC days its ok processes started on
     speedup_apart: str | None = None  # why no speedup: eager ran on none of `days`
@@ -150,6 +151,7 @@ def summarize(records: list[ColdRecord], eager: list[ColdRecord]) -> Rung:
         bundle_bytes=saved.size_bytes if saved else (loaded[0].size_bytes if loaded else None),
         source=f"{loaded[0].source_device} · torch {loaded[0].source_torch}"
         if loaded and records[0].key.rung == FOREIGN else None,
+        source_env=loaded[0].source_env_id if loaded and records[0].key.rung == FOREIGN else None,
         blocks=_most([r.blocks for r in ok if r.blocks is not None]),
         days=days,
         speedup_apart=(f"not comparable: eager ran on {', '.join(eager_days)}, this on "

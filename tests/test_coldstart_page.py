@@ -153,8 +153,8 @@ def test_cache_layers_show_hits_and_misses(page):
 
 
 def test_a_foreign_bundle_shows_its_source_and_outcome(page):
-    row = next(line for line in page["text"].splitlines() if "NVIDIA H100 80GB HBM3 · torch" in line
-               and "recompile" in line)
+    row = next(line for line in page["machines"][H200.env_id()].splitlines()
+               if "NVIDIA H100 80GB HBM3 · torch" in line and "recompile" in line)
     assert seconds(12.0 - 0.4) in row
     assert "Not measured: no bundle saved elsewhere was loaded on this machine." in page["text"]
 
@@ -169,6 +169,30 @@ def test_a_foreign_bundle_is_set_beside_this_machines_empty_caches(tmp_path):
     cells = dict(zip(header.strip("|").split("|"), row.strip("|").split("|"), strict=True))
     assert cells[" this machine, empty caches "].strip().startswith(seconds(21.0))
     assert cells[" first call "].strip().startswith(seconds(12.0))
+
+
+def test_the_page_sums_up_bundles_across_machines_with_a_same_gpu_control(tmp_path):
+    """A bundle from another H200 host is the control for one from an H100: the summary
+    names each source's environment and counts the outcomes over the cases it covers."""
+    other_h200 = dataclasses.replace(H200, machine="lent-h200-x2")
+    here = [record(H200, "cold", 20.0, 0.004), record(H200, "bundle", 7.0, 0.004),
+            record(H200, "foreign-bundle", 6.5, 0.004, tag=f"from-{other_h200.env_id()}",
+                   loaded=bundle(other_h200, "hit")),
+            record(H200, "eager", 0.3, 0.008, workload="bert-base"),
+            record(H200, "foreign-bundle", 8.5, 0.004, workload="bert-base",
+                   tag=f"from-{other_h200.env_id()}", loaded=bundle(other_h200, "hit"))]
+    lines = rendered(tmp_path, fixture_records() + here).splitlines()
+    start = lines.index("## A bundle saved on another machine { #across-machines }")
+    table = [line for line in lines[start:] if line.startswith("| [")]
+    from_h100 = next(line for line in table if f"environment {H100.env_id()}" in line)
+    control = next(line for line in table if f"environment {other_h200.env_id()}" in line)
+    assert "| recompile in 1 |" in from_h100 and "| hit in 2 |" in control
+    assert f"| 2 | hit in 2 | {seconds(6.5)}–{seconds(8.5)} | {seconds(7.0)} | {seconds(20.0)} |" in control
+
+
+def test_without_bundles_from_elsewhere_the_summary_says_not_measured(tmp_path):
+    text = rendered(tmp_path, [r for r in fixture_records() if r.key.rung != "foreign-bundle"])
+    assert "Not measured: no bundle saved on one machine was loaded on another." in text
 
 
 def test_regional_compilation_has_break_even(page):
@@ -207,8 +231,9 @@ def test_the_page_sums_up_and_each_machine_has_its_own_page_with_every_case(page
     the machine's page it links, which a site search leaves to the page that sums it up."""
     assert set(page["machines"]) == {H100.env_id(), H200.env_id()}
     for env in (H100, H200):
-        # what is measured where, the machine's section, and the H100's row of the answer
-        assert page["main"].count(f"(cold-start/{env.env_id()}.md)") == (3 if env is H100 else 2)
+        # what is measured where, the machine's section, and the H100's row of the answer;
+        # the H200's row of the bundles loaded across machines
+        assert page["main"].count(f"(cold-start/{env.env_id()}.md)") == 3
         mine = page["machines"][env.env_id()]
         assert mine.startswith("---\n") and "search:\n  exclude: true\n---\n# Cold start: " in mine
         assert "[cold-start page](../cold-start.md)" in mine

@@ -203,6 +203,36 @@ def first_call_table(envs: list[dict], upgraded: list[dict]) -> dict | None:
             "rungs": sorted(named.items()), "processes": PROCESSES, "upgrades": upgraded}
 
 
+def across_machines(views: list[EnvView]) -> list[dict]:
+    """Per machine that loaded bundles saved elsewhere, source, mode and batch: the outcomes
+    over its cases, and the range over cases of the median first call with the foreign
+    bundle, with this machine's own bundle and with empty caches."""
+    groups: dict[tuple, list] = {}
+    for view in views:
+        for case, rung in view.foreign:
+            key = (view.env.label, env_link(view.env.env_id), rung.source, rung.source_env,
+                   case.mode, case.batch_size)
+            groups.setdefault(key, []).append((case, rung))
+
+    def span(rungs) -> tuple[float, float] | None:
+        medians = [r.first_call.median for r in rungs if r is not None and r.first_call]
+        return (min(medians), max(medians)) if medians else None
+
+    rows = []
+    for (label, link, source, source_env, mode, batch), found in groups.items():
+        outcomes: dict[str, int] = {}
+        for _, rung in found:
+            outcome = rung.outcome if rung.ok else (rung.status or "failed")
+            outcomes[outcome or "not read"] = outcomes.get(outcome or "not read", 0) + 1
+        rows.append({"label": label, "link": link, "source": source, "source_env": source_env,
+                     "mode": mode, "batch": batch, "cases": len(found),
+                     "outcomes": sorted(outcomes.items()),
+                     "foreign": span(rung for _, rung in found),
+                     "own": span(case.rungs.get("bundle") for case, _ in found),
+                     "cold": span(case.rungs.get("cold") for case, _ in found)})
+    return rows
+
+
 def first_call_answer(results: Path | None) -> dict | None:
     """The first-call answer from the cold-start records under `results`, the folder this
     page reads, so that the guide's answer names this page's recommended rung."""
@@ -235,5 +265,5 @@ def render(site: Site, results: Path | None = None) -> None:
         envs.append({"view": view, "charts": _linked(site, PAGE, charts), "link": env_link(view.env.env_id)})
     site.page(PAGE, "cold-start.md.j2", envs=envs, hidden=hidden, expected=EXPECTED_WORKLOADS,
               coverage=_coverage(found),
-              first_call=_answer(found, releases), ab=releases,
+              first_call=_answer(found, releases), ab=releases, across=across_machines(found),
               floor_text=ab.percent, **shared)
