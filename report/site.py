@@ -6,6 +6,7 @@ workload disappeared from the results, and touch nothing else in docs/.
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import os
@@ -60,6 +61,14 @@ def template_environment() -> jinja2.Environment:
     return environment
 
 
+@functools.cache
+def site_templates() -> jinja2.Environment:
+    """The environment every Site of this process renders with: compiling the templates is
+    seconds per render, and a process that renders several sites (the tests) compiles them
+    once. Jinja still checks each template file's time stamp on every use."""
+    return template_environment()
+
+
 def _cell(value: Any) -> str:
     """Free text (a reason, a probe summary) for one table cell: escaped, emphasis too."""
     if formatting._missing(value):
@@ -96,7 +105,7 @@ class Site:
         self.results = Path(results) if results is not None else None
         self.docs = Path(docs_dir)
         self.out = Path(out_dir) if out_dir is not None else self.docs
-        self.templates = template_environment()
+        self.templates = site_templates()
         self.written: set[Path] = set()
 
     def by_backend(self, build: Callable[[Environment], dict[str, Any] | None]
