@@ -60,11 +60,6 @@ def ab_records(records: pd.DataFrame) -> pd.DataFrame:
     return found.sort_values("started_at", kind="stable").drop_duplicates(process, keep="last")
 
 
-def _probe_us(op_s) -> float | None:
-    values = list(op_s) if op_s is not None and not isinstance(op_s, float) else []
-    return float(pd.Series(values).median() * 1e6) if values else None
-
-
 def hosts_of(records: pd.DataFrame) -> tuple[str, ...] | None:
     """The hosts (`hostname/boot id`) that timed `records` (their ok records: an
     unsupported mode or a crashed process records no host), or None when one of those ran
@@ -83,7 +78,7 @@ def sides(records: pd.DataFrame) -> pd.DataFrame:
     out = []
     for (group, label), part in found.groupby(["ab_group", "ab_label"], sort=False):
         first = part.iloc[0]
-        probes = [p for p in map(_probe_us, part["op_s"]) if p is not None]
+        probes = [p for p in map(analysis.probe_us, part["op_s"]) if p is not None]
         out.append({"group": group, "label": label, "env_id": first["env_id"],
                     "release": first["torch"], "machine": first["machine"],
                     "backend": first["backend"],

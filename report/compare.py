@@ -386,9 +386,7 @@ def side_hosts(records: pd.DataFrame) -> tuple[str, ...] | None:
 
 def probe_us(records: pd.DataFrame) -> float | None:
     """The median host probe (eager trivial op, µs) over a side's records that timed it."""
-    from report import ab
-
-    found = [p for p in map(ab._probe_us, records["op_s"]) if p is not None]
+    found = [p for p in map(analysis.probe_us, records["op_s"]) if p is not None]
     return float(pd.Series(found).median()) if found else None
 
 

@@ -3,6 +3,7 @@ row per case with the median of its process medians and their spread."""
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 import pandas as pd
@@ -43,6 +44,15 @@ def paired_processes(shown: pd.DataFrame) -> pd.DataFrame:
     """The ok records of paired processes under the process tags (`main`, `rerun-N`)."""
     return shown[shown["tag"].str.match(PROCESS_TAGS) & (shown["process_timing"] == "paired")
                  & shown["ok"]]
+
+
+def probe_us(op_s: Any) -> float | None:
+    """The median of a process's eager per-op probe (bench/host.py) in microseconds, over
+    its values that are numbers; None without one. statistics, not a pandas Series: this
+    runs once per process, and the Series cost most of the A/B pages' time."""
+    values = ([v for v in op_s if v is not None and v == v]
+              if op_s is not None and not isinstance(op_s, float) else [])
+    return float(statistics.median(values) * 1e6) if values else None
 
 
 def lease_of(df: pd.DataFrame) -> pd.Series:
@@ -94,8 +104,7 @@ def round_ratios(paired: pd.DataFrame) -> pd.DataFrame:
     found = []
     for first, rows in zip(firsts[shared].to_numpy(dtype=object), rows_of.values(), strict=True):
         first = dict(zip(shared, first, strict=True))
-        probe = first["op_s"]
-        probe_us = float(pd.Series(probe).median() * 1e6) if probe else None
+        probe = probe_us(first["op_s"]) if first["op_s"] else None
         times = {modes[i]: rounds[i] for i in rows}
         median_of = {modes[i]: medians[i] for i in rows}
         for baseline, base_s in times.items():
@@ -104,7 +113,7 @@ def round_ratios(paired: pd.DataFrame) -> pd.DataFrame:
                 found.append({**{c: first[c] for c in POINT}, "backend": first["backend"],
                               "mode": mode, "baseline": baseline, "ratio": ratio,
                               "rounds": min(len(base_s), len(mode_s)), "lease": first["lease"],
-                              "probe_us": probe_us, "group": first["group"],
+                              "probe_us": probe, "group": first["group"],
                               "base_s": median_of[baseline], "mode_s": median_of[mode],
                               "saving_s": median_of[baseline] * (1.0 - 1.0 / ratio)
                               if ratio else None})
