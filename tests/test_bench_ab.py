@@ -131,7 +131,7 @@ def test_the_cold_start_ladder_alternates_abba_under_each_sides_tag(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "bench.ab", "--env", f"a={sys.executable}", "--env",
          f"b={sys.executable}", "--group", "c1", "--repeats", "2", "--coldstart", "--workload",
-         "mlp", "--results-dir", str(results), "--", "--shapes", "tiny", "--mode", "default",
+         "matmul-128", "--results-dir", str(results), "--", "--shapes", "tiny", "--mode", "default",
          "--rung", "cold", "--cache-dir", str(tmp_path / "cache")],
         cwd=ROOT, env=bench_env(tmp_path), capture_output=True, text=True, timeout=900,
         stdin=subprocess.DEVNULL)

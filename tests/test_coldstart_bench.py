@@ -17,8 +17,10 @@ from bench.coldstart_records import LADDER, read, read_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 # The ladder's rungs apply to any model; regional compilation (not run here) needs blocks.
-# The smallest one: a rung's process is mostly its compile, and the ladder is six of them.
-WORKLOAD = "mlp"
+# A rung's process is mostly its compile, and the ladder is six of them: one GEMM compiles to
+# a call of the library's kernel, where an MLP's ReLU is a C++ kernel that every cold
+# process builds with the compiler again (half of the ladder's CPU time on 2 cores).
+WORKLOAD = "matmul-128"
 # torch.compiler.precompile.capture arrived in 2.15.0 (2.14.1 has a precompile without it):
 # before it, the rung is recorded as unsupported.
 HAS_PRECOMPILE = hasattr(getattr(torch.compiler, "precompile", None), "capture")

@@ -58,8 +58,8 @@ def test_two_slots_run_chains_at_once_and_each_chain_on_one_slot(tmp_path):
     slots = pool.slots_for(list(gpus))
     env, missing = environment("cpu", "two-slots", slots[0])
     assert env.torch_threads == slots[0].threads  # the environment as a slot's process sees it
-    config = Config(backend="cpu", workloads=("mlp",), batch_sizes=(1,), modes=("default",),
-                    rungs=("eager", "cold", "warm"), repeats=1, shapes="tiny",
+    config = Config(backend="cpu", workloads=("matmul-128",), batch_sizes=(1,),
+                    modes=("default",), rungs=("eager", "cold", "warm"), repeats=1, shapes="tiny",
                     results_dir=tmp_path / "results", cache_dir=tmp_path / "cache",
                     machine="two-slots", gpus=gpus)
     said = []

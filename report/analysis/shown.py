@@ -104,7 +104,7 @@ def round_ratios(paired: pd.DataFrame) -> pd.DataFrame:
     found = []
     for first, rows in zip(firsts[shared].to_numpy(dtype=object), rows_of.values(), strict=True):
         first = dict(zip(shared, first, strict=True))
-        probe = probe_us(first["op_s"]) if first["op_s"] else None
+        probe = probe_us(first["op_s"])
         times = {modes[i]: rounds[i] for i in rows}
         median_of = {modes[i]: medians[i] for i in rows}
         for baseline, base_s in times.items():

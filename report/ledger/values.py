@@ -76,8 +76,7 @@ def process_values(shown: pd.DataFrame, paired: pd.DataFrame | None = None) -> p
         if column not in procs.columns:
             procs[column] = None
     # The host probe: what one trivial eager op cost this process, in µs.
-    procs["host_probe_us"] = procs["op_s"].map(
-        lambda v: median(tuple(v)) * 1e6 if isinstance(v, (tuple, list)) and v else None)
+    procs["host_probe_us"] = procs["op_s"].map(analysis.probe_us)
     procs["warmup_calls_to_steady"] = procs["warmup_s"].map(
         lambda c: warmup_calls(c) if isinstance(c, (tuple, list)) else None)
     procs["first_calls_to_steady"] = [
