@@ -31,6 +31,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.textpath import TextPath
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from report import safe_output
 from report.analysis import MODE_ORDER
 
 STYLE = {
@@ -91,6 +92,8 @@ def case_point(x: float, case: dict, scale: float = 1.0, y: str = "median_s") ->
 
 _DRAW: dict = {}  # chart kind -> the function that draws it
 _QUEUE: list | None = None  # (kind, path, kwargs) while `drawn_together` collects
+# (the render's staging folder, the published docs folder) while `drawn_together` reuses
+_PUBLISHED: tuple[Path, Path] | None = None
 # What a chart's SVG depends on besides its arguments: this file and matplotlib.
 _CODE = hashlib.sha256(Path(__file__).read_bytes() + matplotlib.__version__.encode()).hexdigest()
 
@@ -101,13 +104,30 @@ def _key(kind: str, kwargs: dict) -> str:
 
 
 def _current(path: Path, key: str) -> bool:
-    """Whether `path` was drawn from the same arguments by the same code: the key sits in
-    the SVG's metadata, near the top of the file."""
+    """Whether `path` holds the chart drawn from the same arguments by the same code (the
+    key sits in the SVG's metadata, near the top of the file): drawn there already or, in a
+    render into a staging folder, copied from the published tree, which holds the last
+    render's charts. A render after new records redraws only the charts they change."""
     try:
         with open(path, encoding="utf-8") as file:
-            return key in file.read(4096)
+            if key in file.read(4096):
+                return True
     except OSError:
+        pass
+    if _PUBLISHED is None:
         return False
+    staged, published = _PUBLISHED
+    try:
+        relative = Path(path).relative_to(staged)
+    except ValueError:
+        return False
+    found = safe_output.read_plain(published, relative)
+    if found is None or key.encode() not in found[1][:4096]:
+        return False
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    # keeps the published file's time, so that `mkdocs serve` rebuilds nothing for it
+    safe_output.write_bytes(Path(path), found[1], published / relative)
+    return True
 
 
 def _draw(kind: str, path: Path, kwargs: dict) -> None:
@@ -131,17 +151,19 @@ def chart(draw):
 
 
 @contextlib.contextmanager
-def drawn_together(workers: int | None = None):
+def drawn_together(workers: int | None = None, published: tuple[Path, Path] | None = None):
     """Collect the charts asked for inside the block, and draw them at its end in a pool
     of processes (one per core): matplotlib's layout and SVG writing are most of a
-    report's time, and every chart is independent of the others."""
-    global _QUEUE
-    _QUEUE, jobs = [], None
+    report's time, and every chart is independent of the others. With `published`, (a
+    staging folder, the docs folder it will replace), a chart the docs folder holds drawn
+    from the same arguments is copied, not drawn."""
+    global _QUEUE, _PUBLISHED
+    _QUEUE, _PUBLISHED, jobs = [], published, None
     try:
         yield
         jobs = _QUEUE
     finally:
-        _QUEUE = None
+        _QUEUE, _PUBLISHED = None, None
     workers = min(workers or os.cpu_count() or 1, len(jobs))
     if workers <= 1:
         for job in jobs:

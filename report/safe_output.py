@@ -60,20 +60,35 @@ def make_folders(root: Path, relative: Path) -> Path:
     return here
 
 
-def _same_file_content(path: Path, data: bytes) -> os.stat_result | None:
-    """The stat of `path` if it is a plain file (not a link) holding exactly `data`."""
+def read_plain(root: Path, relative: Path) -> tuple[os.stat_result, bytes] | None:
+    """The stat and bytes of `root/relative` if every part of it below `root` is a plain
+    folder or, the last, a plain file: never through a link; None otherwise."""
+    here = root
+    for part in relative.parts[:-1]:
+        here = here / part
+        try:
+            if not stat.S_ISDIR(os.lstat(here).st_mode):
+                return None
+        except OSError:
+            return None
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(root / relative, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
         return None
     try:
         found = os.fstat(fd)
-        if not stat.S_ISREG(found.st_mode) or found.st_size != len(data):
+        if not stat.S_ISREG(found.st_mode):
             return None
         with os.fdopen(os.dup(fd), "rb") as file:
-            return found if file.read() == data else None
+            return found, file.read()
     finally:
         os.close(fd)
+
+
+def _same_file_content(path: Path, data: bytes) -> os.stat_result | None:
+    """The stat of `path` if it is a plain file (not a link) holding exactly `data`."""
+    found = read_plain(path.parent, Path(path.name))
+    return found[0] if found is not None and found[1] == data else None
 
 
 def write_bytes(target: Path, data: bytes, previous: Path | None = None) -> None:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+
+import pytest
 
 from report import charts
 
@@ -56,3 +60,64 @@ def test_heat_map_columns_widen_for_long_ranges(tmp_path):
         return float(re.search(r'<svg[^>]*width="([\d.]+)pt"', svg)[1])
 
     assert width("1123.45–2270.41 and more") > width("1.0–1.1")
+
+
+# ---- a render redraws only what changed ------------------------------------------------------
+
+PAST_NS = 1_000_000_000 * 10**9  # 2001: a published chart's time, told apart from a fresh draw
+
+
+def _published_and_staged(tmp_path, title="t"):
+    """A line chart published in docs/charts (dated in the past), and the render's staging
+    folder beside it."""
+    published, staged = tmp_path / "docs", tmp_path / "docs" / ".render-1"
+    path = published / "charts" / "line.svg"
+    path.parent.mkdir(parents=True)
+    _line(path, title)
+    os.utime(path, ns=(PAST_NS, PAST_NS))
+    staged.mkdir()
+    return published, staged, path
+
+
+def _line(path, title="t"):
+    charts.line_chart(path, title=title, xlabel="batch", ylabel="ms",
+                      series={"eager": [charts.Point(1, 2.0), charts.Point(2, 3.0)]},
+                      colors={"eager": "#000000"})
+
+
+def test_a_render_copies_a_published_chart_drawn_from_the_same_data(tmp_path):
+    published, staged, path = _published_and_staged(tmp_path)
+    with charts.drawn_together(workers=1, published=(staged, published)):
+        _line(staged / "charts" / "line.svg")
+        _line(staged / "charts" / "other.svg", title="new")
+    copied = staged / "charts" / "line.svg"
+    assert copied.read_bytes() == path.read_bytes()
+    assert copied.stat().st_mtime_ns == PAST_NS  # copied, not drawn: `mkdocs serve` skips it
+    assert (staged / "charts" / "other.svg").stat().st_mtime_ns > PAST_NS  # nothing to copy
+
+
+def test_a_chart_whose_data_changed_is_drawn_again(tmp_path):
+    published, staged, path = _published_and_staged(tmp_path)
+    with charts.drawn_together(workers=1, published=(staged, published)):
+        _line(staged / "charts" / "line.svg", title="changed")
+    drawn = staged / "charts" / "line.svg"
+    assert drawn.stat().st_mtime_ns > PAST_NS and "changed" in drawn.read_text("utf-8")
+
+
+@pytest.mark.parametrize("planted", ["file-link", "folder-link"])
+def test_a_published_chart_behind_a_link_is_drawn_not_read(tmp_path, planted):
+    """A link planted in docs/ is never read through, even to a file that holds the key."""
+    published, staged, path = _published_and_staged(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(published / "charts", elsewhere)
+    with open(elsewhere / "line.svg", "a", encoding="utf-8") as planted_file:
+        planted_file.write("<!-- planted -->\n")  # the key is still in it
+    if planted == "file-link":
+        (published / "charts").mkdir()
+        (published / "charts" / "line.svg").symlink_to(elsewhere / "line.svg")
+    else:
+        (published / "charts").symlink_to(elsewhere)
+    with charts.drawn_together(workers=1, published=(staged, published)):
+        _line(staged / "charts" / "line.svg")
+    drawn = staged / "charts" / "line.svg"
+    assert not drawn.is_symlink() and "planted" not in drawn.read_text("utf-8")

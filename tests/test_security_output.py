@@ -148,6 +148,10 @@ def test_hand_written_files_beside_the_generated_ones_survive_a_render(rendered,
     assert (docs / "threat-model.md").read_text() == "# mine\n"
     assert not (docs / "workloads" / "gone.md").exists()
     assert not list(docs.glob(".render-*"))
+    # The same records again: every chart is the published one, copied rather than drawn.
+    published = {p.relative_to(rendered): p.stat().st_mtime_ns for p in rendered.rglob("*.svg")}
+    assert published and published == {p.relative_to(docs): p.stat().st_mtime_ns
+                                        for p in docs.rglob("*.svg")}
 
 
 # ---- report export ---------------------------------------------------------------------------
@@ -218,16 +222,20 @@ class OldAndNew(NamedTuple):
     new_results: Path  # `small`, NEW_FILES
     old_docs: Path  # old_results rendered
     trees: dict[str, str]  # "old" and "new" rendered, as tree() reads them
-    new_render_s: float  # how long the new render took whole
+    new_render_s: float  # how long the new render took whole, over the old tree
 
 
 @pytest.fixture(scope="module")
 def old_and_new(tmp_path_factory, small) -> OldAndNew:
-    """The two renders every swap test compares with, made once."""
+    """The two renders every swap test compares with, made once. The new one renders over
+    a copy of the old tree, as each killed render does: it copies the charts that did not
+    change instead of drawing them, and its time is the span the kills are spread over."""
     base = tmp_path_factory.mktemp("old-and-new")
     old_results = results_of(base / "old-results", OLD_FILES)
     trees, took = {}, {}
     for name, results in (("old", old_results), ("new", small)):
+        if name == "new":
+            shutil.copytree(base / "old", base / "new", symlinks=True)
         began = time.monotonic()
         done = report("--results", str(results), "--docs", str(base / name), "--jobs", "2")
         took[name] = time.monotonic() - began
