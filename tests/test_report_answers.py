@@ -125,9 +125,9 @@ def test_the_claim_answer_carries_each_verdicts_region(tmp_path):
 def test_the_pays_back_answer_splits_each_devices_points_among_the_fastest_modes(fixture_root):
     home = (fixture_root / "docs" / "index.md").read_text("utf-8")
     answer = next(line for line in home.splitlines()
-                  if line.startswith("The fastest mode once its compile is paid back within"))
-    parts = re.findall(r"\*\*([^*]+)\*\*: a torch\.compile mode at (\d+) of (\d+)"
-                       r"(?:, a hand-captured CUDA graph at (\d+))?, eager at (\d+)", answer)
+                  if line.startswith("Points where a torch.compile mode is fastest once paid"))
+    parts = re.findall(r"\*\*([^*]+)\*\* (\d+) of (\d+) "
+                       r"\((?:hand-captured CUDA graph (\d+), )?eager (\d+)\)", answer)
     assert parts, answer
     for device, compiled, points, graph, eager in parts:
         assert int(compiled) + int(graph or 0) + int(eager) == int(points), device
