@@ -124,7 +124,7 @@ def _forks_die_with_parent() -> None:
 def _render(site: Site, pages) -> None:
     # Each process draws its charts in a pool of its own, one worker per core: when one
     # finishes first, the other's pool has every core to itself.
-    with charts.drawn_together(published=(site.out, site.docs) if site.out != site.docs else None):
+    with charts.drawn_together(published=(site.out, site.published) if site.published else None):
         for page in pages:
             page.render(site)
     if overview in pages:

@@ -108,6 +108,12 @@ class Site:
         self.templates = site_templates()
         self.written: set[Path] = set()
 
+    @property
+    def published(self) -> Path | None:
+        """The docs folder this render will replace, where the last render's files are;
+        None when the render writes into it directly."""
+        return self.docs if self.out != self.docs else None
+
     def by_backend(self, build: Callable[[Environment], dict[str, Any] | None]
                    ) -> list[dict[str, Any]]:
         """[{name, envs: [{env, ...build(env)}]}] for every backend, measured or not.
@@ -152,7 +158,7 @@ class Site:
         target = self.inside(path)
         self.written.add(target)
         # Never through a link; an unchanged file keeps its mtime (safe_output.write_bytes).
-        previous = self.docs / path if self.out != self.docs else None
+        previous = self.published / path if self.published else None
         safe_output.write_bytes(target, text.encode("utf-8"), previous)
 
     def write_workload_nav(self, sections: list[dict[str, Any]]) -> None:
