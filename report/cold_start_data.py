@@ -18,6 +18,7 @@ from pathlib import Path
 
 from bench.ab import parse_tag
 from bench.coldstart_records import FOREIGN, LADDER, MODES, REGIONAL, ColdRecord, read_folder
+from report.formatting import UNIT_SPACE
 
 # Each cache layer as the counters show it: (hit counter, miss counter); None where torch
 # keeps no such counter. Autotuning shows the searches a compile ran: 0 where a cache (or
@@ -220,7 +221,7 @@ def break_even(whole: Rung | None, other: Rung | None) -> str:
     per_call = other.steady.median - whole.steady.median  # extra seconds per later call
     # A break-even divides by the steady difference: where the processes cannot tell the two
     # steady latencies apart, it would be a quotient of noise.
-    ahead = f"{'ahead' if first < 0 else 'behind'} by {abs(first):.1f} s on the first call"
+    ahead = f"{'ahead' if first < 0 else 'behind'} by {abs(first):.1f}{UNIT_SPACE}s on the first call"
     if min(whole.steady.n, other.steady.n) < 2:
         return f"{ahead}; steady latency from one process: no break-even"
     if other.steady.low <= whole.steady.high and whole.steady.low <= other.steady.high:

@@ -9,11 +9,14 @@ different units.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from report.analysis import outlier
 
 NOT_MEASURED = "not measured"
+# Between a figure and its unit: a narrow table column wraps "32 µs" onto two lines otherwise.
+UNIT_SPACE = "\u00a0"
 
 
 def _missing(value: Any) -> bool:
@@ -41,7 +44,7 @@ def seconds(value: float | None) -> str:
     if _missing(value):
         return NOT_MEASURED
     unit, scale = _unit(value)
-    return f"{sig(value / scale)} {unit}"
+    return f"{sig(value / scale)}{UNIT_SPACE}{unit}"
 
 
 def _spread(text: str, within: str, n: int | None, repeated: bool | None) -> str:
@@ -61,8 +64,8 @@ def latency(row: dict | None, side: str = "") -> str:
         return NOT_MEASURED
     unit, scale = _unit(median)
     n = int(row[f"n_processes{side}"])
-    processes = "paired proc." if row.get(f"timing{side}") == "paired" else "proc."
-    within = f"{sig(row[f'lo_s{side}'] / scale)}–{sig(row[f'hi_s{side}'] / scale)}, {n} {processes}"
+    kind = "paired" if row.get(f"timing{side}") == "paired" else ""
+    within = f"{sig(row[f'lo_s{side}'] / scale)}–{sig(row[f'hi_s{side}'] / scale)}, {processes(n, kind)}"
     return _spread(seconds(median), within, n, row.get("env_repeated"))
 
 
@@ -80,12 +83,25 @@ def speedup(row: dict | None, column: str = "speedup", host: bool = True) -> str
     if outlier(row[column + "_lo"], row[column + "_hi"]):
         within += ", an outlier process"
     if column == "speedup" and row.get("paired"):
-        spread = f"{within}, {int(pairings)} paired proc." if pairings >= 2 else "single paired run"
+        spread = f"{within}, {processes(int(pairings), 'paired')}" if pairings >= 2 else "single paired run"
         if (host and row.get("ratio_bound") == "host-dependent"
                 and not _missing(row.get("host_probe_us"))):
-            spread += f"; host-dependent: {row['host_probe_us']:.1f} µs per eager op here"
+            spread += f"; host-dependent: {row['host_probe_us']:.1f}{UNIT_SPACE}µs per eager op here"
         return f"{times(value)} ({spread})"
     return _spread(times(value), within, pairings, row.get("env_repeated"))
+
+
+_FIGURE_AND_UNIT = re.compile(r"(\d) (ns|µs|ms|s|min|B|KiB|MiB|GiB)(?!\w)")
+
+
+def units(text: str | None) -> str | None:
+    """Free text (a claim's quoted figures) with each figure kept on one line with its unit."""
+    return text if text is None else _FIGURE_AND_UNIT.sub(rf"\1{UNIT_SPACE}\2", text)
+
+
+def processes(count: int | str, kind: str = "") -> str:
+    """"3 proc.", "3×3 proc.", "3 paired proc.": kept on one line, like a figure and its unit."""
+    return " ".join(str(part) for part in (count, kind, "proc.") if part).replace(" ", UNIT_SPACE)
 
 
 def times(value: float | None) -> str:
@@ -102,8 +118,8 @@ def binary_bytes(value: float | None) -> str:
         return NOT_MEASURED
     for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if value >= scale:
-            return f"{sig(value / scale)} {unit}"
-    return f"{int(value)} B"
+            return f"{sig(value / scale)}{UNIT_SPACE}{unit}"
+    return f"{int(value)}{UNIT_SPACE}B"
 
 
 def number(value: float | None) -> str:
@@ -152,11 +168,16 @@ def yes_no(value: bool | None) -> str:
     return NOT_MEASURED if _missing(value) else ("pass" if value else "fail")
 
 
+def one_line(value: Any) -> str:
+    """Every run of white space, line breaks included, as one space; a UNIT_SPACE stays."""
+    return re.sub(r"[^\S\u00a0]+", " ", str(value)).strip()
+
+
 def cell(value: Any) -> str:
     """Free text (a reason, a probe summary) made safe for one Markdown table cell."""
     if _missing(value):
         return NOT_MEASURED
-    text = " ".join(str(value).split())
+    text = one_line(value)
     for raw, safe in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|"),
                       ("*", "\\*"), ("_", "\\_"), ("`", "\\`"), ("[", "\\["), ("]", "\\]")):
         text = text.replace(raw, safe)
@@ -182,7 +203,7 @@ def value_text(value: Any) -> str:
 
 def microseconds(value: float | None) -> str:
     """A host-probe figure, already in microseconds: 6.95 µs."""
-    return NOT_MEASURED if _missing(value) else f"{value:.2f} µs"
+    return NOT_MEASURED if _missing(value) else f"{value:.2f}{UNIT_SPACE}µs"
 
 
 def day(value) -> str:
@@ -202,6 +223,8 @@ FILTERS = {
     "latency": latency,
     "speedup": speedup,
     "times": times,
+    "processes": processes,
+    "units": units,
     "percent": percent,
     "bytes": binary_bytes,
     "number": number,

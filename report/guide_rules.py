@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from report import analysis
+from report import analysis, formatting
 from report.analysis import (
     BASELINE,
     MEANINGFUL_GAIN,
@@ -479,7 +479,7 @@ def _fmt(proxy: str, value: float) -> str:
     if proxy == "eager_busy":
         return f"{value:.0%}"
     if proxy == "eager_s":
-        return f"{value * 1e3:.3g} ms"
+        return f"{value * 1e3:.3g}{formatting.UNIT_SPACE}ms"
     return f"{value:g}"
 
 

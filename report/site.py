@@ -73,7 +73,7 @@ def _cell(value: Any) -> str:
     """Free text (a reason, a probe summary) for one table cell: escaped, emphasis too."""
     if formatting._missing(value):
         return formatting.NOT_MEASURED
-    escaped = markdown_text.text(" ".join(str(value).split()))
+    escaped = markdown_text.text(formatting.one_line(value))
     return Markdown(escaped.replace("*", "\\*").replace("_", "\\_"))
 
 

@@ -125,13 +125,13 @@ def test_records_round_trip_through_their_files(page):
 
 def test_the_residual_over_eager_is_shown_with_its_spread(page):
     # cold: 30 s medians less eager's median 0.5 s, over three processes
-    assert f"{seconds(29.5)} ({seconds(29.3)}–{seconds(29.7)}, 3 proc.)" in page["text"]
+    assert f"{seconds(29.5)} ({seconds(29.3)}–{seconds(29.7)}, 3\u00a0proc.)" in page["text"]
     assert "| gpt2-small | 1 | default |" in page["text"]
 
 
 def test_unmeasured_rungs_and_workloads_say_not_measured(page):
     row = next(line for line in page["text"].splitlines()
-               if line.startswith("| gpt2-small | 1 | default | 500 ms"))
+               if line.startswith("| gpt2-small | 1 | default | 500\u00a0ms"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[-2] == "not measured"  # precompile
     assert cells[-3] == "unsupported"  # aot: its reason is stated once, under the table
@@ -225,7 +225,7 @@ def test_one_ladder_chart_per_machine_mode_and_batch_shows_the_rungs_measured(pa
     link = f"cold-start-{H100.env_id()}-default-bs1-seed.svg"
     assert f"](../charts/{link})" in page["main"]
     h100 = page["machines"][H100.env_id()]
-    assert h100.index(f"](../../charts/{link})") < h100.index("| gpt2-small | 1 | default | 500 ms")
+    assert h100.index(f"](../../charts/{link})") < h100.index("| gpt2-small | 1 | default | 500\u00a0ms")
 
 
 def test_the_page_sums_up_and_each_machine_has_its_own_page_with_every_case(page):
@@ -241,7 +241,7 @@ def test_the_page_sums_up_and_each_machine_has_its_own_page_with_every_case(page
         assert mine.startswith("---\n") and "search:\n  exclude: true\n---\n# Cold start: " in mine
         assert "[cold-start page](../cold-start.md)" in mine
     assert "\n| gpt2-small |" not in page["main"] and "- **aot**" not in page["main"]
-    assert "| gpt2-small | 1 | default | 500 ms" in page["machines"][H100.env_id()]
+    assert "| gpt2-small | 1 | default | 500\u00a0ms" in page["machines"][H100.env_id()]
 
 
 def test_a_case_with_one_compiled_rung_has_no_lowest_residual(tmp_path):
@@ -250,7 +250,7 @@ def test_a_case_with_one_compiled_rung_has_no_lowest_residual(tmp_path):
     text = rendered(tmp_path, [record(H100, "eager", 0.5, 0.01, r, batch=32) for r in range(3)]
                     + [record(H100, "cold", 20.0, 0.005, r, batch=32) for r in range(3)])
     row = next(line for line in text.splitlines()
-               if line.startswith("| gpt2-small | 32 | default | 500 ms"))
+               if line.startswith("| gpt2-small | 32 | default | 500\u00a0ms"))
     assert row.rstrip().endswith("| only cold measured |"), row
 
 
@@ -264,7 +264,8 @@ def test_a_failed_rungs_reason_is_stated_once_under_the_table(tmp_path):
                        for r in range(3)]
                     + [record(H100, "precompile", None, None, 0, status="unsupported",
                               reason="no API")])
-    row = next(line for line in text.splitlines() if line.startswith("| gpt2-small | 1 | default | 500 ms"))
+    row = next(line for line in text.splitlines()
+               if line.startswith("| gpt2-small | 1 | default | 500\u00a0ms"))
     assert "| error |" in row and "RuntimeError" not in row
     assert text.count("RuntimeError") == 1
     items = [line for line in text.splitlines() if line.startswith("- **")]
@@ -336,11 +337,11 @@ def test_no_break_even_where_the_processes_cannot_tell_the_steady_latencies_apar
                  None, {})
     close = Rung("x", 3, 3, None, None, spread_of(6.0), None, Spread(0.0021, 0.0019, 0.0024, 3),
                  None, {})
-    assert break_even(whole, close) == ("ahead by 4.0 s on the first call; steady latencies "
+    assert break_even(whole, close) == ("ahead by 4.0\u00a0s on the first call; steady latencies "
                                         "within each other's process range: no break-even")
     one = Rung("x", 1, 1, None, None, Spread(12.5, 12.5, 12.5, 1), None,
                Spread(0.003, 0.003, 0.003, 1), None, {})
-    assert break_even(whole, one) == ("behind by 2.5 s on the first call; steady latency from "
+    assert break_even(whole, one) == ("behind by 2.5\u00a0s on the first call; steady latency from "
                                       "one process: no break-even")
 
 

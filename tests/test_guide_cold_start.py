@@ -66,7 +66,7 @@ def test_a_figure_from_fewer_processes_than_asked_says_how_many(data, tmp_path):
     rows = [line for line in first_call_text(data, tmp_path, tmp_path / "results").splitlines()
             if line.startswith("| [")]
     cells = {row.split("|")[2].strip(): row.split("|")[4].strip() for row in rows}
-    assert cells["32"] == "**warm** 5.40 s (19.4 s), 1 process"
+    assert cells["32"] == "**warm** 5.40\u00a0s (19.4\u00a0s), 1 process"
     assert cells["1"].startswith("**warm** ") and "process" not in cells["1"]
 
 

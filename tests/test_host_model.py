@@ -137,10 +137,10 @@ def test_a_cpu_environments_slowed_host_shows_inside_and_beyond_the_probes_fitte
     env_page = (tmp_path / f"analysis/stability/{cpu.env_id()}.md").read_text()
     rows = [line for line in env_page[env_page.index("### On a slowed host"):].splitlines()
             if line.startswith("| ")][1:]  # below the header
-    assert [row.split(" | ")[3:5] for row in rows] == [["cpu-box boot boot-slo", "9.00 µs"],
-                                                      ["gpu-box boot boot-slo", "12.00 µs"]]
+    assert [row.split(" | ")[3:5] for row in rows] == [["cpu-box boot boot-slo", "9.00\u00a0µs"],
+                                                      ["gpu-box boot boot-slo", "12.00\u00a0µs"]]
     assert rows[0].endswith("| 0 of 2 | **outside: not predictable** |")
-    assert rows[1].endswith("| 2 of 2 | inside; extrapolated, 1.00 µs above the probes fitted |")
+    assert rows[1].endswith("| 2 of 2 | inside; extrapolated, 1.00\u00a0µs above the probes fitted |")
 
 
 def test_each_lease_is_held_out_in_turn_and_predicted_from_the_others():
@@ -200,7 +200,7 @@ def test_the_stability_pages_show_fits_checks_and_what_is_not_predictable(slowed
                    if line.startswith("| ")][1:]  # below the header
     assert len(slowed_rows) == 2
     assert sum("**outside: not predictable**" in line for line in slowed_rows) == 1
-    assert all("extrapolated, 1.00 µs above the probes fitted" in line for line in slowed_rows)
+    assert all("extrapolated, 1.00\u00a0µs above the probes fitted" in line for line in slowed_rows)
     # The cross-lease table breaks each cell into lines, as markup, not as text.
     assert "<br>2: " in env_page and "&lt;br&gt;" not in env_page[:env_page.index("{ #host-model }")]
 
@@ -249,8 +249,8 @@ def test_a_time_sliced_host_is_named_where_the_model_missed_and_only_there(tmp_p
     page = (tmp_path / "analysis/stability.md").read_text()
     assert (f"On gpu-box boot boot-slo the host was time-sliced and the probe under-reported: "
             f"launch-chain-100 reduce-overhead measured {missed['measured']:.2f}×, above its band "
-            f"({missed['low']:.2f}×–{missed['high']:.2f}×) at a probe of 9.00 µs whose blocks "
-            f"averaged 12.00 µs. Not predictable there.") in page
+            f"({missed['low']:.2f}×–{missed['high']:.2f}×) at a probe of 9.00\u00a0µs whose blocks "
+            f"averaged 12.00\u00a0µs. Not predictable there.") in page
     assert "vit16x6x384 batch 1 reduce-overhead measured" not in page
     assert ("On the hosts slowed on purpose, 1 of 2 did (50.0%, against the 90.0% a band is "
             "meant to hold), and 1 of the 1 outside were on a time-sliced host.") in page
@@ -258,7 +258,7 @@ def test_a_time_sliced_host_is_named_where_the_model_missed_and_only_there(tmp_p
     env_page = (tmp_path / f"analysis/stability/{ENV.env_id()}.md").read_text()
     rows = [line for line in env_page[env_page.index("### On a slowed host"):].splitlines()
             if line.startswith("| ")][1:]  # below the header
-    assert [row.split(" | ")[4:6] for row in rows] == [["9.00 µs", "12.00 µs"]] * 2
+    assert [row.split(" | ")[4:6] for row in rows] == [["9.00\u00a0µs", "12.00\u00a0µs"]] * 2
     assert rows[0].endswith("| 0 of 2 | **outside: not predictable**; time-sliced host, the "
                             "probe under-reports |")
     assert rows[1].endswith("| 2 of 2 | inside |")

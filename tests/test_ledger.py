@@ -541,9 +541,9 @@ def test_each_environments_comparisons_are_on_its_own_page_under_the_claim(tmp_p
     claim = _section(pages[f"analysis/claims/{there}"], "vit-small-ro-36pct")
     assert "**depends** over 2 comparisons;" in claim
     assert "(../seed-001.md#vit-small-ro-36pct)" in claim
-    assert ("| [vit16x6x384](../../../workloads/vit16x6x384.md#latency) | 1 | 1.90× (2×2 proc.)"
+    assert ("| [vit16x6x384](../../../workloads/vit16x6x384.md#latency) | 1 | 1.90× (2×2\u00a0proc.)"
             " | holds | yes |") in claim
-    assert "| vit16x6x384 | 8 | 1.10× (2×2 proc.) | **fails** | yes |" in claim
+    assert "| vit16x6x384 | 8 | 1.10× (2×2\u00a0proc.) | **fails** | yes |" in claim
 
 
 def test_every_environment_link_of_a_seed_page_lands_on_its_claim(tmp_path):
@@ -582,9 +582,9 @@ def test_a_contradiction_says_what_the_data_says_and_who_is_right(tmp_path):
     part = part[:part.index("\n## ")]
     label = "NVIDIA H200 · torch 2.11.0"
     assert ("- Seed 001's [`vit-large-ro-no-gain`](seed-001.md#vit-large-ro-no-gain) (2515 ms "
-            f"-&gt; 2518 ms; 0.1% slower): holds on {label} (1.00×, 2×2 proc.).") in part
+            f"-&gt; 2518 ms; 0.1% slower): holds on {label} (1.00×, 2×2\u00a0proc.).") in part
     assert ("- Seed 001's [`vit-large-skip-compilation`](seed-001.md#vit-large-skip-compilation)"
-            f" (0% (large)): fails on {label} (1.30×, 2×2 proc.).") in part
+            f" (0% (large)): fails on {label} (1.30×, 2×2\u00a0proc.).") in part
     assert ("The data support seed 001's [`vit-large-ro-no-gain`](seed-001.md#vit-large-ro-"
             "no-gain) (1.00×), seed 003's [`heavier-models-win`](seed-003.md#heavier-models-win)"
             " (1.30×); they refute seed 001's [`vit-large-skip-compilation`]") in part
@@ -617,9 +617,10 @@ def test_the_home_page_table_shows_a_dash_where_a_claim_is_about_another_backend
 
 
 def test_figures_carry_their_spread_across_processes():
-    assert page.spread_text(1.38, 1.47, (3, 3), "ratio", 9) == "(1.38–1.47×, 3×3 proc.)"
+    assert page.spread_text(1.38, 1.47, (3, 3), "ratio", 9) == "(1.38–1.47×, 3×3\u00a0proc.)"
     assert page.spread_text(1.4, 1.4, (1, 1), "ratio", 1) == "(single run)"
-    assert page.spread_text(1.38, 1.47, (3, 3), "ratio", 3, paired=True) == "(1.38–1.47×, 3 paired proc.)"
+    assert (page.spread_text(1.38, 1.47, (3, 3), "ratio", 3, paired=True)
+            == "(1.38–1.47×, 3\u00a0paired\u00a0proc.)")
     assert page.figure_text(math.inf, "calls") == "never"
 
 
@@ -695,7 +696,7 @@ def test_a_verdict_on_one_process_is_never_settled(tmp_path):
     j = only(data_of(tmp_path, records), claim(RO_OVER_DEFAULT))
     assert j.verdict == "unsettled"
     assert j.condition == "every comparison rests on one process a side"
-    assert j.region == "vit16x6x384: unsettled, leans holds at batch 1 (5.00×, 1 proc.)"
+    assert j.region == "vit16x6x384: unsettled, leans holds at batch 1 (5.00×, 1\u00a0proc.)"
 
 
 def test_the_region_names_batches_figures_boundedness_and_processes(tmp_path):
@@ -703,8 +704,8 @@ def test_the_region_names_batches_figures_boundedness_and_processes(tmp_path):
                for mode, median in (("default", 1e-3), ("reduce-overhead", 1e-3 / speedup))
                for r in twice(record, CUDA, "vit16x6x384", mode, batch, median, busy=busy)]
     j = only(data_of(tmp_path, records), claim(RO_OVER_DEFAULT))
-    assert j.region == ("vit16x6x384: holds at batch 1–2 (2.00–3.00×, launch-bound, 2 proc.), "
-                        "fails at batch 16 (1.01×, device-bound, 2 proc.)")
+    assert j.region == ("vit16x6x384: holds at batch 1–2 (2.00–3.00×, launch-bound, 2\u00a0proc.), "
+                        "fails at batch 16 (1.01×, device-bound, 2\u00a0proc.)")
 
 
 def test_warmup_ends_with_the_initial_transient_not_at_a_late_blip():

@@ -199,7 +199,7 @@ def test_a_region_names_the_host_its_figures_were_measured_on(tmp_path):
                speedups(CUDA, "vit16x6x384", "reduce-overhead", "default", {1: 1.6})]
     j = only(data_of(tmp_path, records), claim(POINT))
     assert j.regions[0].host_us == pytest.approx((9.0, 9.0))
-    assert "eager op 9.00 µs on the host" in j.region
+    assert "eager op 9.00\u00a0µs on the host" in j.region
 
 
 def test_the_questionable_readings_are_fixed_or_justified():
@@ -433,8 +433,8 @@ def test_a_host_dependent_speedup_names_the_hosts_where_it_holds(tmp_path):
     assert c.host_region.holds == ("above", pytest.approx(probe * 1e6))
     assert (c.host_region.lo_us, c.host_region.hi_us) == pytest.approx((lo * 1e6, hi * 1e6))
     sig = ledger.words.formatting.sig
-    expected = (f"holds where an eager op costs more than {sig(probe * 1e6)} µs "
-                f"(of the {sig(lo * 1e6)}–{sig(hi * 1e6)} µs measured")
+    expected = (f"holds where an eager op costs more than {sig(probe * 1e6)}\u00a0µs "
+                f"(of the {sig(lo * 1e6)}–{sig(hi * 1e6)}\u00a0µs measured")
     assert expected in j.region and expected in ledger.where(j)["regions"][0]["text"]
 
 

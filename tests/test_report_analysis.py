@@ -50,7 +50,7 @@ def test_a_case_is_the_median_of_its_process_medians_with_their_range(tmp_path):
     assert row["median_s"] == pytest.approx(base)
     assert (row["lo_s"], row["hi_s"]) == (pytest.approx(0.9 * base), pytest.approx(1.3 * base))
     assert row["n_processes"] == 3 and row["spread"] == pytest.approx(0.4 / 0.9)
-    assert formatting.latency(row) == "12.0 µs (10.8–15.6, 3 proc.)"
+    assert formatting.latency(row) == "12.0\u00a0µs (10.8–15.6, 3\u00a0proc.)"
 
 
 def test_rerun_tags_are_further_processes_of_the_same_case(tmp_path):

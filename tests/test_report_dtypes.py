@@ -87,7 +87,7 @@ def test_the_workload_page_shows_bfloat16_cases_with_their_dtype_and_never_besid
     page = read(docs, f"workloads/{dx.WORKLOAD}.md")
     rows = lines(page)
     for section in ("| eager | 1 (bfloat16) | ok |", "| reduce-overhead | 1 (bfloat16) | float64 |",
-                    "| lite | 1 (bfloat16) | **error** |", "| default | 1 (bfloat16) | 15.0 s |"):
+                    "| lite | 1 (bfloat16) | **error** |", "| default | 1 (bfloat16) | 15.0\u00a0s |"):
         assert any(line.startswith(section) for line in rows), section
     # Every row that names a mode at one point holds that dtype's figures, none of the other's.
     checked = 0

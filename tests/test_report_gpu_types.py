@@ -98,7 +98,7 @@ def test_environments_that_differ_only_in_the_gpu_are_paired_and_their_differenc
 def test_overlapping_ranges_of_process_medians_agree(page):
     cells = row(section(page, "Latency"), MATMUL, "—", "eager")
     # 12 µs × (1.0, 1.04, 0.98) against 12 µs × (1.01, 0.99, 1.03).
-    assert cells[3:] == ["12.0 µs (11.8–12.5, 3 proc.)", "12.1 µs (11.9–12.4, 3 proc.)",
+    assert cells[3:] == ["12.0\u00a0µs (11.8–12.5, 3\u00a0proc.)", "12.1\u00a0µs (11.9–12.4, 3\u00a0proc.)",
                          f"{1.0 / 1.01:.2f}×", "agree"]
 
 
@@ -120,7 +120,8 @@ def test_each_table_links_a_workload_on_its_first_row_only(page):
 def test_a_side_resting_on_one_process_is_marked_a_single_run(page):
     cells = row(section(page, "Latency"), MATMUL, "—", "default")
     # 0.8 × 12 µs on one Alpha process, inside Beta's range: they agree, marked single run.
-    assert cells[3:] == ["9.60 µs (single run)", "9.60 µs (9.41–9.98, 3 proc.)", "1.00×", "agree"]
+    assert cells[3:] == ["9.60\u00a0µs (single run)", "9.60\u00a0µs (9.41–9.98, 3\u00a0proc.)",
+                         "1.00×", "agree"]
 
 
 def test_the_page_opens_with_each_pairs_counts(page):

@@ -216,7 +216,7 @@ def test_older_runs_on_different_hosts_get_one_line_and_no_verdict(ab_site):
     older = page(ab_site, "changes.md").split("## Older runs")[1]
     line = next(x for x in older.splitlines() if x.startswith("- 2.14.1 → 2.15.0"))
     assert "the hosts differ" in line and "no faster/slower verdict" in line
-    assert "2.50 µs vs 8.80 µs" in line
+    assert "2.50\u00a0µs vs 8.80\u00a0µs" in line
     assert "**Slower**" not in older and "**Faster**" not in older
 
 
@@ -255,7 +255,7 @@ def test_a_figure_from_one_process_says_single_run_in_the_history_table(tmp_path
     row = next(line for line in page(site, "history.md").splitlines()
                if line.startswith("| — | eager |"))
     assert row.split("|")[-2].strip().endswith("(single run)")  # 2.11.0: one process
-    assert "3 proc." in row.split("|")[3]  # 2.9.0: three
+    assert "3\u00a0proc." in row.split("|")[3]  # 2.9.0: three
 
 
 def test_each_ab_cell_carries_the_step_from_the_release_before_as_the_changes_page_judges_it(ab_site):

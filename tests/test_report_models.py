@@ -59,7 +59,7 @@ def test_a_model_without_records_in_a_measured_environment_reads_not_measured(pa
 def test_the_speedup_is_the_median_paired_ratio_with_the_range_of_its_processes(page):
     cells = row(page, "[resnet50](../workloads/resnet50.md)", "1")
     ratios = sorted(1 / (mx.FACTOR["default"] * s) for s in mx.PAIRED_SCALES)
-    assert cells[3] == f"{ratios[1]:.2f}× ({ratios[0]:.2f}–{ratios[2]:.2f}, 3 paired proc.)"
+    assert cells[3] == f"{ratios[1]:.2f}× ({ratios[0]:.2f}–{ratios[2]:.2f}, 3\u00a0paired\u00a0proc.)"
 
 
 def test_a_failed_mode_shows_its_status_in_the_speedups_and_its_reason_below(page):
@@ -69,10 +69,10 @@ def test_a_failed_mode_shows_its_status_in_the_speedups_and_its_reason_below(pag
 
 def test_costs_show_compile_times_break_even_and_peak_memory_with_graph_pools(page):
     cells = row(page, "resnet50", "1", "reduce-overhead")
-    assert cells[3] == "30.0 s / 6.00 s"
+    assert cells[3] == "30.0\u00a0s / 6.00\u00a0s"
     saving = mx.EAGER_S["resnet50"] * (1 - mx.FACTOR["reduce-overhead"])
     assert cells[4].startswith(f"{int(-(-30.0 // saving)):,} / ")
-    assert cells[5] == "3.00 GiB reserved, 2.00 GiB allocated"
+    assert cells[5] == "3.00\u00a0GiB reserved, 2.00\u00a0GiB allocated"
 
 
 def test_break_even_pages_read_the_saving_of_the_processes_that_timed_the_speedup(tmp_path):
@@ -87,7 +87,7 @@ def test_break_even_pages_read_the_saving_of_the_processes_that_timed_the_speedu
     assert row(model_page, "resnet50", "1", "reduce-overhead")[4].startswith("15,000 / ")
     every = (tmp_path / "docs" / break_even.env_page(mx.ENV.env_id())).read_text(encoding="utf-8")
     cells = row(every, "resnet50", "1", "reduce-overhead")  # named once, linked on its first row
-    assert cells[3] == "15,000" and cells[7:] == ["2.00 ms (paired)", "4.00 ms", "2.00 ms"]
+    assert cells[3] == "15,000" and cells[7:] == ["2.00\u00a0ms (paired)", "4.00\u00a0ms", "2.00\u00a0ms"]
 
 
 def test_graph_breaks_and_cudagraph_skips_are_counted_and_their_reasons_listed(page):
@@ -136,10 +136,10 @@ def test_one_isolated_process_reads_single_run_where_paired_processes_repeat_oth
 def test_eager_reads_its_paired_processes_where_the_speedups_come_from_them(page):
     # resnet50 at batch 1: three paired processes time eager at 4 ms each, while the three
     # isolated ones spread over the fixture's repeat scales.
-    assert row(page, "[resnet50](../workloads/resnet50.md)", "1")[2].endswith(", 3 paired proc.)")
-    assert row(page, "[resnet50](../workloads/resnet50.md)", "1")[2].startswith("4.00 ms (")
+    assert row(page, "[resnet50](../workloads/resnet50.md)", "1")[2].endswith(", 3\u00a0paired\u00a0proc.)")
+    assert row(page, "[resnet50](../workloads/resnet50.md)", "1")[2].startswith("4.00\u00a0ms (")
     # bert-base at batch 8 has isolated processes only.
-    assert row(page, "[bert-base](../workloads/bert-base.md)", "8")[2].endswith(", 3 proc.)")
+    assert row(page, "[bert-base](../workloads/bert-base.md)", "8")[2].endswith(", 3\u00a0proc.)")
 
 
 def test_the_workload_page_names_each_library_version_with_the_environments_it_built(tmp_path):
@@ -178,9 +178,9 @@ def test_the_workload_page_shows_the_paired_processes_behind_a_case_timed_once_a
     # The tables sit in backend tabs, indented by four spaces.
     resnet, bert = ((tmp_path / "docs" / "workloads" / f"{name}.md").read_text(
         encoding="utf-8").replace("    |", "|") for name in ("resnet50", "bert-base"))
-    assert row(resnet, "default", "1", "ok")[3] == "3.20 ms (3.04–3.36, 3 paired proc.)"
-    assert row(resnet, "eager", "1", "ok")[3] == "4.00 ms (4.00–4.00, 3 paired proc.)"
-    assert row(bert, "eager", "8", "ok")[3].endswith(", 3 proc.)")
+    assert row(resnet, "default", "1", "ok")[3] == "3.20\u00a0ms (3.04–3.36, 3\u00a0paired\u00a0proc.)"
+    assert row(resnet, "eager", "1", "ok")[3] == "4.00\u00a0ms (4.00–4.00, 3\u00a0paired\u00a0proc.)"
+    assert row(bert, "eager", "8", "ok")[3].endswith(", 3\u00a0proc.)")
 
 
 def test_a_workload_page_opens_with_the_fastest_mode_its_spread_and_its_cost(tmp_path):
@@ -196,6 +196,6 @@ def test_a_workload_page_opens_with_the_fastest_mode_its_spread_and_its_cost(tmp
     glance = resnet[resnet.index("## At a glance"):resnet.index("## The workload")]
     assert resnet.index("## At a glance") < resnet.index("## Latency")
     assert row(glance.replace("    |", "|"), "1")[2:] == [
-        "reduce-overhead", "2.00× (1.90–2.11, 3 paired proc.)", "default (1.25×)", "60.0%",
-        "30.0 s", "15,000"]
+        "reduce-overhead", "2.00× (1.90–2.11, 3\u00a0paired\u00a0proc.)", "default (1.25×)", "60.0%",
+        "30.0\u00a0s", "15,000"]
     assert "No point here has two modes timed." in bert

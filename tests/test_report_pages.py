@@ -156,7 +156,7 @@ def test_break_even_sums_each_mode_up_and_links_every_case(docs):
 def test_repeats_and_rerun_tags_are_processes_on_the_spread_page(docs):
     spread = stability_env(docs, ENV_A, "spread-across-processes")
     # Three repeats plus rerun-1 and rerun-2: five processes of one case.
-    assert "5 proc.)" in row(spread, "[matmul-128](../../workloads/matmul-128.md)", "—", "eager")
+    assert "5\u00a0proc.)" in row(spread, "[matmul-128](../../workloads/matmul-128.md)", "—", "eager")
     unstable = stability_env(docs, ENV_A, "unstable-processes")
     assert row(unstable, "[trivial-call](../../workloads/trivial-call.md)", "—", "eager", "main",
                "1 of 3")
@@ -380,8 +380,8 @@ def test_floor_table_shows_the_spread_of_each_mode_across_processes(repeated_flo
     main = fx.latency(fx.ENV_A, "trivial-call", "default", None)
     cells = row(floor, "default").split(" | ")
     # The median of two processes is their mean; both are shown, to three figures.
-    assert cells[2] == (f"{main * 1.25 * 1e6:.2f} µs ({main * 1e6:.2f}–{main * 1.5 * 1e6:.2f}, "
-                        f"2 proc.)")
+    assert cells[2] == (f"{main * 1.25 * 1e6:.2f}\u00a0µs ({main * 1e6:.2f}–{main * 1.5 * 1e6:.2f}, "
+                        f"2\u00a0proc.)")
 
 
 def test_floor_table_has_no_other_runs_column_without_repeats(docs):
@@ -528,11 +528,11 @@ def test_concurrency_within_the_spread_where_alone_and_busy_ranges_overlap(
     section = concurrency_section(concurrency_checked)
     cells = row(busy_table(section), LABEL, MATMUL, "—", "eager").split(" | ")
     # 12 µs × (1.01, 0.99, 1.03) alone against 12 µs × (1.02, 1.0, 0.97) beside busy GPUs.
-    assert cells[4:6] == ["12.1 µs (11.9–12.4, 3 proc.)", "12.0 µs (11.6–12.2, 3 proc.)"]
+    assert cells[4:6] == ["12.1\u00a0µs (11.9–12.4, 3\u00a0proc.)", "12.0\u00a0µs (11.6–12.2, 3\u00a0proc.)"]
     assert cells[6] == f"{1.0 / 1.01:.2f}×"
     assert cells[7] == "within the across-process spread |"
     cells = row(main_table(section), LABEL, MATMUL, "—", "eager").split(" | ")
-    assert cells[5:8] == ["12.0 µs (11.8–12.5, 3 proc.)", "4 · 16", f"{1.0 / 1.01:.2f}×"]
+    assert cells[5:8] == ["12.0\u00a0µs (11.8–12.5, 3\u00a0proc.)", "4 · 16", f"{1.0 / 1.01:.2f}×"]
     assert cells[8] == "within the across-process spread |"
 
 
@@ -556,7 +556,7 @@ def test_concurrency_needs_a_concurrent_side_and_keeps_alone_apart_from_the_case
     assert "--gpus 0, --tag busy --workload matmul-512" in section
     # Alone and busy records are not processes of the case: it rests on the main run's three.
     page = read(concurrency_checked, "workloads/matmul-128.md")
-    assert "3 proc.)" in row(page, "eager", "—", "ok")
+    assert "3\u00a0proc.)" in row(page, "eager", "—", "ok")
 
 
 def test_concurrency_without_alone_records_gives_the_commands_that_measure_it(docs):
@@ -579,7 +579,7 @@ def test_every_page_showing_paired_speedups_says_how_their_range_is_formed(tmp_p
     fx.write(tmp_path / "results" / "r.jsonl", model_records.records())
     build(tmp_path / "results", tmp_path / "docs")
     shown = [page for page in sorted((tmp_path / "docs").rglob("*.md"))
-             if re.search(r"\d× \([^)]*paired proc\.", page.read_text(encoding="utf-8"))]
+             if re.search(r"\d× \([^)]*paired\sproc\.", page.read_text(encoding="utf-8"))]
     assert shown
     for page in shown:
         text = " ".join(page.read_text(encoding="utf-8").split())

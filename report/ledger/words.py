@@ -75,23 +75,27 @@ def host_text(host_us: tuple[float, float] | None) -> str:
     lo, hi = host_us
     span = formatting.sig(lo) if formatting.sig(lo) == formatting.sig(hi) else \
         f"{formatting.sig(lo)}–{formatting.sig(hi)}"
-    return f"eager op {span} µs on the host"
+    return f"eager op {span}{formatting.UNIT_SPACE}µs on the host"
 
 
 def _us(x: float) -> str:
     return formatting.sig(x)
 
 
+def _us_unit(x: float) -> str:
+    return f"{formatting.sig(x)}{formatting.UNIT_SPACE}µs"
+
+
 def host_region_text(h: HostRegion) -> str:
     """"holds where an eager op costs more than 8.1 µs (of the 6.5–11.0 µs measured)": where
     a host-dependent speedup's host model clears the claim, among the hosts it was fitted on."""
-    measured = f"the {_us(h.lo_us)}–{_us(h.hi_us)} µs measured"
+    measured = f"the {_us(h.lo_us)}–{_us_unit(h.hi_us)} measured"
 
     def part(outcome: str, where: str, probe: float | None) -> str:
         if where == "above":
-            return f"{outcome} where an eager op costs more than {_us(probe)} µs"
+            return f"{outcome} where an eager op costs more than {_us_unit(probe)}"
         if where == "below":
-            return f"{outcome} where an eager op costs less than {_us(probe)} µs"
+            return f"{outcome} where an eager op costs less than {_us_unit(probe)}"
         if where == "everywhere":
             return f"{outcome} at every host"
         return f"{outcome} at some hosts only" if where == "mixed" else f"{outcome} at no host"
@@ -101,7 +105,7 @@ def host_region_text(h: HostRegion) -> str:
                                                           ("fails", h.fails))
               if where[0] != "nowhere"]
     parts = parts or [part("fails", *h.fails)]  # an upper bound no host surely passes
-    return f"{', '.join(parts)} (of {measured}, {h.processes} paired proc.)"
+    return f"{', '.join(parts)} (of {measured}, {formatting.processes(h.processes, 'paired')})"
 
 
 def host_regions_text(regions: tuple[HostRegion, ...], axis: str) -> str:
@@ -127,7 +131,7 @@ def region_words(r: Region, unit: str, with_host: bool = True) -> str:
         details.append(host_text(r.host_us))
     if r.processes:
         a, b = r.processes
-        details.append(f"{a}{'–' + str(b) if b != a else ''} proc.")
+        details.append(formatting.processes(f"{a}{'–' + str(b) if b != a else ''}"))
     text = f"{label}{where} ({', '.join(details)})" if details else f"{label}{where}"
     return f"{text} — {host_regions_text(r.host_regions, r.axis)}" if r.host_regions else text
 

@@ -69,7 +69,7 @@ def spread_text(lo: float | None, hi: float | None, processes: tuple[int, ...], 
     if parts["single"]:
         return "(single run)"
     inner = ", ".join(p for p in (parts["range"], parts["processes"] and
-                                  f"{parts['processes']} proc.") if p)
+                                  formatting.processes(parts["processes"])) if p)
     return f"({inner})" if inner else ""
 
 

@@ -146,7 +146,32 @@ async () => {
     first.push(measure(table));
     details.forEach((d) => { d.open = false; });
   });
-  return {charts, first};
+  // A figure whose unit went to the next line ("32" above "µs"), in any table cell shown.
+  const splitFigures = [];
+  const walker = document.createTreeWalker(document.querySelector("article"), NodeFilter.SHOW_TEXT,
+    {acceptNode: (n) => n.parentElement.closest("td") ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP});
+  const figure = /\d\s(?:ns|µs|ms|s|KiB|MiB|GiB|proc\.)(?!\w)/g;
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const match of node.textContent.matchAll(figure)) {
+      const range = document.createRange();
+      range.setStart(node, match.index);
+      range.setEnd(node, match.index + match[0].length);
+      const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0)
+                                                      .map((r) => Math.round(r.bottom)));
+      if (lines.size > 1) splitFigures.push(node.textContent.trim().slice(0, 60));
+    }
+  }
+  // A stacked cell (a phone's first table) whose content runs under its column's name.
+  const underName = [...document.querySelectorAll("article table[data-atlas-stack] td")]
+    .filter((td) => td.getClientRects().length && td.dataset.label)
+    .filter((td) => {
+      const box = td.getBoundingClientRect();
+      const range = document.createRange();
+      range.selectNodeContents(td);
+      return [...range.getClientRects()].some((r) => r.width > 0 && r.left < box.left + 0.3 * box.width);
+    })
+    .map((td) => `${td.dataset.label}: ${td.innerText.slice(0, 40)}`);
+  return {charts, first, splitFigures, underName};
 }
 """
 
@@ -265,6 +290,8 @@ def context(browser, base_url: str):
 class Measured:
     charts: tuple[tuple[str, float], ...]  # (src, drawn width in CSS px)
     first_tables: tuple[dict, ...]  # the first outside <details>, then each <details>' first
+    split_figures: tuple[str, ...]  # table cells where a figure and its unit are on two lines
+    under_name: tuple[str, ...]  # stacked cells whose content runs under the column's name
 
 
 @dataclass(frozen=True)
@@ -355,7 +382,9 @@ class _Tab:
         self.page.set_viewport_size(viewport)
         seen = self.page.evaluate(_MEASURE_JS)
         return Measured(charts=tuple((chart["src"], chart["width"]) for chart in seen["charts"]),
-                        first_tables=tuple(seen["first"]))
+                        first_tables=tuple(seen["first"]),
+                        split_figures=tuple(seen["splitFigures"]),
+                        under_name=tuple(seen["underName"]))
 
     def finish(self, url: str) -> PageVisit:
         # networkidle: late requests (the search index, scripts loaded by scripts)

@@ -86,6 +86,16 @@ def test_first_table_of_every_page_fits_a_phone(phone):
         for url, table in off)
 
 
+def test_no_figure_is_parted_from_its_unit_or_runs_under_its_column_name_on_a_phone(phone):
+    """At 390 px a narrow column wrapped "32 µs" as "32" over "µs", and a stacked cell's
+    later lines ran under its column's name, left of the figures above them."""
+    split = [f"{url}: {text}" for url, visit in phone.items() for text in visit.split_figures]
+    assert not split, f"{len(split)} figures parted from their unit:\n" + "\n".join(split[:10])
+    under = [f"{url}: {text}" for url, visit in phone.items() for text in visit.under_name]
+    assert not under, f"{len(under)} stacked cells run under their name:\n" + "\n".join(under[:10])
+    assert sum(len(visit.first_tables) for visit in phone.values()) >= 10
+
+
 class _Transfer:
     """Bytes that came over the network for one page, cache disabled (DevTools' count)."""
 
