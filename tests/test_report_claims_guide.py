@@ -144,8 +144,8 @@ def test_claims_pages_judge_every_ledger_claim_with_its_region(docs):
     summary = read(docs, "analysis/claims.md")
     page = read(docs, "analysis/claims/seed-002.md")
     claim = section(page, "inference-ro-2-4x")
-    assert ("vit16x6x384: unsettled, leans holds at batch 1 (2.86×, host-dependent, 1 proc.), "
-            "unsettled, leans fails at batch 2–4 (0.952–1.43×, host-dependent, 1 proc.)") in claim
+    assert ("vit16x6x384: unsettled, leans holds at batch 1 (2.86×, host-dependent, 1\u00a0proc.), "
+            "unsettled, leans fails at batch 2–4 (0.952–1.43×, host-dependent, 1\u00a0proc.)") in claim
     assert "[vit16x6x384](../../workloads/vit16x6x384.md#latency)" in claim  # evidence
     assert all(f"{{ #{c.id} }}" in summary for c in load_ledger().claims)
     assert "## " in read(docs, "analysis/claims/contradictions.md")
