@@ -150,7 +150,7 @@ async () => {
   const splitFigures = [];
   const walker = document.createTreeWalker(document.querySelector("article"), NodeFilter.SHOW_TEXT,
     {acceptNode: (n) => n.parentElement.closest("td") ? NodeFilter.FILTER_ACCEPT : NodeFilter.FILTER_SKIP});
-  const figure = /\d\s(?:ns|µs|ms|s|KiB|MiB|GiB|proc\.)(?!\w)/g;
+  const figure = /\\d\\s(?:ns|µs|ms|s|KiB|MiB|GiB|proc\\.)(?!\\w)/g;
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
     for (const match of node.textContent.matchAll(figure)) {
       const range = document.createRange();
