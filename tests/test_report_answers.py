@@ -122,6 +122,13 @@ def test_the_claim_answer_carries_each_verdicts_region(tmp_path):
         assert v["where"]["verdict"] == v["verdict"] and v["where"]["short"], v
 
 
+def test_a_question_about_a_model_not_measured_asks_at_a_batch_size(fixture_root):
+    # No ViT-Base records at all left the second question "at batch None?".
+    home = (fixture_root / "docs" / "index.md").read_text("utf-8")
+    assert "**2. The same model at batch 32?**" in home
+    assert "None" not in home
+
+
 def test_the_pays_back_answer_splits_each_devices_points_among_the_fastest_modes(fixture_root):
     home = (fixture_root / "docs" / "index.md").read_text("utf-8")
     answer = next(line for line in home.splitlines()
