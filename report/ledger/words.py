@@ -79,23 +79,19 @@ def host_text(host_us: tuple[float, float] | None) -> str:
 
 
 def _us(x: float) -> str:
-    return formatting.sig(x)
-
-
-def _us_unit(x: float) -> str:
     return f"{formatting.sig(x)}{formatting.UNIT_SPACE}µs"
 
 
 def host_region_text(h: HostRegion) -> str:
     """"holds where an eager op costs more than 8.1 µs (of the 6.5–11.0 µs measured)": where
     a host-dependent speedup's host model clears the claim, among the hosts it was fitted on."""
-    measured = f"the {_us(h.lo_us)}–{_us_unit(h.hi_us)} measured"
+    measured = f"the {formatting.sig(h.lo_us)}–{_us(h.hi_us)} measured"
 
     def part(outcome: str, where: str, probe: float | None) -> str:
         if where == "above":
-            return f"{outcome} where an eager op costs more than {_us_unit(probe)}"
+            return f"{outcome} where an eager op costs more than {_us(probe)}"
         if where == "below":
-            return f"{outcome} where an eager op costs less than {_us_unit(probe)}"
+            return f"{outcome} where an eager op costs less than {_us(probe)}"
         if where == "everywhere":
             return f"{outcome} at every host"
         return f"{outcome} at some hosts only" if where == "mixed" else f"{outcome} at no host"
