@@ -103,6 +103,7 @@ def test_every_quick_answer_gives_the_chooser_mode_and_the_exported_figure(rende
              for w, b in sorted(points, key=str) for backend in ("cuda", "cpu")
              for p in answers.fastest_at(data, w, b, backend)]
     assert len(parts) >= 10
+    paid = 0
     for question, part in parts:
         env_id = part["env"].env_id
         chosen = by_point[(env_id, question["workload"], question["batch"])]
@@ -112,6 +113,11 @@ def test_every_quick_answer_gives_the_chooser_mode_and_the_exported_figure(rende
                               part["mode"])
         assert same(part["speedup"], exported["speedup"])
         assert part["env"].label and part["processes"] >= 1
+        # The break-even at the home page's precision ("about 50,000"), not the exact quotient.
+        if part["mode"] != analysis.BASELINE:
+            assert chosen["pays_back"] == formatting.about(part["break_even"]), question
+            paid += 1
+    assert paid >= 3
 
 
 def test_the_models_page_shows_the_chooser_answer_for_each_model_and_calls(tmp_path):

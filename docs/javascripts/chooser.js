@@ -146,7 +146,7 @@
     } else {
       head.append(` — ${times(a.speedup)} faster than eager (${times(a.speedup_lo)}–`
         + `${times(a.speedup_hi)}, ${a.processes} ${a.timing} process${a.processes === 1 ? "" : "es"}); `
-        + `it pays back its first call after ${count(a.cold_calls)} calls.`);
+        + `it pays back in ${a.pays_back} calls.`);
     }
     if (a.mode_runner_up) {
       head.append(` Runner-up: ${a.mode_runner_up}, ${times(a.speedup_runner_up)}; `

@@ -13,7 +13,7 @@ from collections import Counter
 import pandas as pd
 
 from bench import hostfit
-from report import analysis, answers, cold_start_data, guide_rules
+from report import analysis, answers, cold_start_data, formatting, guide_rules
 from report.analysis import BASELINE, Environment, of_env, rows
 from report.pages import cold_start
 from report.site import Site
@@ -97,6 +97,9 @@ def model_kind(workload: str, family: str) -> str:
 CHOICE_FIELDS = ("mode", "speedup", "speedup_lo", "speedup_hi", "cold_calls", "processes",
                  "timing", "mode_runner_up", "speedup_runner_up", "margin", "tie",
                  "host_dependent", "compiling", "cuda_graphs")
+# The break-even as the home page's quick answers write it (formatting.about), so that the
+# chooser and the home page give one figure at one precision.
+CHOICE_TEXT_FIELDS = ("pays_back",)
 
 
 # A host model as the chooser predicts from it (docs/javascripts/chooser.js), from the
@@ -142,15 +145,16 @@ def _precise(value):
 def chooser_data(data: analysis.Data) -> dict:
     """The chooser's answers, computed here by `analysis.choose` and only looked up in the
     browser: per environment, workload, batch and dtype, the answer at each of
-    analysis.CALLS_STEPS as a list of CHOICE_FIELDS (`fields`); with each workload what the
-    picker shows (family, description, training, varying shapes); a point whose chosen mode
-    has a host model carries it as a sixth item, {mode: HOST_FIELDS values}."""
+    analysis.CALLS_STEPS as a list of CHOICE_FIELDS then CHOICE_TEXT_FIELDS (`fields`); with
+    each workload what the picker shows (family, description, training, varying shapes); a
+    point whose chosen mode has a host model carries it as a sixth item, {mode: HOST_FIELDS
+    values}."""
     answers_by_point: dict[tuple, list] = {}
     for step, calls in enumerate(analysis.CALLS_STEPS):
         for r in rows(analysis.choose(data.published, calls)):
             key = (r["env_id"], r["workload"], r["batch_size"], r[analysis.DTYPE])
             answers_by_point.setdefault(key, [None] * len(analysis.CALLS_STEPS))[step] = [
-                _compact(r.get(f)) for f in CHOICE_FIELDS]
+                *(_compact(r.get(f)) for f in CHOICE_FIELDS), _pays_back(r)]
     hosts: dict[tuple, dict] = {}
     for r in rows(data.published[data.published["host_probe_median_us"].notna()]):
         key = (r["env_id"], r["workload"], r["batch_size"], r[analysis.DTYPE])
@@ -166,13 +170,17 @@ def chooser_data(data: analysis.Data) -> dict:
                                "family": data.family(workload), "axis": info.get("axis"),
                                "description": info.get("description"),
                                "kind": model_kind(workload, data.family(workload))}
-    return {"calls": list(analysis.CALLS_STEPS), "fields": list(CHOICE_FIELDS),
+    return {"calls": list(analysis.CALLS_STEPS), "fields": [*CHOICE_FIELDS, *CHOICE_TEXT_FIELDS],
             "environments": [{"id": e.env_id, "label": e.label, "backend": e.backend}
                              for e in sorted(envs, key=lambda e: (e.backend != "cuda", e.label))],
             "workloads": workloads,
             "host_fields": list(HOST_FIELDS),
             "points": [[*key, answers, *([hosts[key]] if key in hosts else [])]
                        for key, answers in answers_by_point.items()]}
+
+
+def _pays_back(answer: dict) -> str | None:
+    return None if answer["mode"] == BASELINE else formatting.about(answer["cold_calls"])
 
 
 def _compact(value):

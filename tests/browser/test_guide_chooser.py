@@ -50,6 +50,8 @@ def test_chooser_answers_with_the_point_of_its_data_and_links_to_the_row(page, b
     expected = dict(zip(guide["fields"], point[4][step], strict=True))
     assert head.startswith(expected["mode"] + " ") or head.startswith(expected["mode"] + "—"), (
         head, expected)
+    if expected["mode"] != "eager":
+        assert f"pays back in {expected['pays_back']} calls" in head, (head, expected)
     link = page.locator("#chooser .atlas-chooser-conditions a")
     assert link.get_attribute("href") == f"../../workloads/{form['workload']}/"
     assert not page.errors, page.errors
