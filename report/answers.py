@@ -14,7 +14,9 @@ between processes cannot tell two modes apart the part is marked `unsettled`.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections import Counter
 from typing import Any
 
 import pandas as pd
@@ -193,28 +195,55 @@ def verdict_table(data: Data) -> dict[str, Any]:
     return ledger.verdict_table(data, judged(data))
 
 
-def claim_verdicts(claims: list, claim_id: str) -> dict[str, Any] | None:
-    """One claim's verdict in every environment that judged it (`ledger.judge` results),
-    each with its region (`where`: `ledger.where`), so that no verdict is shown bare."""
+def claim_verdicts(data: Data, claims: list, claim_id: str) -> dict[str, Any] | None:
+    """One claim's verdicts grouped by device (`devices`): per device how many environments
+    judged it and their verdicts (`verdict_counts`); of the newest release, the environment
+    that judged it on the most workloads (`where`), with its verdict, the regions that show
+    each answer (`shown`: `_regions_shown`) and how many more the claim's page lists
+    (`more`). `scope`: the measured workloads the claim is judged on, and the real models
+    among them."""
     found = next((r for r in claims if r.claim.id == claim_id), None)
     if found is None:
         return None
-    return {"id": claim_id, "said": found.claim.paraphrase,
-            "verdicts": [{"label": j.label, "verdict": j.verdict, "where": _one_region(j)}
-                         for j in found.judgements]}
+    workloads = ledger.Judge.of(data).workloads(found.claim)
+    by_env = {j.env_id: j for j in found.judgements}
+    devices = []
+    for device, envs in _envs_by_device(data, found.claim.backend).items():
+        judged_here = [by_env[e.env_id] for e in _newest(envs) if e.env_id in by_env]
+        if not judged_here:
+            continue
+        # Of the newest release, the environment that judged the claim on the most workloads.
+        release = _release(data.environments[judged_here[0].env_id])
+        newest = [j for j in judged_here if _release(data.environments[j.env_id]) == release]
+        first = max(newest, key=lambda j: len({r.workload for r in j.regions}))
+        shown = _regions_shown(data, first)
+        counts = Counter(j.verdict for j in judged_here)
+        devices.append({"device": device, "environments": len(judged_here),
+                        "verdict_counts": counts.most_common(), "verdict": first.verdict,
+                        "where": first.label.removeprefix(device).removeprefix(" · "),
+                        "shown": shown, "more": len(first.regions) - len(shown),
+                        "reason": first.reason or first.condition})
+    return {"id": claim_id, "said": found.claim.paraphrase, "devices": devices,
+            "scope": {"backend": found.claim.backend, "training": found.claim.training,
+                      "workloads": workloads,
+                      "models": [w for w in workloads if data.family(w) == "model"]}}
 
 
-def _one_region(j) -> dict[str, Any]:
-    """`ledger.where(j)` with its `short` cut to the first settled stretch and how many more
-    there are, so that four environments' verdicts fit the home page's first two screens
-    (the claim's page, linked, has them all)."""
-    found = ledger.where(j)
+def _regions_shown(data: Data, j) -> list[dict[str, Any]]:
+    """One settled region per answer (exceeds, holds, fails), a real model's where one has
+    that answer, as {workload, outcome, text}: what the home page can show of a verdict in
+    a line (the claim's page has every region)."""
     settled = [r for r in j.regions if r.settled]
-    if settled:
-        rest = len(found["regions"]) - 1
-        first = region_words(settled[0], j.unit, with_host=False)
-        found["short"] = f"{settled[0].workload}: {first}" + (f"; {rest} more" if rest else "")
-    return found
+    shown = []
+    for outcome in ("exceeds", "holds", "fails"):
+        these = [r for r in settled if r.outcome == outcome]
+        if these:
+            pick = next((r for r in these if data.family(r.workload) == "model"), these[0])
+            # The host model's regions stay on the claim's page: a line has no room for them.
+            plain = dataclasses.replace(pick, host_regions=())
+            shown.append({"workload": pick.workload, "outcome": outcome,
+                          "text": region_words(plain, j.unit, with_host=False)})
+    return shown
 
 
 def conditions(data: Data) -> dict[str, Any]:
@@ -369,5 +398,5 @@ def answers(data: Data, claims: list) -> list[dict[str, Any]]:
         {"kind": "trust", "question": "Can I trust a 10% difference between two figures?",
          "found": trust(data, 0.10)},
         {"kind": "claim", "question": "Is \"reduce-overhead gives 2–4× for inference\" true?",
-         "found": claim_verdicts(claims, CLAIM_RO_2_4X)},
+         "found": claim_verdicts(data, claims, CLAIM_RO_2_4X)},
     ]

@@ -201,7 +201,9 @@ class Judge:
 
     def _unmeasured(self, claim: Claim, env: analysis.Environment, out: Judgement) -> None:
         notes = sorted({c.note for c in out.comparisons if c.note})
-        scope = ", ".join(claim.workloads) or f"a workload of family {', '.join(claim.families)}"
+        scope = " or ".join(filter(None, (
+            f"a workload of family {', '.join(claim.families)}" if claim.families else "",
+            ", ".join(claim.workloads))))
         out.reason = "; ".join(notes) or (f"no records of {scope} here" if not out.comparisons
                                           else "no comparison has both sides measured")
         twins = dict(env.not_separately)
