@@ -216,7 +216,7 @@ def claim_verdicts(data: Data, claims: list, claim_id: str) -> dict[str, Any] | 
         release = _release(data.environments[judged_here[0].env_id])
         newest = [j for j in judged_here if _release(data.environments[j.env_id]) == release]
         first = max(newest, key=lambda j: len({r.workload for r in j.regions}))
-        shown = _regions_shown(data, first)
+        shown = _regions_shown(first)
         counts = Counter(j.verdict for j in judged_here)
         devices.append({"device": device, "environments": len(judged_here),
                         "verdict_counts": counts.most_common(), "verdict": first.verdict,
@@ -229,21 +229,12 @@ def claim_verdicts(data: Data, claims: list, claim_id: str) -> dict[str, Any] | 
                       "models": [w for w in workloads if data.family(w) == "model"]}}
 
 
-def _regions_shown(data: Data, j) -> list[dict[str, Any]]:
-    """One settled region per answer (exceeds, holds, fails), a real model's where one has
-    that answer, as {workload, outcome, text}: what the home page can show of a verdict in
-    a line (the claim's page has every region)."""
-    settled = [r for r in j.regions if r.settled]
-    shown = []
-    for outcome in ("exceeds", "holds", "fails"):
-        these = [r for r in settled if r.outcome == outcome]
-        if these:
-            pick = next((r for r in these if data.family(r.workload) == "model"), these[0])
-            # The host model's regions stay on the claim's page: a line has no room for them.
-            plain = dataclasses.replace(pick, host_regions=())
-            shown.append({"workload": pick.workload, "outcome": outcome,
-                          "text": region_words(plain, j.unit, with_host=False)})
-    return shown
+def _regions_shown(j) -> list[dict[str, Any]]:
+    """`ledger.shown_regions`, the rule of the claims tables, as {workload, outcome, text}."""
+    # The host model's regions stay on the claim's page: a line has no room for them.
+    return [{"workload": r.workload, "outcome": r.outcome,
+             "text": region_words(dataclasses.replace(r, host_regions=()), j.unit, with_host=False)}
+            for r in ledger.shown_regions(j)]
 
 
 def conditions(data: Data) -> dict[str, Any]:

@@ -854,3 +854,20 @@ def test_paired_processes_kernel_counts_settle_a_kernel_claim_one_isolated_proce
     assert before.verdict == "unsettled" and before.comparisons[0].processes == (1, 1)
     after = only(data_of(tmp_path / "b", alone + [profiled(r) for r in paired]), fewer)
     assert after.verdict == "holds" and after.comparisons[0].processes == (4, 4)
+
+
+def test_a_verdicts_summary_shows_a_real_models_regions_before_a_synthetic_workloads():
+    # Registry order put matmul-128 first: "reduce-overhead gives 2-4x" read "fails on
+    # matmul-128" where the same environment measured 5-7x on resnet50 and gpt2-small.
+    def region(workload, outcome, lo):
+        return ledger.Region(workload=workload, outcome=outcome, settled=True, axis="batch",
+                             first=1, last=8, lo=lo, hi=lo)
+    j = ledger.Judgement(env_id="e", label="e", backend="cuda", verdict=ledger.DEPENDS,
+                         unit="ratio", regions=[region("matmul-128", "fails", 0.2),
+                                                region("entropy", "holds", 2.4),
+                                                region("resnet50", "exceeds", 5.5),
+                                                region("gpt2-small", "fails", 1.2)])
+    shown = [(r.workload, r.outcome) for r in ledger.shown_regions(j)]
+    assert shown == [("resnet50", "exceeds"), ("gpt2-small", "fails"), ("entropy", "holds")]
+    assert ledger.where(j)["short"].startswith("resnet50: exceeds at batch 1–8")
+    assert ledger.where(j)["short"].endswith("; 1 more")

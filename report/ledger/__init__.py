@@ -48,6 +48,7 @@ from report.ledger.results import (
                                       judge,
                                       results_for,
                                       seed_page,
+                                      shown_regions,
                                       site_ledger,
                                       verdict_table,
                                       where,
@@ -92,6 +93,7 @@ __all__ = [
     "Claim", "ClaimResult", "Comparison", "Contradiction", "Judge", "Judgement", "Kind",
     "Ledger", "LedgerError", "Region", "Rule", "Test", "claim_problems", "counts",
     "depends_condition", "figure_text", "judge", "load_ledger", "parse_ledger",
-    "process_values", "results_for", "rule", "seed_page", "site_ledger", "span_text",
+    "process_values", "results_for", "rule", "seed_page", "shown_regions", "site_ledger",
+    "span_text",
     "steady_index", "test_problems", "unit_of", "verdict_table", "warmup_calls", "where",
     "words_of"]

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from report import analysis
-from report.ledger.comparison import NOT_MEASURED, NOT_TESTABLE, VERDICTS, Judgement
+from report.ledger.comparison import NOT_MEASURED, NOT_TESTABLE, VERDICTS, Judgement, Region
 from report.ledger.judge import Judge
 from report.ledger.kinds import unit_of
 from report.ledger.schema import Claim, Ledger, load_ledger
@@ -110,21 +110,27 @@ def where(j: Judgement) -> dict[str, Any]:
             "short": short_region(j)}
 
 
-def short_region(j: Judgement, most: int = 2) -> str:
-    """The region in a table cell: the settled stretches where the verdict's answer holds
-    (or, for depends, each answer's first), "vit16x6x384 at batch 1–4 (1.6–1.9×)", then
-    how many more; a crossover's or an unsettled verdict's condition where it has no
-    settled region."""
-    from report.ledger.words import region_words
-    settled = [r for r in j.regions if r.settled]
-    if not settled:
-        return j.condition or j.region
+def shown_regions(j: Judgement, most: int = 2) -> list[Region]:
+    """The settled stretches a summary shows of a verdict: each answer's first (or, for
+    fewer than `most` answers, the first `most`), a real model's ahead of the synthetic
+    workloads', since a reader's question is about a model."""
+    settled = sorted((r for r in j.regions if r.settled),
+                     key=lambda r: r.workload not in analysis.MODEL_WORKLOADS)
     picked, seen = [], set()
     for r in settled:
         if r.outcome not in seen or len(picked) < most:
             picked.append(r)
             seen.add(r.outcome)
-    picked = picked[:max(most, len(seen))]
+    return picked[:max(most, len(seen))]
+
+
+def short_region(j: Judgement, most: int = 2) -> str:
+    """The region in a table cell: the `shown_regions`, "vit16x6x384: holds at batch 1–4
+    (1.6–1.9×)", then how many more; a crossover's or an unsettled verdict's condition
+    where it has no settled region."""
+    picked = shown_regions(j, most)
+    if not picked:
+        return j.condition or j.region
     text = "; ".join(f"{r.workload}: {region_words(r, j.unit, with_host=False)}" for r in picked)
     rest = len(j.regions) - len(picked)
     return text + (f"; {rest} more" if rest else "")
