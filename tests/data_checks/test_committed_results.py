@@ -152,3 +152,15 @@ def test_an_answers_break_even_is_rounded_to_what_its_compile_time_supports(comm
     assert len(counts) >= 3, "fewer answers say when their compile pays back"
     for count in counts:
         assert re.fullmatch(r"about [1-9](?:,?0)+|[1-9]", count), count
+
+
+def test_counts_on_the_home_page_carry_thousands_separators(committed, tmp_path):
+    """"747 of 1571 cases" beside "about 50,000 calls": every count in the home page's
+    words is grouped the same way. The real records have counts past 999 to show it."""
+    overview.render(Site(committed, tmp_path))
+    home = (tmp_path / overview.PAGE).read_text(encoding="utf-8")
+    counts = re.findall(r"\b(\d[\d,]*) of (\d[\d,]*)\b", home)
+    assert any(len(b.replace(",", "")) >= 4 for _, b in counts), counts
+    for pair in counts:
+        for n in pair:
+            assert n == f"{int(n.replace(',', '')):,}", pair
