@@ -142,25 +142,40 @@ def test_the_real_results_set_both_gpu_types_side_by_side(committed, tmp_path):
     assert counts and all(max(c) >= 2 for c in counts)
 
 
-def test_an_answers_break_even_is_rounded_to_what_its_compile_time_supports(committed, tmp_path):
+@pytest.fixture(scope="module")
+def home(committed, tmp_path_factory) -> str:
+    """The home page rendered from the committed records."""
+    docs = tmp_path_factory.mktemp("home")
+    overview.render(Site(committed, docs))
+    return (docs / overview.PAGE).read_text(encoding="utf-8")
+
+
+def test_an_answers_break_even_is_rounded_to_what_its_compile_time_supports(home):
     """A count of calls from one cold compile time, which varies by a third between fresh
     processes: the home page's "pays back in 53,162 calls" claimed five figures the
     measurement does not hold. Guards that the real records still give answers with one."""
-    overview.render(Site(committed, tmp_path))
-    home = (tmp_path / overview.PAGE).read_text(encoding="utf-8")
     counts = re.findall(r"(?:pays back in|but needs) (.+?) calls", home)
     assert len(counts) >= 3, "fewer answers say when their compile pays back"
     for count in counts:
         assert re.fullmatch(r"about [1-9](?:,?0)+|[1-9]", count), count
 
 
-def test_counts_on_the_home_page_carry_thousands_separators(committed, tmp_path):
+def test_counts_on_the_home_page_carry_thousands_separators(home):
     """"747 of 1571 cases" beside "about 50,000 calls": every count in the home page's
     words is grouped the same way. The real records have counts past 999 to show it."""
-    overview.render(Site(committed, tmp_path))
-    home = (tmp_path / overview.PAGE).read_text(encoding="utf-8")
     counts = re.findall(r"\b(\d[\d,]*) of (\d[\d,]*)\b", home)
     assert any(len(b.replace(",", "")) >= 4 for _, b in counts), counts
     for pair in counts:
         for n in pair:
             assert n == f"{int(n.replace(',', '')):,}", pair
+
+
+def test_the_vit_base_questions_are_answered_from_the_real_vit_b16(home):
+    """The first two quick answers came from vit32x12x768, a synthetic ViT of ViT-Base's
+    width and depth with a quarter of its tokens, although timm's ViT-B/16 was measured on
+    both GPU types at batch 1 and 32."""
+    quick = home[home.index("## Quick answers"):home.index("### The GPU answers in bfloat16")]
+    first, second = quick.split("**1. ")[1].split("**2. ")
+    for answer, batch in ((first, 1), (second.split("**3. ")[0], 32)):
+        assert f"<small>vit-base16, batch {batch}, float32:" in answer, answer
+        assert answer.count("**NVIDIA") == 2, answer  # both GPU types answer
