@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from report import ab, analysis, history, host_model, ledger
+from report import ab, analysis, formatting, history, host_model, ledger
 from report.analysis import BASELINE, Data
 from report.ledger.words import region_words
 
@@ -373,11 +373,13 @@ def answers(data: Data, claims: list) -> list[dict[str, Any]]:
                 if backend == "cuda" else []}
 
     at_large = 32 if 32 in vit or large is None else large
+    parameters = (data.workload_info(LANGUAGE_MODEL) or {}).get("parameters")
+    size = f", {formatting.millions(parameters)} parameters" if parameters else ""
     return [
         fastest("A ViT-Base model (ViT-B/16) at batch 1 on a GPU: which mode, and how much "
                 "faster than eager?", VIT_BASE, 1, "cuda"),
         fastest(f"The same model at batch {at_large}?", VIT_BASE, at_large, "cuda"),
-        fastest("A real language model (GPT-2 small, 124M parameters) at batch 1 on a GPU?",
+        fastest(f"A real language model (GPT-2 small{size}) at batch 1 on a GPU?",
                 LANGUAGE_MODEL, 1, "cuda"),
         {"kind": "pays", "question": f"I call the model {CALLS_ASKED} times per process: "
          "does compiling pay?", "calls": CALLS_ASKED, "parts": pays_within(data, CALLS_ASKED)},

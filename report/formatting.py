@@ -131,6 +131,11 @@ def number(value: float | None) -> str:
     return sig(value)
 
 
+def millions(value: float | None) -> str:
+    """A parameter count as models are named by it: 124,439,808 reads "124M"."""
+    return NOT_MEASURED if _missing(value) else f"{value / 1e6:.0f}M"
+
+
 def calls(value: float | None) -> str:
     if _missing(value):
         return NOT_MEASURED

@@ -142,6 +142,16 @@ def test_a_claim_about_models_in_general_is_judged_on_the_real_models(tmp_path):
         assert "resnet50" in {r.workload for r in judgement.regions}, (claim_id, judgement.reason)
 
 
+def test_the_language_models_size_in_its_question_is_the_recorded_one(tmp_path, fixture_root):
+    from fixtures import model_records as mx
+
+    data = data_of(tmp_path, mx.records())  # its gpt2-small records say 110,000,000
+    question = answers.answers(data, answers.judged(data))[2]["question"]
+    assert question.startswith("A real language model (GPT-2 small, 110M parameters)"), question
+    home = (fixture_root / "docs" / "index.md").read_text("utf-8")  # no gpt2-small record
+    assert "**3. A real language model (GPT-2 small) at batch 1 on a GPU?**" in home
+
+
 def test_a_question_about_a_model_not_measured_asks_at_a_batch_size(fixture_root):
     # No ViT-Base records at all left the second question "at batch None?".
     home = (fixture_root / "docs" / "index.md").read_text("utf-8")
