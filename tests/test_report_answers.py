@@ -152,6 +152,13 @@ def test_the_language_models_size_in_its_question_is_the_recorded_one(tmp_path, 
     assert "**3. A real language model (GPT-2 small) at batch 1 on a GPU?**" in home
 
 
+def test_the_home_page_says_its_devices_answers_are_not_paired_before_it_answers(fixture_root):
+    home = (fixture_root / "docs" / "index.md").read_text("utf-8")
+    intro = home[:home.index("## Quick answers")]
+    assert "different hosts" in intro and "(analysis/gpu-types.md)" in intro
+    assert (fixture_root / "site" / "analysis" / "gpu-types" / "index.html").is_file()
+
+
 def test_a_question_about_a_model_not_measured_asks_at_a_batch_size(fixture_root):
     # No ViT-Base records at all left the second question "at batch None?".
     home = (fixture_root / "docs" / "index.md").read_text("utf-8")
