@@ -228,7 +228,7 @@ def claim_verdicts(data: Data, claims: list, claim_id: str) -> dict[str, Any] | 
     return {"id": claim_id, "said": found.claim.paraphrase, "devices": devices,
             "scope": {"backend": found.claim.backend, "training": found.claim.training,
                       "workloads": workloads,
-                      "models": [w for w in workloads if data.family(w) == "model"]}}
+                      "models": [w for w in workloads if w in analysis.MODEL_WORKLOADS]}}
 
 
 def _regions_shown(j) -> list[dict[str, Any]]:

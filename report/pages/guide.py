@@ -97,9 +97,6 @@ def model_kind(workload: str, family: str) -> str:
 CHOICE_FIELDS = ("mode", "speedup", "speedup_lo", "speedup_hi", "cold_calls", "processes",
                  "timing", "mode_runner_up", "speedup_runner_up", "margin", "tie",
                  "host_dependent", "compiling", "cuda_graphs")
-# The break-even as the home page's quick answers write it (formatting.about), so that the
-# chooser and the home page give one figure at one precision.
-CHOICE_TEXT_FIELDS = ("pays_back",)
 
 
 # A host model as the chooser predicts from it (docs/javascripts/chooser.js), from the
@@ -145,7 +142,7 @@ def _precise(value):
 def chooser_data(data: analysis.Data) -> dict:
     """The chooser's answers, computed here by `analysis.choose` and only looked up in the
     browser: per environment, workload, batch and dtype, the answer at each of
-    analysis.CALLS_STEPS as a list of CHOICE_FIELDS then CHOICE_TEXT_FIELDS (`fields`); with
+    analysis.CALLS_STEPS as a list of CHOICE_FIELDS then "pays_back" (`fields`); with
     each workload what the picker shows (family, description, training, varying shapes); a
     point whose chosen mode has a host model carries it as a sixth item, {mode: HOST_FIELDS
     values}."""
@@ -170,7 +167,7 @@ def chooser_data(data: analysis.Data) -> dict:
                                "family": data.family(workload), "axis": info.get("axis"),
                                "description": info.get("description"),
                                "kind": model_kind(workload, data.family(workload))}
-    return {"calls": list(analysis.CALLS_STEPS), "fields": [*CHOICE_FIELDS, *CHOICE_TEXT_FIELDS],
+    return {"calls": list(analysis.CALLS_STEPS), "fields": [*CHOICE_FIELDS, "pays_back"],
             "environments": [{"id": e.env_id, "label": e.label, "backend": e.backend}
                              for e in sorted(envs, key=lambda e: (e.backend != "cuda", e.label))],
             "workloads": workloads,
@@ -180,6 +177,8 @@ def chooser_data(data: analysis.Data) -> dict:
 
 
 def _pays_back(answer: dict) -> str | None:
+    """The break-even as the home page's quick answers write it, so that the chooser and
+    the home page give one figure at one precision."""
     return None if answer["mode"] == BASELINE else formatting.about(answer["cold_calls"])
 
 
