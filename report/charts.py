@@ -6,7 +6,8 @@ Determinism: a fixed `svg.hashsalt` (clip-path ids), no Date metadata, text kept
 Legibility: no text is smaller than MIN_FONT_PT. A chart is shown at its natural size on a
 large screen (1 pt = 4/3 px, so 12 px) and at most 6.2 inches across a phone's 358 px
 column (9 pt is then 7.2 px); the stylesheet zooms wider charts (heat maps) to the same
-scale on a phone and lets them scroll. Figures
+scale on a phone and lets them scroll. No tick label runs into the next: names along x
+that would are slanted, and any that still do stop the build (`_save`). Figures
 are built with `matplotlib.figure.Figure`, not pyplot, so no global figure state
 leaks between charts and nothing needs closing.
 """
@@ -17,6 +18,7 @@ import contextlib
 import functools
 import hashlib
 import io
+import itertools
 import math
 import os
 import re
@@ -180,10 +182,49 @@ def _figure(width: float, height: float) -> Figure:
 
 def _save(fig: Figure, path: Path, title: str, key: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
+    svg = _svg(fig, title, key)
+    renderer = fig._get_renderer()  # at the figure's own dpi: savefig's leaves text sized at 72
+    crowded = [ax for ax in fig.axes if _overlapping(ax.get_xticklabels(), "x0", "x1", renderer)]
+    for ax in crowded:  # names too long to stand side by side: model names, local builds
+        ax.tick_params(axis="x", labelrotation=30)
+        for label in ax.get_xticklabels():
+            label.set(ha="right", rotation_mode="anchor")
+    if crowded:
+        svg = _svg(fig, title, key)
+    if clash := overlapping_tick_labels(fig):
+        raise ValueError(f"{path.name}: tick labels {clash[0]!r} and {clash[1]!r} overlap")
+    path.write_text(slim_svg(svg), encoding="utf-8")
+
+
+def _svg(fig: Figure, title: str, key: str) -> str:
     svg = io.StringIO()
     fig.savefig(svg, format="svg", metadata={"Date": None, "Description": key,
                                              "Title": title.replace("\n", " · ")})
-    path.write_text(slim_svg(svg.getvalue()), encoding="utf-8")
+    return svg.getvalue()
+
+
+def overlapping_tick_labels(fig: Figure) -> tuple[str, str] | None:
+    """Two neighbouring level tick labels of one axis that are drawn over each other, if
+    any, as laid out by the figure's last draw: a chart whose names run together is
+    unreadable. Slanted labels are left out: their boxes overlap where their text does not."""
+    renderer = fig._get_renderer()
+    for ax in fig.axes:
+        for labels, low, high in ((ax.get_xticklabels(), "x0", "x1"),
+                                  (ax.get_yticklabels(), "y0", "y1")):
+            if clash := _overlapping(labels, low, high, renderer):
+                return clash
+    return None
+
+
+def _overlapping(labels, low: str, high: str, renderer) -> tuple[str, str] | None:
+    boxes = sorted((getattr(box, low), getattr(box, high), label.get_text())
+                   for label in labels
+                   if label.get_visible() and label.get_text() and not label.get_rotation()
+                   for box in [label.get_window_extent(renderer)])
+    for (_, end, first), (start, _, second) in itertools.pairwise(boxes):
+        if start < end - 0.5:  # half a point: labels that merely touch still read
+            return first, second
+    return None
 
 
 _FONT_FAMILY = re.compile(r"(?:; )?font-family: ([^;\"]*)")
@@ -304,37 +345,6 @@ def _clip_outliers(ax, series: dict[str, list[Point]], colors: dict[str, str], l
         if clipped:
             ax.plot(clipped, [cut_top] * len(clipped), linestyle="none", marker="^",
                     markersize=6, color=colors[name], clip_on=False)
-
-
-@chart
-def release_chart(path: Path, key: str, *, title: str, ylabel: str, releases: list[str],
-                  series: dict[str, list[Point]]) -> None:
-    """One line per mode over torch releases (categorical x, in release order), with the
-    range of the process medians as error bars, clipped where one process is far off."""
-    colors = {mode: mode_color(mode) for mode in series}
-    with matplotlib.rc_context(STYLE):
-        fig = _figure(WIDTH_IN, 4.0)
-        ax = fig.add_subplot()
-        for mode, points in series.items():
-            low = [p.y - (p.low if p.low is not None else p.y) for p in points]
-            high = [(p.high if p.high is not None else p.y) - p.y for p in points]
-            ax.errorbar([p.x for p in points], [p.y for p in points], yerr=[low, high],
-                        label=mode, color=colors[mode], marker="o", markersize=3.5,
-                        linewidth=1.4, capsize=2.5)
-        ax.set_xticks(range(len(releases)), releases, rotation=30 if len(releases) > 4 else 0,
-                      ha="right" if len(releases) > 4 else "center")
-        ax.set_xlim(-0.4, len(releases) - 0.6)
-        values = [p.y for points in series.values() for p in points if p.y > 0]
-        log = bool(values) and max(values) > 5 * min(values)
-        if log:
-            ax.set_yscale("log")
-            _plain_log_ticks(ax.yaxis)
-        _clip_outliers(ax, series, colors, log)
-        fig.suptitle(title)
-        ax.set_xlabel("torch release")
-        ax.set_ylabel(ylabel + (", log scale" if log else ""))
-        _legend_below(fig, ax, len(series))
-        _save(fig, path, title, key)
 
 
 @chart

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from report import charts
+from report import charts, cold_start_charts
 
 FONT_SIZE = re.compile(r"font-size:\s*([\d.]+)px")
 
@@ -60,6 +60,38 @@ def test_heat_map_columns_widen_for_long_ranges(tmp_path):
         return float(re.search(r'<svg[^>]*width="([\d.]+)pt"', svg)[1])
 
     assert width("1123.45–2270.41 and more") > width("1.0–1.1")
+
+
+TICK_ANGLE = re.compile(r'<text [^>]*transform="rotate\((-?[\d.]+) [^>]*>([^<]+)</text>')
+
+
+def _ladder(path, workloads):
+    bars = {rung: [(5.0, 4.0, 6.0)] * len(workloads) for rung in ("cold", "warm", "bundle")}
+    cold_start_charts.ladder_chart(path, code="test", title="t", workloads=workloads,
+                                   rungs=list(bars), bars=bars)
+    return {text: float(angle) for angle, text in TICK_ANGLE.findall(path.read_text("utf-8"))}
+
+
+def test_names_too_long_to_stand_side_by_side_are_slanted_and_short_ones_stay_level(tmp_path):
+    """Eight model names under eight groups of bars ran into each other ("vit16x6x384" over
+    "vit32x12x768"); two stay level."""
+    crowded = _ladder(tmp_path / "eight.svg", ["bert-base", "gpt2-small", "llama-small",
+                                                "resnet50", "vit-base16", "vit16x6x384",
+                                                "vit32x12x768", "vit32x18x1024"])
+    assert crowded["vit32x12x768"] == -30 and crowded["bert-base"] == -30, crowded
+    roomy = _ladder(tmp_path / "two.svg", ["bert-base", "resnet50"])
+    assert roomy["bert-base"] == 0 and roomy["resnet50"] == 0, roomy
+
+
+def test_a_chart_whose_labels_still_run_together_fails_naming_them(tmp_path):
+    """Slanting helps only names along x; crowded names up the side are a chart's defect, so
+    the build stops there rather than publish them."""
+    fig = charts._figure(3, 1)
+    ax = fig.add_subplot()
+    ax.set_yticks(range(40), [f"workload-{i}" for i in range(40)])
+    with pytest.raises(ValueError, match=r"crowded\.svg: tick labels 'workload-\d+' and"):
+        charts._save(fig, tmp_path / "crowded.svg", "t", "k")
+    assert not (tmp_path / "crowded.svg").exists()
 
 
 # ---- a render redraws only what changed ------------------------------------------------------

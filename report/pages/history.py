@@ -55,8 +55,7 @@ def history_chart(path: Path, *, title: str, ylabel: str, releases: list[str],
             for mode, points in series.items():
                 _errorbar(ax, points, dict(color=charts.mode_color(mode), marker="o",
                                            markersize=3.5, linestyle=style, linewidth=1.4))
-        ax.set_xticks(range(len(releases)), releases, rotation=30 if len(releases) > 4 else 0,
-                      ha="right" if len(releases) > 4 else "center")
+        ax.set_xticks(range(len(releases)), releases)
         ax.set_xlim(-0.4, len(releases) - 0.6)
         values = [p.y for s in [*older.values(), *(v for g in groups.values() for v in g.values())]
                   for p in s if p.y > 0]
