@@ -47,6 +47,19 @@ def seconds(value: float | None) -> str:
     return f"{sig(value / scale)}{UNIT_SPACE}{unit}"
 
 
+def seconds_range(low: float | None, high: float | None) -> str:
+    """"13.5–23.2 s": one unit where both ends share it, and no line break inside (a word
+    joiner after the dash), so that a narrow table cell keeps a range on one line."""
+    if _missing(low) or _missing(high):
+        return NOT_MEASURED
+    if sig(low) == sig(high):
+        return seconds(low)
+    unit, scale = _unit(low)
+    if _unit(high)[0] != unit:
+        return f"{seconds(low)}\u2013\u2060{seconds(high)}"
+    return f"{sig(low / scale)}\u2013\u2060{sig(high / scale)}{UNIT_SPACE}{unit}"
+
+
 def _spread(text: str, within: str, n: int | None, repeated: bool | None) -> str:
     """A figure with its spread across processes: "1.23 ms (1.20–1.31, 3 proc.)". One
     process is marked "single run" where its environment has repeated cases, and left
@@ -225,6 +238,7 @@ FILTERS = {
     "microseconds": microseconds,
     "day": day,
     "seconds": seconds,
+    "seconds_range": seconds_range,
     "latency": latency,
     "speedup": speedup,
     "times": times,

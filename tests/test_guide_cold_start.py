@@ -3,12 +3,15 @@ rung that page recommends (`cold_start_data.Case.recommended`), or says not meas
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from fixtures import RESULTS
 from test_coldstart_page import H100, ab_records, fixture_records, record, write
 
 from report import analysis
 from report.cold_start_data import load
+from report.formatting import seconds_range
 from report.pages import cold_start, guide, overview
 from report.site import Site
 
@@ -34,13 +37,15 @@ def test_the_guide_names_the_cold_start_pages_recommended_rung(data, tmp_path):
     assert (case["workload"], case["rung"]) == ("gpt2-small", "warm")
     assert case["residual_s"] == pytest.approx(7.5) and case["cold_s"] == pytest.approx(29.5)
     text = first_call_text(data, tmp_path, tmp_path / "results")
-    assert "](cold-start.md)" in text
+    assert "](cold-start.md)" in text and "](cold-start.md#per-model)" in text
     header, row = [line for line in text.splitlines() if line.startswith("| ")]
-    assert header.split("|")[4].strip() == "gpt2-small"
+    assert [cell.strip() for cell in header.strip("|").split("|")] == [
+        "machine", "mode", "cold", "warm", "bundle", "aot", "precompile", "least for"]
     cells = [cell.strip() for cell in row.strip("|").split("|")]
-    assert cells[1:3] == ["1", "default"] and cells[3].startswith("**warm** ")
-    assert cells[0].endswith(f"](cold-start/{H100.env_id()}.md)")  # the machine's every case
-    assert "not measured" not in text
+    assert cells[0] == f"[NVIDIA H100 80GB HBM3 · torch 2.11.0+cu130](cold-start/{H100.env_id()}.md)"
+    assert cells[1:5] == ["default", "29.5\u00a0s", "**7.50\u00a0s**", "8.50\u00a0s"]
+    assert cells[5:] == ["unsupported", "not measured", "warm 1 of 1"]
+    assert "At batch 1:" in text and "At batch 32" not in text
 
 
 def test_a_case_with_only_the_cold_rung_measured_is_no_recommendation(tmp_path):
@@ -63,16 +68,16 @@ def test_a_figure_from_fewer_processes_than_asked_says_how_many(data, tmp_path):
     write(tmp_path / "results" / "coldstart", fixture_records() + one_process)
     (env,) = cold_start.first_call(load(tmp_path / "results" / "coldstart")[0])
     assert [(c["batch"], c["processes"]) for c in env["cases"]] == [(1, 3), (32, 1)]
-    rows = [line for line in first_call_text(data, tmp_path, tmp_path / "results").splitlines()
-            if line.startswith("| [")]
-    cells = {row.split("|")[2].strip(): row.split("|")[4].strip() for row in rows}
-    assert cells["32"] == "**warm** 5.40\u00a0s (19.4\u00a0s), 1 process"
-    assert cells["1"].startswith("**warm** ") and "process" not in cells["1"]
+    text = first_call_text(data, tmp_path, tmp_path / "results")
+    one, thirty_two = text.split("At batch 32:")
+    warm = [line.split("|")[4].strip() for text in (one, thirty_two)
+            for line in text.splitlines() if line.startswith("| [")]
+    assert warm == ["**7.50\u00a0s**", "**5.40\u00a0s**, 1 process"]
 
 
 def test_without_cold_start_records_the_guide_says_not_measured(data, tmp_path):
     text = first_call_text(data, tmp_path, tmp_path / "none")
-    assert "](cold-start.md)" in text and "not measured" in text and "**warm**" not in text
+    assert "](cold-start.md)" in text and "not measured" in text and "least for" not in text
 
 
 def test_the_cold_start_page_gives_the_guides_answer_at_its_head(data, tmp_path):
@@ -84,9 +89,9 @@ def test_the_cold_start_page_gives_the_guides_answer_at_its_head(data, tmp_path)
     cold_start.render(Site(data, tmp_path / "docs", results=tmp_path / "results"))
     page = (tmp_path / "docs" / cold_start.PAGE).read_text("utf-8")
     start = page.index("## Which rung leaves the least")
-    head = page[start:page.index("\n## ", start)]
+    head = page[start:page.index("\n### Per model", start)]
     assert [line for line in head.splitlines() if line.startswith("| ")] == guide_rows
-    assert len(guide_rows) == 2 and "**warm**" in guide_rows[1]
+    assert len(guide_rows) == 2 and "**7.50\u00a0s**" in guide_rows[1]
 
 
 def test_the_home_page_points_a_slow_first_call_at_the_answer(data, tmp_path):
@@ -122,4 +127,41 @@ def test_the_answer_says_what_upgrading_torch_did_from_the_releases_ab(data, tmp
 def test_releases_ab_on_different_hosts_says_nothing_of_upgrading(data, tmp_path):
     write(tmp_path / "results" / "coldstart", [*fixture_records(), *ab_records(other_host=True)])
     text = first_call_text(data, tmp_path, tmp_path / "results")
-    assert "**warm**" in text and "Upgrading torch" not in text and "- torch " not in text
+    assert "warm 1 of 1" in text and "Upgrading torch" not in text and "- torch " not in text
+
+
+def _ladder(env, workload, firsts, processes=3):
+    """`firsts`: each rung's first call; eager's is 0.5 s, so a residual is the first call less
+    0.5 s."""
+    return [record(env, rung, first, 0.005, r, workload=workload)
+            for r in range(processes) for rung, first in (("eager", 0.5), *firsts.items())]
+
+
+def test_at_a_glance_a_device_row_is_one_machine_with_the_most_models_and_their_range(tmp_path):
+    """Two H100 machines: the newer release measured one model, the older two; the row is the
+    older machine's, its figures the range over its two models, never a mix of machines. A
+    workload that is no real model stays out, and a tie bolds no rung."""
+    newer = dataclasses.replace(H100, torch="2.12.0+cu130")
+    write(tmp_path, [
+        *_ladder(H100, "gpt2-small", {"cold": 20.5, "warm": 6.5, "bundle": 7.5}),
+        *_ladder(H100, "llama-small", {"cold": 30.5, "warm": 9.5, "bundle": 8.5}),
+        *_ladder(H100, "mlp", {"cold": 90.5, "warm": 0.6, "bundle": 0.7}),
+        *_ladder(newer, "gpt2-small", {"cold": 10.5, "warm": 2.5, "bundle": 3.5}),
+    ])
+    (row,) = cold_start.at_a_glance(load(tmp_path)[0])
+    assert (row["link"], row["torch"], row["models"]) == (
+        cold_start.env_link(H100.env_id()), "2.11.0+cu130", 2)
+    assert row["rungs"]["cold"] == {"words": None, "low": pytest.approx(20.0),
+                                    "high": pytest.approx(30.0), "models": 2, "processes": 3}
+    assert row["rungs"]["aot"] == {"words": "not measured"}
+    assert row["least"] == [("bundle", 1), ("warm", 1)] and row["lead"] is None
+
+
+@pytest.mark.parametrize(("low", "high", "text"), [
+    (13.5, 23.2, "13.5\u2013\u206023.2\u00a0s"),  # one unit; the word joiner keeps it on one line
+    (0.95, 1.2, "950\u00a0ms\u2013\u20601.20\u00a0s"),  # two units: each end says its own
+    (5.4, 5.4, "5.40\u00a0s"),
+    (None, 5.4, "not measured"),
+])
+def test_a_range_of_seconds_reads_as_one_figure(low, high, text):
+    assert seconds_range(low, high) == text

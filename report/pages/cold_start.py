@@ -16,6 +16,7 @@ from pathlib import Path
 
 from bench.coldstart_records import LADDER, MODES, RUNG_TEXT
 from report import ab, cold_start_ab, cold_start_charts
+from report.analysis import MODEL_WORKLOADS
 from report.cold_start_data import (
     BLOCK_MODELS,
     COLDSTART,
@@ -26,6 +27,7 @@ from report.cold_start_data import (
     ladder_views,
     shown_records,
 )
+from report.history import release_key
 from report.site import Site
 
 PAGE = "analysis/cold-start.md"
@@ -160,6 +162,71 @@ def first_call(views: list[EnvView]) -> list[dict]:
     return out
 
 
+def at_a_glance(views: list[EnvView]) -> list[dict]:
+    """The real models' ladder in one row per device, batch and mode, so that the answer
+    fits a screen: each compiled rung's residual over eager as the range of the models'
+    medians, and how many models each rung left the least for. Where several machines of a
+    device measured a mode and batch, the row is the one with the most models on the whole
+    ladder (then the newest torch, then the one named first): each row is one machine at its
+    own time, never a mix of machines."""
+    rows: dict[tuple, dict] = {}
+    for view in views:
+        for (mode, batch), cases in _model_cases(view).items():
+            rank = (sum(map(_whole, cases)), len(cases), release_key(view.env.torch))
+            key = (view.env.backend != "cuda", view.env.device, batch, mode)
+            if key not in rows or rank > rows[key]["rank"]:
+                rows[key] = {"rank": rank, "view": view, "cases": cases}
+    out = []
+    for (_, device, batch, mode), found in sorted(rows.items(), key=_glance_order):
+        cases, env = found["cases"], found["view"].env
+        least: dict[str, int] = {}
+        for c in cases:
+            if c.recommended:
+                least[c.recommended] = least.get(c.recommended, 0) + 1
+        out.append({"device": device, "torch": env.torch, "link": env_link(env.env_id),
+                    "batch": batch, "mode": mode, "models": len(cases), "cases": cases,
+                    "rungs": {name: _glance_cell(cases, name) for name in LADDER if name != "eager"},
+                    "least": sorted(least.items(), key=lambda item: (-item[1], item[0])),
+                    "lead": _lead(least)})
+    return out
+
+
+def _lead(least: dict[str, int]) -> str | None:
+    """The rung that left the least for more models than any other; None on a tie."""
+    counts = sorted(least.values(), reverse=True)
+    if not counts or (len(counts) > 1 and counts[0] == counts[1]):
+        return None
+    return max(least, key=least.get)
+
+
+def _model_cases(view: EnvView) -> dict[tuple, list[Case]]:
+    found: dict[tuple, list[Case]] = {}
+    for c in view.cases:
+        if c.workload in MODEL_WORKLOADS and c.batch_size in REGIONAL_BATCHES and c.measured:
+            found.setdefault((c.mode, c.batch_size), []).append(c)
+    return found
+
+
+def _glance_order(item) -> tuple:
+    gpu_last, device, batch, mode = item[0]
+    return batch, gpu_last, device, MODES.index(mode) if mode in MODES else len(MODES)
+
+
+def _glance_cell(cases: list[Case], name: str) -> dict:
+    """One rung over the models: the range of their median residuals and the fewest
+    processes behind one; with no figure, why (one status shared by every model, else not
+    measured)."""
+    rungs = [c.rungs.get(name) for c in cases]
+    figures = [r for r in rungs if r is not None and r.residual is not None]
+    if not figures:
+        statuses = {r.status if r is not None else None for r in rungs}
+        return {"words": statuses.pop() if len(statuses) == 1 and None not in statuses
+                else "not measured"}
+    medians = [r.residual.median for r in figures]
+    return {"words": None, "low": min(medians), "high": max(medians), "models": len(figures),
+            "processes": min(r.residual.n for r in figures)}
+
+
 def upgrades(found: list[cold_start_ab.Comparison]) -> list[dict]:
     """Upgrading torch as a lever on the first call: per release A/B on one host and rung, how
     many cases the newer release made faster, slower or left the same (the A/B section's
@@ -244,7 +311,12 @@ def first_call_answer(results: Path | None) -> dict | None:
 
 def _answer(found: list[EnvView], releases: list[cold_start_ab.Comparison]) -> dict | None:
     """The one first-call answer, built alike for the guide and this page."""
-    return first_call_table(first_call(found), upgrades(releases))
+    table = first_call_table(first_call(found), upgrades(releases))
+    glance = at_a_glance(found)
+    shown = {c.workload for r in glance for c in r["cases"]}
+    return table and {**table, "glance": glance,
+                      "model_names": [w for w in MODEL_WORKLOADS if w in shown],
+                      "glance_rungs": [name for name in LADDER if name != "eager"]}
 
 
 def render(site: Site, results: Path | None = None) -> None:
