@@ -164,3 +164,19 @@ def test_every_workload_page_shows_its_fastest_mode_in_the_first_screen(context,
             late.append(f"{url}: {box}")
     page.close()
     assert not late, "workload pages whose first answer is not in the first screen:\n" + "\n".join(late)
+
+
+def test_the_cold_start_page_answers_in_the_first_screen(context, base_url):
+    # A reader whose first call is too slow finds each rung's measured cost for the real
+    # models without scrolling: the first row of the ladder at a glance ends within the first
+    # 900 pixels at 1440 wide, its warm rung in seconds. The per-model table (30 rows of 10
+    # columns) once filled the first three screens.
+    page = context.new_page()
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(f"{base_url}analysis/cold-start/")
+    first = page.locator("h2#which-rung ~ * table tbody tr").first
+    box = first.bounding_box()
+    cells = first.locator("td").all_inner_texts()
+    page.close()
+    assert box is not None and box["y"] + box["height"] <= 900, box
+    assert cells[3].endswith("\u00a0s"), cells
