@@ -191,6 +191,8 @@ class Regional:
     batch_size: int
     strategies: dict[str, Rung | None]  # "whole" (the cold rung), "per-block", "nested-region"
     break_even: dict[str, str]  # strategy -> against the whole model, in words
+    # strategy -> the days whose processes alone counted (both sides ran on them); () for all
+    break_even_days: dict[str, tuple[str, ...]]
 
 
 @dataclass(frozen=True)
@@ -225,7 +227,7 @@ def break_even(whole: Rung | None, other: Rung | None) -> str:
     if min(whole.steady.n, other.steady.n) < 2:
         return f"{ahead}; steady latency from one process: no break-even"
     if other.steady.low <= whole.steady.high and whole.steady.low <= other.steady.high:
-        return f"{ahead}; steady latencies within each other's process range: no break-even"
+        return f"{ahead}, then level: the steady latencies' process ranges overlap"
     if first <= 0 and per_call <= 0:
         return "ahead from the first call on"
     if first >= 0 and per_call >= 0:
@@ -238,19 +240,20 @@ def break_even(whole: Rung | None, other: Rung | None) -> str:
     return f"behind for {count}, ahead after"
 
 
-def common_day_break_even(whole: list[ColdRecord], other: list[ColdRecord]) -> str:
-    """`break_even` from the processes of the UTC days both sides ran on alone: a host's
-    compile speed drifts between days, so a process of a day the other side never ran on
-    would set one host's speed against another's."""
+def common_day_break_even(whole: list[ColdRecord], other: list[ColdRecord]) -> tuple[str, tuple[str, ...]]:
+    """`break_even` from the processes of the UTC days both sides ran on alone, and those
+    days where they leave some process out (else none): a host's compile speed drifts
+    between days, so a process of a day the other side never ran on would set one host's
+    speed against another's."""
     def summed(records):
         return summarize(records, []) if records else None
 
     whole_days, other_days = set(_days(whole)), set(_days(other))
     common = whole_days & other_days
     if not common or whole_days | other_days == common:
-        return break_even(summed(whole), summed(other))
-    text = break_even(summed(_on_days(whole, common)), summed(_on_days(other, common)))
-    return f"{text} (processes of {', '.join(sorted(common))} only)"
+        return break_even(summed(whole), summed(other)), ()
+    return (break_even(summed(_on_days(whole, common)), summed(_on_days(other, common))),
+            tuple(sorted(common)))
 
 
 def views(records: list[ColdRecord]) -> list[EnvView]:
@@ -288,13 +291,13 @@ def _env_view(records: list[ColdRecord]) -> EnvView:
                       **{name: rung(c.workload, c.batch_size, c.mode, c.shapes, name)
                          for name in REGIONAL}}
         if c.workload in BLOCK_MODELS or any(strategies[name] for name in REGIONAL):
+            counted = {name: common_day_break_even(
+                           groups.get((c.workload, c.batch_size, c.mode, c.shapes, "cold", "main"), []),
+                           groups.get((c.workload, c.batch_size, c.mode, c.shapes, name, "main"), []))
+                       for name in REGIONAL}
             regional.append(Regional(c.workload, c.mode, c.batch_size, strategies,
-                                     {name: common_day_break_even(
-                                         groups.get((c.workload, c.batch_size, c.mode, c.shapes,
-                                                     "cold", "main"), []),
-                                         groups.get((c.workload, c.batch_size, c.mode, c.shapes,
-                                                     name, "main"), []))
-                                      for name in REGIONAL}))
+                                     {name: text for name, (text, _) in counted.items()},
+                                     {name: days for name, (_, days) in counted.items()}))
     by_case = {(c.workload, c.batch_size, c.mode, c.shapes): c for c in cases}
     foreign = []
     for (w, b, m, s, name, _), found in sorted(groups.items(), key=lambda i: _order(i[0][:4])):

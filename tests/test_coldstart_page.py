@@ -208,6 +208,23 @@ def test_regional_compilation_has_break_even(page):
     assert nested.count("not measured") >= 2
 
 
+def test_the_page_a_reader_lands_on_shows_regional_compilation_beside_the_whole_model(page):
+    """Issue 53 asks for regional compilation on the cold-start page itself, with break-even:
+    a row per model and batch, from the machine's medians, that page links for the spreads."""
+    main = page["main"]
+    start = main.index("## Compiling each block instead { #regional }")
+    rows = [line for line in main[start:main.index("\n## ", start + 1)].splitlines()
+            if line.startswith("| [")]
+    assert rows == [f"| [NVIDIA H100 80GB HBM3 · torch 2.11.0+cu130](cold-start/{H100.env_id()}.md) "
+                    "| gpt2-small | 1 | default | 30.0\u00a0s (2.00×) | 6.00\u00a0s (1.67×); ahead "
+                    "for the first 24,000 calls, behind after | not measured |"]
+
+
+def test_without_regional_compilation_the_page_says_not_measured(tmp_path):
+    text = rendered(tmp_path, [r for r in fixture_records() if r.key.rung != "per-block"])
+    assert "Not measured: no machine has compiled a repeated block on its own yet" in text
+
+
 def test_tiny_records_are_left_out_and_counted(page):
     assert "1 records of tiny shapes" in page["text"]
     assert "| mlp |" not in page["text"]
@@ -233,9 +250,10 @@ def test_the_page_sums_up_and_each_machine_has_its_own_page_with_every_case(page
     screen per machine; the case tables, which outgrew 300 KB of HTML on one page, are on
     the machine's page it links, which a site search leaves to the page that sums it up."""
     assert set(page["machines"]) == {H100.env_id(), H200.env_id()}
-    for env, links in ((H100, 4), (H200, 3)):
+    for env, links in ((H100, 5), (H200, 3)):
         # what is measured where and the machine's section; the H100's rows of the answer at
-        # a glance and per model, the H200's row of the bundles loaded across machines
+        # a glance and per model and of regional compilation, the H200's row of the bundles
+        # loaded across machines
         assert page["main"].count(f"(cold-start/{env.env_id()}.md)") == links
         mine = page["machines"][env.env_id()]
         assert mine.startswith("---\n") and "search:\n  exclude: true\n---\n# Cold start: " in mine
@@ -337,8 +355,8 @@ def test_no_break_even_where_the_processes_cannot_tell_the_steady_latencies_apar
                  None, {})
     close = Rung("x", 3, 3, None, None, spread_of(6.0), None, Spread(0.0021, 0.0019, 0.0024, 3),
                  None, {})
-    assert break_even(whole, close) == ("ahead by 4.0\u00a0s on the first call; steady latencies "
-                                        "within each other's process range: no break-even")
+    assert break_even(whole, close) == ("ahead by 4.0\u00a0s on the first call, then level: the "
+                                        "steady latencies' process ranges overlap")
     one = Rung("x", 1, 1, None, None, Spread(12.5, 12.5, 12.5, 1), None,
                Spread(0.003, 0.003, 0.003, 1), None, {})
     assert break_even(whole, one) == ("behind by 2.5\u00a0s on the first call; steady latency from "
@@ -495,9 +513,10 @@ def test_break_even_uses_only_the_processes_of_the_days_both_sides_ran_on():
     regional = [on("2026-11-29", "per-block", 12.0, 0.001, r) for r in range(2)]
     # over every day the whole model's slow first calls of 11-27 would put per-block ahead
     assert common_day_break_even(whole, regional) == (
-        "behind for the first 2,000 calls, ahead after (processes of 2026-11-29 only)")
-    assert common_day_break_even(whole[2:], regional) == "behind for the first 2,000 calls, ahead after"
-    assert common_day_break_even(whole[:2], regional).startswith("not comparable")
+        "behind for the first 2,000 calls, ahead after", ("2026-11-29",))
+    assert common_day_break_even(whole[2:], regional) == (
+        "behind for the first 2,000 calls, ahead after", ())
+    assert common_day_break_even(whole[:2], regional)[0].startswith("not comparable")
 
 
 def test_a_rung_is_set_against_eager_of_its_own_days_alone():

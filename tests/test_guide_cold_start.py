@@ -89,7 +89,7 @@ def test_the_cold_start_page_gives_the_guides_answer_at_its_head(data, tmp_path)
     cold_start.render(Site(data, tmp_path / "docs", results=tmp_path / "results"))
     page = (tmp_path / "docs" / cold_start.PAGE).read_text("utf-8")
     start = page.index("## Which rung leaves the least")
-    head = page[start:page.index("\n### Per model", start)]
+    head = page[start:page.index("\n## ", start)]
     assert [line for line in head.splitlines() if line.startswith("| ")] == guide_rows
     assert len(guide_rows) == 2 and "**7.50\u00a0s**" in guide_rows[1]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.coldstart_records import LADDER, MODES, RUNG_TEXT
+from bench.coldstart_records import LADDER, MODES, REGIONAL, RUNG_TEXT
 from report import ab, cold_start_ab, cold_start_charts
 from report.analysis import MODEL_WORKLOADS
 from report.cold_start_data import (
@@ -227,6 +227,29 @@ def _glance_cell(cases: list[Case], name: str) -> dict:
             "processes": min(r.residual.n for r in figures)}
 
 
+def regional_glance(views: list[EnvView]) -> list[dict]:
+    """Regional compilation for the main page: per device one machine's rows (the one with
+    the most block models measured regionally, then the newest torch), a row per model,
+    batch and mode with a regional strategy measured; the machine's page has the spreads."""
+    chosen: dict[str, tuple[tuple, EnvView, list]] = {}
+    for view in views:
+        rows = [g for g in view.regional if any(g.strategies.get(name) for name in REGIONAL)]
+        rank = (len({g.workload for g in rows}), release_key(view.env.torch))
+        if rows and (view.env.device not in chosen or rank > chosen[view.env.device][0]):
+            chosen[view.env.device] = (rank, view, rows)
+    return [{"device": view.env.device, "torch": view.env.torch, "link": env_link(view.env.env_id),
+             "workload": g.workload, "batch": g.batch_size, "mode": g.mode,
+             "strategies": {name: _strategy(rung) for name, rung in g.strategies.items()},
+             "break_even": g.break_even}
+            for _, view, rows in chosen.values() for g in rows]
+
+
+def _strategy(rung) -> dict | None:
+    if rung is None or rung.first_call is None:
+        return None
+    return {"first_call": rung.first_call.median, "speedup": rung.speedup}
+
+
 def upgrades(found: list[cold_start_ab.Comparison]) -> list[dict]:
     """Upgrading torch as a lever on the first call: per release A/B on one host and rung, how
     many cases the newer release made faster, slower or left the same (the A/B section's
@@ -338,4 +361,5 @@ def render(site: Site, results: Path | None = None) -> None:
     site.page(PAGE, "cold-start.md.j2", envs=envs, hidden=hidden, expected=EXPECTED_WORKLOADS,
               coverage=_coverage(found),
               first_call=_answer(found, releases), ab=releases, across=across_machines(found),
+              regional=regional_glance(found), block_models=BLOCK_MODELS,
               floor_text=ab.percent, **shared)
