@@ -337,9 +337,22 @@ def _answer(found: list[EnvView], releases: list[cold_start_ab.Comparison]) -> d
     table = first_call_table(first_call(found), upgrades(releases))
     glance = at_a_glance(found)
     shown = {c.workload for r in glance for c in r["cases"]}
-    return table and {**table, "glance": glance,
-                      "model_names": [w for w in MODEL_WORKLOADS if w in shown],
-                      "glance_rungs": [name for name in LADDER if name != "eager"]}
+    return table and {**table, "glance": _by_batch(glance),
+                      "model_names": [w for w in MODEL_WORKLOADS if w in shown]}
+
+
+def _by_batch(rows: list[dict]) -> list[dict]:
+    """The glance's rows a table per batch, with the compiled rungs some row has a figure
+    for as columns; the others are named once under the table instead of a column of
+    "unsupported" that squeezes the rest."""
+    out = []
+    for batch in sorted({r["batch"] for r in rows}):
+        mine = [r for r in rows if r["batch"] == batch]
+        rungs = [name for name in LADDER if name != "eager"]
+        shown = [name for name in rungs if any(not r["rungs"][name]["words"] for r in mine)]
+        out.append({"batch": batch, "rows": mine, "rungs": shown,
+                    "hidden": [name for name in rungs if name not in shown]})
+    return out
 
 
 def render(site: Site, results: Path | None = None) -> None:
