@@ -46,6 +46,7 @@ def env_link(env_id: str) -> str:
 EXPECTED_WORKLOADS = ("resnet50", "vit-base16", "bert-base", "gpt2-small", "llama-small",
                       "vit16x6x384", "vit32x12x768", "vit32x18x1024")
 PROCESSES = 3  # fresh processes per rung the issue asks for
+COMPILED = tuple(name for name in LADDER if name != "eager")  # the rungs that compile
 
 
 def _chart(site: Site, view: EnvView, mode: str, batch: int | None, shapes: str) -> str | None:
@@ -185,7 +186,7 @@ def at_a_glance(views: list[EnvView]) -> list[dict]:
                 least[c.recommended] = least.get(c.recommended, 0) + 1
         out.append({"device": device, "torch": env.torch, "link": env_link(env.env_id),
                     "batch": batch, "mode": mode, "models": len(cases), "cases": cases,
-                    "rungs": {name: _glance_cell(cases, name) for name in LADDER if name != "eager"},
+                    "rungs": {name: _glance_cell(cases, name) for name in COMPILED},
                     "least": sorted(least.items(), key=lambda item: (-item[1], item[0])),
                     "lead": _lead(least)})
     return out
@@ -348,10 +349,9 @@ def _by_batch(rows: list[dict]) -> list[dict]:
     out = []
     for batch in sorted({r["batch"] for r in rows}):
         mine = [r for r in rows if r["batch"] == batch]
-        rungs = [name for name in LADDER if name != "eager"]
-        shown = [name for name in rungs if any(not r["rungs"][name]["words"] for r in mine)]
+        shown = [name for name in COMPILED if any(not r["rungs"][name]["words"] for r in mine)]
         out.append({"batch": batch, "rows": mine, "rungs": shown,
-                    "hidden": [name for name in rungs if name not in shown]})
+                    "hidden": [name for name in COMPILED if name not in shown]})
     return out
 
 
