@@ -153,7 +153,7 @@ def first_call(views: list[EnvView]) -> list[dict]:
             cold = case.rungs.get("cold")
             counted = [r.residual.n for r in (case.rungs[rung], cold) if r and r.residual]
             cases.append({"workload": case.workload, "batch": case.batch_size, "mode": case.mode,
-                          "rung": rung, "rung_text": RUNG_TEXT.get(rung, rung),
+                          "rung": rung,
                           "residual_s": case.rungs[rung].residual.median,
                           "cold_s": cold.residual.median if cold and cold.residual else None,
                           "processes": min(counted)})
@@ -278,8 +278,8 @@ def upgrades(found: list[cold_start_ab.Comparison]) -> list[dict]:
 
 def first_call_table(envs: list[dict], upgraded: list[dict]) -> dict | None:
     """first_call's answers as one table, a row per machine, batch and mode and a column per
-    workload, so that every machine's answer fits one screen; with the rungs it names, and
-    what upgrading torch did to them where releases were measured A/B (`upgrades`)."""
+    workload (the cold-start page's per-model section); with what upgrading torch did to the
+    rungs where releases were measured A/B (`upgrades`)."""
     if not envs:
         return None
     rows: dict[tuple, dict] = {}
@@ -287,11 +287,10 @@ def first_call_table(envs: list[dict], upgraded: list[dict]) -> dict | None:
         for case in env["cases"]:
             key = (env["label"], env["link"], case["batch"], case["mode"])
             rows.setdefault(key, {})[case["workload"]] = case
-    named = {case["rung"]: case["rung_text"] for env in envs for case in env["cases"]}
     return {"workloads": sorted({w for cells in rows.values() for w in cells}),
             "rows": [{"label": label, "link": link, "batch": batch, "mode": mode, "cells": cells}
                      for (label, link, batch, mode), cells in rows.items()],
-            "rungs": sorted(named.items()), "processes": PROCESSES, "upgrades": upgraded}
+            "processes": PROCESSES, "upgrades": upgraded}
 
 
 def across_machines(views: list[EnvView]) -> list[dict]:
