@@ -108,6 +108,12 @@ class ColdRecord:
     counters: dict[str, int] = field(default_factory=dict)
     saved: BundleInfo | None = None
     loaded: BundleInfo | None = None
+    # The host's C and C++ compiler runs that began during the first call, and the seconds
+    # of it in which at least one ran (bench/coldstart/compilers.py): what the cache layers
+    # above left to build from source. None: not recorded (records before the count, or
+    # not Linux).
+    compiler_runs: int | None = None
+    compiler_s: float | None = None
     blocks: int | None = None  # regional rungs: how many repeated blocks were compiled
     block_class: str | None = None
     log_tail: tuple[str, ...] = ()
@@ -152,7 +158,8 @@ def _check(record: ColdRecord) -> None:
     stamp = datetime.fromisoformat(record.started_at)
     if stamp.tzinfo is None:
         raise ValueError(f"started_at {record.started_at!r} has no UTC offset")
-    for name in ("duration_s", "first_call_s", "load_s", "prepare_s"):
+    for name in ("duration_s", "first_call_s", "load_s", "prepare_s", "compiler_runs",
+                 "compiler_s"):
         value = getattr(record, name)
         if value is not None and value < 0:
             raise ValueError(f"{name} {value:g} is negative")

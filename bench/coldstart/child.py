@@ -16,12 +16,14 @@ import hashlib
 import json
 import os
 import sys
+import time
 import traceback
 from pathlib import Path
 
 import torch
 
 from bench.backends import BACKENDS, Backend
+from bench.coldstart import compilers
 from bench.coldstart.runner import PRECOMPILE_MODES
 from bench.environment import collect
 from bench.timer import measure
@@ -203,6 +205,7 @@ def run(spec: dict, out: Path) -> None:
         elif role == "save-precompile":
             save_precompile(spec, fn, inputs, backend, result)
         else:
+            since = time.time()
             start = backend.clock()
             if spec.get("bundle_in"):
                 data = Path(spec["bundle_in"]).read_bytes()
@@ -220,6 +223,8 @@ def run(spec: dict, out: Path) -> None:
             call(*inputs)
             result["first_call_s"] = backend.clock() - start
             result["counters"] = cache_counters()
+            if (built := compilers.runs(since, time.time())) is not None:
+                result["compiler_runs"], result["compiler_s"] = built
             result.update(status="error", reason="the process ended during steady timing")
             _write(out, result)
             result["steady"] = _timing(measure(lambda: call(*inputs), backend, spec["budget_s"]))

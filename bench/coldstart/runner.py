@@ -32,6 +32,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench import REPO
+from bench.coldstart import compilers
 from bench.coldstart_records import (
     FOREIGN,
     RUNGS,
@@ -326,7 +327,8 @@ class Runner:
         scratch = Path(tempfile.mkdtemp(prefix="atlas-coldstart-"))
         try:
             (scratch / "spec.json").write_text(json.dumps(spec | slot_spec(slot)))
-            env = os.environ | cache_environment(cache) | slot_environment(slot)
+            env = (os.environ | cache_environment(cache) | slot_environment(slot)
+                   | compilers.environment(scratch))
             limit = self.config.timeout_s
             cut_by_deadline = False
             if self.deadline is not None and self.deadline - time.monotonic() < limit:
@@ -379,6 +381,7 @@ class Runner:
             prepare_s=prepare_s if prepare_s is not None else result.get("prepare_s"),
             steady=steady, counters=counters, saved=saved, loaded=loaded,
             blocks=result.get("blocks"), block_class=result.get("block_class"),
+            compiler_runs=result.get("compiler_runs"), compiler_s=result.get("compiler_s"),
             log_tail=tuple(result.get("log_tail", ())) if result["status"] != "ok" else (),
             gpu=slot.gpu, workers=len(self.slots))
 
