@@ -69,6 +69,10 @@ class Rung:
     source_env: str | None = None  # and the environment that saved it
     blocks: int | None = None  # regional rungs: the repeated blocks compiled
     days: tuple[str, ...] = ()  # the UTC days its ok processes started on
+    # The host compiler during the first call, over the ok processes that recorded it: the
+    # seconds in which it ran, and its runs (None: no process recorded it)
+    compiler: Spread | None = None
+    compiler_runs: Spread | None = None
     speedup_apart: str | None = None  # why no speedup: eager ran on none of `days`
 
 
@@ -137,6 +141,7 @@ def summarize(records: list[ColdRecord], eager: list[ColdRecord]) -> Rung:
     failed = [r for r in records if r.status != "ok"]
     status = _most([r.status for r in failed]) if not ok and failed else None
     loaded = [r.loaded for r in ok if r.loaded is not None]
+    built = [r for r in ok if r.compiler_s is not None and r.compiler_runs is not None]
     saved = next((r.saved for r in ok if r.saved is not None), None)
     return Rung(
         rung=records[0].key.rung, processes=len(records), ok=len(ok), status=status,
@@ -155,6 +160,8 @@ def summarize(records: list[ColdRecord], eager: list[ColdRecord]) -> Rung:
         source_env=loaded[0].source_env_id if loaded and records[0].key.rung == FOREIGN else None,
         blocks=_most([r.blocks for r in ok if r.blocks is not None]),
         days=days,
+        compiler=spread([r.compiler_s for r in built]),
+        compiler_runs=spread([float(r.compiler_runs) for r in built]),
         speedup_apart=(f"not comparable: eager ran on {', '.join(eager_days)}, this on "
                        f"{', '.join(days)}") if steady and eager_ok and not eager_same_day
         else None)

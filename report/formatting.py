@@ -54,7 +54,7 @@ def seconds_range(low: float | None, high: float | None) -> str:
         return NOT_MEASURED
     if sig(low) == sig(high):
         return seconds(low)
-    unit, scale = _unit(low)
+    unit, scale = _unit(low or high)  # zero takes the other end's unit: "0–230 ms"
     if _unit(high)[0] != unit:
         return f"{seconds(low)}\u2013\u2060{seconds(high)}"
     return f"{sig(low / scale)}\u2013\u2060{sig(high / scale)}{UNIT_SPACE}{unit}"

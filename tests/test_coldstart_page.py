@@ -530,3 +530,36 @@ def test_a_rung_is_set_against_eager_of_its_own_days_alone():
     assert apart.speedup is None
     assert apart.speedup_apart == ("not comparable: eager ran on 2026-11-27, 2026-11-29, "
                                    "this on 2026-11-28")
+
+
+def test_what_the_caches_leave_to_the_host_compiler_is_shown_where_it_was_counted(tmp_path):
+    """A bundle that hits every counted cache can still leave the compiler to run: the page
+    shows its seconds and runs per rung beside warm caches', and names the machines whose
+    processes did not count them instead of printing zero for them."""
+    hits = {"inductor.fxgraph_cache_hit": 1, "aot_autograd.autograd_cache_hit": 1}
+    found = []
+    for r in range(3):
+        found += [record(H100, "eager", 0.5, 0.010, r),
+                  record(H100, "cold", 30.0, 0.005, r, compiler_runs=20, compiler_s=12.0 + r),
+                  record(H100, "warm", 8.0, 0.005, r, counters=hits, compiler_runs=0,
+                         compiler_s=0.0),
+                  record(H100, "bundle", 18.0, 0.005, r, counters=hits, compiler_runs=18 + r,
+                         compiler_s=10.0),
+                  record(H200, "eager", 0.5, 0.010, r),
+                  record(H200, "cold", 30.0, 0.005, r),
+                  record(H200, "warm", 8.0, 0.005, r)]
+    rendered(tmp_path, found)
+    main = (tmp_path / "docs" / cold_start.PAGE).read_text()
+    start = main.index("## What the caches leave to the compiler { #compiler }")
+    part = main[start:main.index("\n## ", start + 1)]
+    [row] = [line for line in part.splitlines() if line.startswith("| [")]
+    cells = [c.strip() for c in row.strip("|").split("|")][1:]
+    assert cells == ["default", f"{seconds(13.0)} (20 runs)", "none", f"{seconds(10.0)} (19 runs)"]
+    assert f"Not recorded on [NVIDIA H200 · torch 2.11.0+cu130](cold-start/{H200.env_id()}.md)" in part
+    machine = machine_pages(tmp_path / "docs")
+    bundle_row = next(line for line in machine[H100.env_id()].splitlines()
+                      if line.startswith("| gpt2-small | 1 | default | bundle |"))
+    assert f"| 19 runs, {seconds(10.0)} (" in bundle_row
+    warm_row = next(line for line in machine[H200.env_id()].splitlines()
+                    if line.startswith("| gpt2-small | 1 | default | warm |"))
+    assert "| not recorded |" in warm_row

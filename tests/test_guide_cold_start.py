@@ -162,6 +162,7 @@ def test_at_a_glance_a_device_row_is_one_machine_with_the_most_models_and_their_
     (13.5, 23.2, "13.5\u2013\u206023.2\u00a0s"),  # one unit; the word joiner keeps it on one line
     (0.95, 1.2, "950\u00a0ms\u2013\u20601.20\u00a0s"),  # two units: each end says its own
     (5.4, 5.4, "5.40\u00a0s"),
+    (0.0, 0.23, "0\u2013\u2060230\u00a0ms"),  # zero takes the other end's unit
     (None, 5.4, "not measured"),
 ])
 def test_a_range_of_seconds_reads_as_one_figure(low, high, text):

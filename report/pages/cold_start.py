@@ -187,6 +187,7 @@ def at_a_glance(views: list[EnvView]) -> list[dict]:
         out.append({"device": device, "torch": env.torch, "link": env_link(env.env_id),
                     "batch": batch, "mode": mode, "models": len(cases), "cases": cases,
                     "rungs": {name: _glance_cell(cases, name) for name in COMPILED},
+                    "compiler": {name: _compiler_cell(cases, name) for name in COMPILED},
                     "least": sorted(least.items(), key=lambda item: (-item[1], item[0])),
                     "lead": _lead(least)})
     return out
@@ -226,6 +227,32 @@ def _glance_cell(cases: list[Case], name: str) -> dict:
     medians = [r.residual.median for r in figures]
     return {"words": None, "low": min(medians), "high": max(medians), "models": len(figures),
             "processes": min(r.residual.n for r in figures)}
+
+
+def _compiler_cell(cases: list[Case], name: str) -> dict | None:
+    """One rung's host-compiler seconds and runs in the first call, as the range of the
+    models' medians; None where no process of any model recorded them."""
+    rungs = [r for c in cases if (r := c.rungs.get(name)) is not None and r.compiler]
+    if not rungs:
+        return None
+    seconds = [r.compiler.median for r in rungs]
+    runs = [r.compiler_runs.median for r in rungs]
+    return {"low": min(seconds), "high": max(seconds), "runs_low": min(runs),
+            "runs_high": max(runs), "models": len(rungs),
+            "processes": min(r.compiler.n for r in rungs)}
+
+
+def compiler_glance(glance: list[dict]) -> dict:
+    """The glance's rows where some process recorded the host compiler, a table per batch
+    with the rungs some row has it for; and the rows' machines where none did."""
+    recorded = [r for r in glance if any(r["compiler"].values())]
+    tables = []
+    for batch in sorted({r["batch"] for r in recorded}):
+        mine = [r for r in recorded if r["batch"] == batch]
+        tables.append({"batch": batch, "rows": mine,
+                       "rungs": [name for name in COMPILED if any(r["compiler"][name] for r in mine)]})
+    silent = {f"{r['device']} · torch {r['torch']}": r["link"] for r in glance if r not in recorded}
+    return {"tables": tables, "silent": sorted(silent.items())}
 
 
 def regional_glance(views: list[EnvView]) -> list[dict]:
@@ -337,7 +364,7 @@ def _answer(found: list[EnvView], releases: list[cold_start_ab.Comparison]) -> d
     table = first_call_table(first_call(found), upgrades(releases))
     glance = at_a_glance(found)
     shown = {c.workload for r in glance for c in r["cases"]}
-    return table and {**table, "glance": _by_batch(glance),
+    return table and {**table, "glance": _by_batch(glance), "compiler": compiler_glance(glance),
                       "model_names": [w for w in MODEL_WORKLOADS if w in shown]}
 
 
