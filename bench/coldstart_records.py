@@ -110,8 +110,8 @@ class ColdRecord:
     loaded: BundleInfo | None = None
     # The host's C and C++ compiler runs that began during the first call, and the seconds
     # of it in which at least one ran (bench/coldstart/compilers.py): what the cache layers
-    # above left to build from source. None: not recorded (records before the count, or
-    # not Linux).
+    # above left to build from source. None: not recorded (records before the count, a GPU
+    # backend, or not Linux).
     compiler_runs: int | None = None
     compiler_s: float | None = None
     blocks: int | None = None  # regional rungs: how many repeated blocks were compiled

@@ -20,7 +20,7 @@ needs_cc = pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.whi
 
 @pytest.fixture
 def wrapped(tmp_path, monkeypatch):
-    variables = compilers.environment(tmp_path)
+    variables = compilers.environment(tmp_path, "cpu")
     assert variables, "no compiler was wrapped"
     for name, value in variables.items():
         monkeypatch.setenv(name, value)
@@ -50,6 +50,13 @@ def test_a_failed_build_keeps_its_status(wrapped):
     done = subprocess.run(["cc", "-c", str(broken), "-o", str(wrapped / "broken.o")],
                           capture_output=True, env=os.environ)
     assert done.returncode != 0
+
+
+def test_a_gpu_process_runs_its_compilers_unwrapped(tmp_path):
+    """On CUDA the compiler's path is part of the compile caches' keys: wrapped there, a
+    warm process would miss the cache its cold process filled."""
+    assert compilers.environment(tmp_path, "cuda") == {}
+    assert not (tmp_path / "compilers").exists()
 
 
 def test_without_the_log_nothing_is_recorded(monkeypatch):

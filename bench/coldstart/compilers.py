@@ -8,6 +8,11 @@ processes, out of reach of its in-process timers. So the runner puts a small wra
 front of each compiler on PATH, which every child process inherits: each run that writes a
 file (-o) appends its start and end to a log. Linux only (GNU date); elsewhere nothing is
 wrapped and the record says not recorded.
+
+CPU only: on CUDA the compiler's path enters the compile caches' keys, so a wrapper in a
+folder of each process's own made every warm process on an H200 (torch 2.11.0) miss the FX
+graph cache that its cold process had filled, which a plain PATH entry did not (checked
+there on 2026-11-30). On the CPU, warm and bundle processes hit with the wrappers on.
 """
 
 from __future__ import annotations
@@ -36,10 +41,11 @@ exit $status
 """
 
 
-def environment(folder: Path) -> dict[str, str]:
+def environment(folder: Path, backend: str) -> dict[str, str]:
     """Variables that route this process's compiler runs through wrappers in `folder`,
-    logging to a file there; {} where they cannot be (not Linux, no compiler found)."""
-    if not sys.platform.startswith("linux") or shutil.which("date") is None:
+    logging to a file there; {} where they are not used (a GPU backend, not Linux, no
+    compiler found)."""
+    if backend != "cpu" or not sys.platform.startswith("linux") or shutil.which("date") is None:
         return {}
     wrappers = Path(folder) / "compilers"
     wrappers.mkdir(parents=True, exist_ok=True)

@@ -328,7 +328,7 @@ class Runner:
         try:
             (scratch / "spec.json").write_text(json.dumps(spec | slot_spec(slot)))
             env = (os.environ | cache_environment(cache) | slot_environment(slot)
-                   | compilers.environment(scratch))
+                   | compilers.environment(scratch, spec["backend"]))
             limit = self.config.timeout_s
             cut_by_deadline = False
             if self.deadline is not None and self.deadline - time.monotonic() < limit:
