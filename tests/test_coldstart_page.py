@@ -555,7 +555,7 @@ def test_what_the_caches_leave_to_the_host_compiler_is_shown_where_it_was_counte
     [row] = [line for line in part.splitlines() if line.startswith("| [")]
     cells = [c.strip() for c in row.strip("|").split("|")][1:]
     assert cells == ["default", f"{seconds(13.0)} (20 runs)", "none", f"{seconds(10.0)} (19 runs)"]
-    assert f"Not recorded on [NVIDIA H200 · torch 2.11.0+cu130](cold-start/{H200.env_id()}.md)" in part
+    assert "Not recorded for NVIDIA H200 · torch 2.11.0+cu130 (default at batch 1)." in part
     machine = machine_pages(tmp_path / "docs")
     bundle_row = next(line for line in machine[H100.env_id()].splitlines()
                       if line.startswith("| gpt2-small | 1 | default | bundle |"))

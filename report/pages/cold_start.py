@@ -244,15 +244,21 @@ def _compiler_cell(cases: list[Case], name: str) -> dict | None:
 
 def compiler_glance(glance: list[dict]) -> dict:
     """The glance's rows where some process recorded the host compiler, a table per batch
-    with the rungs some row has it for; and the rows' machines where none did."""
+    with the rungs some row has it for; and, per device and release, the modes and batches
+    of the rows where none did."""
     recorded = [r for r in glance if any(r["compiler"].values())]
     tables = []
     for batch in sorted({r["batch"] for r in recorded}):
         mine = [r for r in recorded if r["batch"] == batch]
         tables.append({"batch": batch, "rows": mine,
                        "rungs": [name for name in COMPILED if any(r["compiler"][name] for r in mine)]})
-    silent = {f"{r['device']} · torch {r['torch']}": r["link"] for r in glance if r not in recorded}
-    return {"tables": tables, "silent": sorted(silent.items())}
+    silent: dict[str, dict[str, list]] = {}
+    for r in glance:
+        if r not in recorded:
+            modes = silent.setdefault(f"{r['device']} · torch {r['torch']}", {})
+            modes.setdefault(r["mode"], []).append(r["batch"])
+    return {"tables": tables, "silent": [(label, list(modes.items()))
+                                         for label, modes in silent.items()]}
 
 
 def regional_glance(views: list[EnvView]) -> list[dict]:
