@@ -532,10 +532,10 @@ def test_a_rung_is_set_against_eager_of_its_own_days_alone():
                                    "this on 2026-11-28")
 
 
-def test_what_the_caches_leave_to_the_host_compiler_is_shown_where_it_was_counted(tmp_path):
-    """A bundle that hits every counted cache can still leave the compiler to run: the page
-    shows its seconds and runs per rung beside warm caches', and names the machines whose
-    processes did not count them instead of printing zero for them."""
+def compiler_section(tmp_path: Path, bundle_runs: int) -> str:
+    """The compiler section of the page rendered from an H100 ladder whose processes counted
+    the compiler (cold 20 runs, warm none, the bundle `bundle_runs` + 0, 1, 2) beside an
+    H200 ladder whose processes did not."""
     hits = {"inductor.fxgraph_cache_hit": 1, "aot_autograd.autograd_cache_hit": 1}
     found = []
     for r in range(3):
@@ -543,19 +543,27 @@ def test_what_the_caches_leave_to_the_host_compiler_is_shown_where_it_was_counte
                   record(H100, "cold", 30.0, 0.005, r, compiler_runs=20, compiler_s=12.0 + r),
                   record(H100, "warm", 8.0, 0.005, r, counters=hits, compiler_runs=0,
                          compiler_s=0.0),
-                  record(H100, "bundle", 18.0, 0.005, r, counters=hits, compiler_runs=18 + r,
-                         compiler_s=10.0),
+                  record(H100, "bundle", 18.0, 0.005, r, counters=hits,
+                         compiler_runs=bundle_runs + r, compiler_s=10.0),
                   record(H200, "eager", 0.5, 0.010, r),
                   record(H200, "cold", 30.0, 0.005, r),
                   record(H200, "warm", 8.0, 0.005, r)]
     rendered(tmp_path, found)
     main = (tmp_path / "docs" / cold_start.PAGE).read_text()
     start = main.index("## What the caches leave to the compiler { #compiler }")
-    part = main[start:main.index("\n## ", start + 1)]
+    return main[start:main.index("\n## ", start + 1)]
+
+
+def test_what_the_caches_leave_to_the_host_compiler_is_shown_where_it_was_counted(tmp_path):
+    """A bundle that hits every counted cache can still leave the compiler to run: the page
+    shows its seconds and runs per rung beside warm caches', and names the machines whose
+    processes did not count them instead of printing zero for them."""
+    part = compiler_section(tmp_path, bundle_runs=18)
     [row] = [line for line in part.splitlines() if line.startswith("| [")]
     cells = [c.strip() for c in row.strip("|").split("|")][1:]
     assert cells == ["default", f"{seconds(13.0)} (20 runs)", "none", f"{seconds(10.0)} (19 runs)"]
     assert "Not recorded for NVIDIA H200 · torch 2.11.0+cu130 (default at batch 1)." in part
+    assert "ran the compiler as many times as empty caches" not in part  # 19 runs < 20
     machine = machine_pages(tmp_path / "docs")
     bundle_row = next(line for line in machine[H100.env_id()].splitlines()
                       if line.startswith("| gpt2-small | 1 | default | bundle |"))
@@ -563,3 +571,10 @@ def test_what_the_caches_leave_to_the_host_compiler_is_shown_where_it_was_counte
     warm_row = next(line for line in machine[H200.env_id()].splitlines()
                     if line.startswith("| gpt2-small | 1 | default | warm |"))
     assert "| not recorded |" in warm_row
+
+
+def test_a_bundle_that_rebuilds_what_empty_caches_build_points_at_the_local_cache_folder(tmp_path):
+    part = compiler_section(tmp_path, bundle_runs=20)
+    assert ("On NVIDIA H100 80GB HBM3 · torch 2.11.0+cu130, default: bundle ran the compiler as "
+            "many times as empty caches did, for every model counted; warm local caches ran it "
+            "fewer times.") in part

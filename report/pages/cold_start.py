@@ -242,6 +242,26 @@ def _compiler_cell(cases: list[Case], name: str) -> dict | None:
             "processes": min(r.compiler.n for r in rungs)}
 
 
+LOADED = ("bundle", "aot", "precompile")  # the rungs that start from a saved artifact
+
+
+def rebuilt(cases: list[Case]) -> list[str]:
+    """The loaded rungs that ran the compiler as many times as empty caches (median runs)
+    for every model where both were counted, while warm caches ran it fewer times: what a
+    saved artifact does not carry, which the local cache folder does."""
+    def runs(case: Case, name: str) -> float | None:
+        rung = case.rungs.get(name)
+        return rung.compiler_runs.median if rung is not None and rung.compiler_runs else None
+
+    found = []
+    for name in LOADED:
+        pairs = [(runs(c, name), runs(c, "cold"), runs(c, "warm")) for c in cases]
+        pairs = [p for p in pairs if None not in p]
+        if pairs and all(loaded >= cold > warm for loaded, cold, warm in pairs):
+            found.append(name)
+    return found
+
+
 def compiler_glance(glance: list[dict]) -> dict:
     """The glance's rows where some process recorded the host compiler, a table per batch
     with the rungs some row has it for; and, per device and release, the modes and batches
@@ -251,7 +271,9 @@ def compiler_glance(glance: list[dict]) -> dict:
     for batch in sorted({r["batch"] for r in recorded}):
         mine = [r for r in recorded if r["batch"] == batch]
         tables.append({"batch": batch, "rows": mine,
-                       "rungs": [name for name in COMPILED if any(r["compiler"][name] for r in mine)]})
+                       "rungs": [name for name in COMPILED if any(r["compiler"][name] for r in mine)],
+                       "rebuilt": [{"row": r, "rungs": rebuilt(r["cases"])} for r in mine
+                                   if rebuilt(r["cases"])]})
     silent: dict[str, dict[str, list]] = {}
     for r in glance:
         if r not in recorded:
