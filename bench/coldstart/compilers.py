@@ -12,7 +12,8 @@ wrapped and the record says not recorded.
 CPU only: on CUDA the compiler's path enters the compile caches' keys, so a wrapper in a
 folder of each process's own made every warm process on an H200 (torch 2.11.0) miss the FX
 graph cache that its cold process had filled, which a plain PATH entry did not (checked
-there on 2026-11-30). On the CPU, warm and bundle processes hit with the wrappers on.
+there on 2026-11-30: examples/lent-machine/compiler-wrapper-check.py). On the CPU, warm
+and bundle processes hit with the wrappers on.
 """
 
 from __future__ import annotations
