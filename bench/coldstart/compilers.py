@@ -48,23 +48,22 @@ def environment(folder: Path, backend: str) -> dict[str, str]:
     compiler found)."""
     if backend != "cpu" or not sys.platform.startswith("linux") or shutil.which("date") is None:
         return {}
+    chosen = {var: real for var in CHOSEN
+              if os.environ.get(var) and (real := shutil.which(os.environ[var]))}
+    reals = {name: real for name in COMPILERS if (real := shutil.which(name))}
+    reals |= {f"atlas-{var}": real for var, real in chosen.items()}
+    if not reals:
+        return {}
     wrappers = Path(folder) / "compilers"
     wrappers.mkdir(parents=True, exist_ok=True)
-    log = wrappers / "runs.log"
-    found = {name: shutil.which(name) for name in COMPILERS}
-    chosen = {var: shutil.which(os.environ[var]) for var in CHOSEN if os.environ.get(var)}
-    variables = {}
-    for name, real in (found | {f"atlas-{var}": real for var, real in chosen.items()}).items():
-        if real is None:
-            continue
+    for name, real in reals.items():
         wrapper = wrappers / name
         wrapper.write_text(WRAPPER.format(real=shlex.quote(real), log=LOG))
         wrapper.chmod(0o755)
-    variables.update({var: str(wrappers / f"atlas-{var}") for var, real in chosen.items() if real})
-    if not any(wrappers.iterdir()):
-        return {}
+    log = wrappers / "runs.log"
     log.touch()
-    return variables | {"PATH": f"{wrappers}{os.pathsep}{os.environ.get('PATH', '')}", LOG: str(log)}
+    return {**{var: str(wrappers / f"atlas-{var}") for var in chosen},
+            "PATH": f"{wrappers}{os.pathsep}{os.environ.get('PATH', '')}", LOG: str(log)}
 
 
 def runs(since: float, until: float) -> tuple[int, float] | None:

@@ -272,8 +272,8 @@ def compiler_glance(glance: list[dict]) -> dict:
         mine = [r for r in recorded if r["batch"] == batch]
         tables.append({"batch": batch, "rows": mine,
                        "rungs": [name for name in COMPILED if any(r["compiler"][name] for r in mine)],
-                       "rebuilt": [{"row": r, "rungs": rebuilt(r["cases"])} for r in mine
-                                   if rebuilt(r["cases"])]})
+                       "rebuilt": [{"row": r, "rungs": rungs} for r in mine
+                                   if (rungs := rebuilt(r["cases"]))]})
     silent: dict[str, dict[str, list]] = {}
     for r in glance:
         if r not in recorded:
