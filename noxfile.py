@@ -2,6 +2,7 @@
 
 import argparse
 import os
+import tempfile
 from pathlib import Path
 
 import nox
@@ -165,7 +166,12 @@ def notebook_kernel(session: nox.Session, release: str) -> dict[str, str]:
                 "ipykernel", external=True)
     session.run(python, "-m", "ipykernel", "install", "--sys-prefix", external=True,
                 silent=True)
-    return {"JUPYTER_PATH": str(Path(python).parent.parent / "share" / "jupyter")}
+    # The notebook compiles with torch's default cache folders, which live in the temp folder:
+    # a private one (mode 0700), never a shared /tmp where another user could plant a
+    # precompiled header that torch would compile in (bench/pool.py, private_temp).
+    private = tempfile.mkdtemp(prefix="atlas-notebook-")
+    return {"JUPYTER_PATH": str(Path(python).parent.parent / "share" / "jupyter"),
+            "TMPDIR": private}
 
 
 @nox.session(name="docs-properdocs")

@@ -230,6 +230,28 @@ def _keep(setup: ChildSetup, target: list[str]) -> int:
     return code
 
 
+def private_temp(scratch: Path) -> dict[str, str]:
+    """TMPDIR for one child: a folder of its own (mode 0700) in its private scratch folder.
+    torch keeps state in its default temp folder whatever TORCHINDUCTOR_CACHE_DIR says (the
+    precompiled headers, torch/_inductor/codecache.py) and compiles a header it finds there
+    without checking who wrote it: in a shared /tmp, another user's header would run as us."""
+    folder = scratch / "tmp"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return {"TMPDIR": str(folder)}
+
+
+def _use_private_temp() -> None:
+    """A forked child inherits the runner's temp folder as Python and Inductor computed it at
+    import; read them again from the child's own TMPDIR."""
+    tempfile.tempdir = None
+    codecache = sys.modules.get("torch._inductor.codecache")
+    if codecache is not None and hasattr(codecache, "_HEADER_DIR"):
+        from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+        codecache._HEADER_DIR = os.path.join(default_cache_dir(), "precompiled_headers")
+        codecache._HEADER_LOCK_DIR = os.path.join(codecache._HEADER_DIR, "locks")
+
+
 def _enter(setup: ChildSetup) -> None:
     for name in (signal.SIGTERM, signal.SIGINT):  # the runner's handlers are not ours
         signal.signal(name, signal.SIG_DFL)
@@ -237,6 +259,7 @@ def _enter(setup: ChildSetup) -> None:
     # time (torch/_inductor/runtime/cache_dir_utils.py), and CUDA reads CUDA_VISIBLE_DEVICES
     # when it initialises, which only ever happens in the child.
     os.environ.update(setup.env)
+    _use_private_temp()
     if setup.cpus:
         os.sched_setaffinity(0, setup.cpus)
     if setup.threads:
@@ -340,6 +363,9 @@ class Launcher:
         return self.parent_import_s
 
     def start(self, target: list[str], setup: ChildSetup, log_path: Path) -> Child:
+        """`log_path` lies in the child's private scratch folder, which also holds its TMPDIR."""
+        setup = ChildSetup(setup.parent_pid, setup.env | private_temp(log_path.parent),
+                           setup.threads, setup.cpus)
         if self.isolation == "spawn":
             with open(log_path, "wb") as log:
                 popen = subprocess.Popen(

@@ -4,6 +4,7 @@ is recorded as that rung's status while the rest go on, and bad input gets one l
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -110,9 +111,11 @@ def test_a_bundle_from_elsewhere_is_loaded_into_empty_caches(ladder, tmp_path):
     copy.with_suffix(".json").write_text(json.dumps(about))
     done = coldstart("--backend", "cpu", "--repeats", "1", "--shapes", "tiny", "--mode", "default",
                      "--workload", WORKLOAD, "--results-dir", str(tmp_path / "r"),
-                     "--cache-dir", str(tmp_path / "c"), "--bundle-from", str(copy.parent))
+                     "--cache-dir", str(tmp_path / "c"), "--bundle-from", str(copy.parent),
+                     "--bundle-sha256", cold.saved.sha256)
     assert done.returncode == 0, done.stderr[-3000:]
     (record,) = read_folder(tmp_path / "r")
+    assert record.loaded.sha256 == hashlib.sha256(copy.read_bytes()).hexdigest()
     assert record.key.rung == "foreign-bundle" and record.key.tag == "from-0123456789ab"
     assert record.status == "ok", record.reason
     assert record.loaded.source_device == "Other GPU" and record.loaded.outcome == "hit"

@@ -16,6 +16,7 @@ import argparse
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -70,6 +71,12 @@ def _tag(value: str) -> str:
     return value
 
 
+def _sha256(value: str) -> str:
+    if not re.fullmatch(r"[0-9a-fA-F]{64}", value):
+        raise argparse.ArgumentTypeError(f"not a sha256 (64 hex digits): {value[:80]!r}")
+    return value.lower()
+
+
 def _minutes(value: str) -> float:
     try:
         number = float(value)
@@ -101,7 +108,14 @@ def parser() -> argparse.ArgumentParser:
                    help="minutes one process may take before it is recorded as a timeout")
     p.add_argument("--bundle-from", type=Path, action="append", default=[],
                    help="a bundle (*.bin) saved in another environment, or a folder of them: "
-                        "load each into empty caches (rung foreign-bundle) instead of the ladder")
+                        "load each into empty caches (rung foreign-bundle) instead of the ladder; "
+                        "a bundle runs code when loaded, so each is refused unless its sha256 is "
+                        "given with --bundle-sha256 or --trust-descriptions is set")
+    p.add_argument("--bundle-sha256", type=_sha256, action="append", default=[],
+                   help="repeatable: the sha256 of a bundle you trust (sha256sum FILE.bin)")
+    p.add_argument("--trust-descriptions", action="store_true",
+                   help="trust the sha256 recorded in each bundle's description (FILE.json "
+                        "beside it): for bundles you saved yourself and carried here")
     p.add_argument("--tag", type=_tag, default="main", help="the records' tag (default main; "
                    "python -m bench.ab --coldstart gives each A/B side its own)")
     p.add_argument("--gpus", help="CUDA: all, a count N, or indices such as 0,2: one process "
@@ -138,13 +152,15 @@ def main(argv: list[str] | None = None) -> int:
             rungs=tuple(args.rung or LADDER), repeats=args.repeats, shapes=args.shapes,
             results_dir=args.results_dir, cache_dir=args.cache_dir, machine=args.machine,
             max_minutes=args.max_minutes, timeout_s=args.timeout * 60,
-            bundles_from=tuple(args.bundle_from),
+            bundles_from=tuple(args.bundle_from), bundle_sha256=tuple(args.bundle_sha256),
+            trust_descriptions=args.trust_descriptions,
             gpus=tuple(gpu_slots(args.gpus, [args.backend]) or ()) if args.gpus else (),
             tag=args.tag)
         files = bundle_files(config.bundles_from) if config.bundles_from else []
         env, missing_rungs = environment(config.backend, config.machine,
                                          slots_for(list(config.gpus) or None)[0])
-        foreign = read_foreign(files, env) if files else []
+        foreign = read_foreign(files, env, config.bundle_sha256,
+                               config.trust_descriptions) if files else []
         runner = Runner(config, env, missing_rungs=missing_rungs)
         jobs = plan(config, foreign) if not foreign else [
             job for job in plan(config, foreign) if job.key.rung == FOREIGN]

@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 
 from bench.backends import BACKENDS, Backend
-from bench.coldstart import compilers
+from bench.coldstart import bundles, compilers
 from bench.coldstart.runner import PRECOMPILE_MODES
 from bench.environment import collect
 from bench.timer import measure
@@ -208,7 +208,15 @@ def run(spec: dict, out: Path) -> None:
             since = time.time()
             start = backend.clock()
             if spec.get("bundle_in"):
+                # read once: the bytes checked are the bytes loaded (bench/coldstart/bundles.py)
                 data = Path(spec["bundle_in"]).read_bytes()
+                try:
+                    result["loaded_sha256"] = bundles.checked(data, spec.get("bundle_trusted", ()))
+                except bundles.BundleRefused as error:
+                    result.update(reason=f"bundle refused: {error}")
+                    _write(out, result)
+                    return
+                result["loaded_size_bytes"] = len(data)
                 info = torch.compiler.load_cache_artifacts(data)
                 result["load_s"] = backend.clock() - start
                 result["loaded_artifacts"] = _artifact_counts(info)

@@ -32,7 +32,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench import REPO
-from bench.coldstart import compilers
+from bench.coldstart import bundles, compilers
 from bench.coldstart_records import (
     FOREIGN,
     RUNGS,
@@ -43,7 +43,7 @@ from bench.coldstart_records import (
     read,
     results_path,
 )
-from bench.pool import Slot, slot_environment, slots_for
+from bench.pool import Slot, private_temp, slot_environment, slots_for
 from bench.records import Environment, Timing, append_records
 
 LOG_TAIL_LINES = 12
@@ -73,6 +73,10 @@ class Config:
     timeout_s: float = 1800.0
     budget_s: float = 1.0  # steady-state timing per process
     bundles_from: tuple[Path, ...] = ()
+    # Bundles are loaded only when their bytes hash to one of these (bench/coldstart/bundles.py),
+    # or, with trust_descriptions, to the sha256 their own description records.
+    bundle_sha256: tuple[str, ...] = ()
+    trust_descriptions: bool = False
     gpus: tuple[str, ...] = ()  # CUDA_VISIBLE_DEVICES value per slot; (): one, unchanged
     tag: str = "main"  # an A/B side's tag (bench/ab.py): its records and caches stay apart
 
@@ -154,9 +158,13 @@ def bundle_files(paths: tuple[Path, ...]) -> list[Path]:
     return files
 
 
-def read_foreign(files: list[Path], env: Environment) -> list[Foreign]:
+def read_foreign(files: list[Path], env: Environment, trusted: tuple[str, ...] = (),
+                 trust_descriptions: bool = False) -> list[Foreign]:
     """Each bundle with the description saved beside it (FILE.json), saved by the same
-    backend in another environment: this environment's own are what the bundle rung loads."""
+    backend in another environment: this environment's own are what the bundle rung loads.
+    A bundle whose bytes hash to none of `trusted` (nor, with `trust_descriptions`, to the
+    sha256 its description records), or that names a key outside the cache folders, is
+    refused here, before any process starts; the child checks the same bytes again."""
     found = []
     for path in files:
         described = path.with_suffix(".json")
@@ -168,7 +176,12 @@ def read_foreign(files: list[Path], env: Environment) -> list[Foreign]:
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise RunError(f"{described}: not a bundle description ({error})") from None
         if bundle.source_env_id != env.env_id() and backend == env.backend:
-            found.append(Foreign(path, key, bundle))
+            try:
+                digest = bundles.check_file(
+                    path, trusted + ((bundle.sha256,) if trust_descriptions else ()))
+            except bundles.BundleRefused as error:
+                raise RunError(str(error)) from None
+            found.append(Foreign(path, key, dataclasses.replace(bundle, sha256=digest)))
     if not found:
         raise RunError(f"--bundle-from: none of the {len(files)} bundle(s) was saved by "
                        f"{env.backend} in another environment than this one ({env.env_id()})")
@@ -190,6 +203,8 @@ class Runner:
                          if config.max_minutes else None)
         self.slots = slots_for(list(config.gpus) or None)
         self.lock = threading.Lock()  # the results file, `done` and the log
+        # (key, repeat) -> sha256 of a bundle an unrecorded cold process made again here
+        self.remade: dict[tuple[ColdKey, int], str] = {}
 
     # ---- folders --------------------------------------------------------------------
 
@@ -275,8 +290,12 @@ class Runner:
             spec["bundle_in"] = str(self.bundle_file(key, repeat))
             cold = self.done.get((self.env.env_id(), dataclasses.replace(key, rung="cold"), repeat))
             loaded = cold.saved if cold is not None else None
+            # this run's own bundle: the hash its cold process recorded, or made again here
+            own = self.remade.get((dataclasses.replace(key, rung="cold"), repeat))
+            spec["bundle_trusted"] = [own] if own else [loaded.sha256] if loaded else []
         if rung == FOREIGN:
             spec["bundle_in"] = str(job.foreign.path)
+            spec["bundle_trusted"] = [job.foreign.bundle.sha256]
             loaded = job.foreign.bundle
         if rung in SAVES:
             artifact = self.folder(key, repeat, rung).parent / f"{rung}-artifact"
@@ -313,7 +332,11 @@ class Runner:
                 "budget_s": 0.05, "machine": self.config.machine,
                 "bundle_out": str(self.bundle_file(key, repeat))}
         result = self.process(spec, self.fresh(key, repeat, "cold"), slot)
-        return result is not None and result["status"] == "ok"
+        if result is None or result["status"] != "ok":
+            return False
+        if result.get("saved"):
+            self.remade[(cold_key, repeat)] = result["saved"]["sha256"]
+        return True
 
     def fresh(self, key: ColdKey, repeat: int, rung: str) -> Path:
         folder = self.folder(key, repeat, rung)
@@ -328,7 +351,7 @@ class Runner:
         try:
             (scratch / "spec.json").write_text(json.dumps(spec | slot_spec(slot)))
             env = (os.environ | cache_environment(cache) | slot_environment(slot)
-                   | compilers.environment(scratch, spec["backend"]))
+                   | compilers.environment(scratch, spec["backend"]) | private_temp(scratch))
             limit = self.config.timeout_s
             cut_by_deadline = False
             if self.deadline is not None and self.deadline - time.monotonic() < limit:
@@ -365,6 +388,10 @@ class Runner:
     def record(self, job: Job, result: dict, slot: Slot, loaded: BundleInfo | None = None,
                prepare_s: float | None = None) -> ColdRecord:
         counters = result.get("counters") or {}
+        if loaded is not None and result.get("loaded_sha256"):
+            # the bytes actually loaded, which the child hashed, not what a description says
+            loaded = dataclasses.replace(loaded, sha256=result["loaded_sha256"],
+                                         size_bytes=result["loaded_size_bytes"])
         if loaded is not None and result.get("first_call_s") is not None:
             loaded = dataclasses.replace(loaded, outcome=outcome(counters))
         saved = self.publish(job, result["saved"]) if result.get("saved") else None
