@@ -24,7 +24,7 @@ import torch
 
 from bench import core, probes
 from bench.backends import BACKENDS, Backend
-from bench.host import Fingerprint, Probe
+from bench.host.probe import Fingerprint, Probe
 from bench.modes import MODES, Mode
 from bench.observe import CompilerLog, dynamo_counters
 from bench.spec import Spec, write_result

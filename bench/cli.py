@@ -238,9 +238,9 @@ def _plans(args, backends: list[str]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["host"]:
-        from bench import hostcheck
+        from bench.host import predict
 
-        return hostcheck.main(argv[1:])
+        return predict.main(argv[1:])
     try:
         args = parser().parse_args(argv)
         if args.list:

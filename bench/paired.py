@@ -35,7 +35,7 @@ import torch
 
 from bench import core
 from bench.backends import BACKENDS, Backend
-from bench.host import Fingerprint, Probe
+from bench.host.probe import Fingerprint, Probe
 from bench.modes import MODES, Mode
 from bench.spec import PairedSpec, write_result
 from bench.stats import summarize

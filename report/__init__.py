@@ -1,6 +1,6 @@
 """Turn benchmark records (results/**/*.jsonl) into the MkDocs site under docs/.
 
 Never imports torch. It reads records through bench's own definitions of them (bench.records,
-bench.coldstart_records, bench.modes, bench.hostfit: standard library only), so a record has
+bench.coldstart.records, bench.modes, bench.host.model: standard library only), so a record has
 one definition; the results files are the data boundary.
 """

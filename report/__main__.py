@@ -1,5 +1,5 @@
 """python -m report --results results --docs docs
-python -m report compare OLD NEW [--results results] [--fail-above 10%]  (report/compare.py)
+python -m report compare OLD NEW [--results results] [--fail-above 10%]  (report/releases/compare.py)
 python -m report export DIR [--results results]  (report/export.py)"""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ import os
 import sys
 from pathlib import Path
 
-from report import compare, export, safe_output
+from report import export, safe_output
 from report.analysis import ResultsError
 from report.build import build
+from report.releases import compare
 from report.site import OutsideDocs
 
 SUBCOMMANDS = {"compare": compare.main, "export": export.main}

@@ -21,9 +21,10 @@ from typing import Any
 
 import pandas as pd
 
-from report import ab, analysis, formatting, history, host_model, ledger
-from report.analysis import BASELINE, Data
+from report import analysis, formatting, ledger
+from report.analysis import BASELINE, Data, host
 from report.ledger.words import region_words
+from report.releases import ab, history
 
 # The real ViT-B/16 (timm, bench/workloads/models.py), not the synthetic ViT of its width and
 # depth (vit32x12x768), whose 32-pixel patches give a quarter of the tokens.
@@ -116,12 +117,12 @@ def _choice_in(data: Data, env: analysis.Environment, device: str, workload: str
 
 def host_prediction(data: Data, env_id: str, workload: str, batch: int | None, mode: str,
                     row: dict[str, Any], probe_us: float | None = None) -> dict[str, Any] | None:
-    """A host-dependent speedup predicted by its host model (`host_model.model_for`) at
+    """A host-dependent speedup predicted by its host model (`host.model_for`) at
     `probe_us`, by default the median measured host (`host_probe_median_us` of its published
     row), with the probes the model was fitted on; None where no model was fitted. Outside
     those probes `outside_us` is how far, and the answer refuses to predict."""
-    model = host_model.model_for(data, env_id, workload, batch, mode,
-                                 row.get(analysis.DTYPE) or analysis.DEFAULT_DTYPE)
+    model = host.model_for(data, env_id, workload, batch, mode,
+                           row.get(analysis.DTYPE) or analysis.DEFAULT_DTYPE)
     median = row.get("host_probe_median_us")
     if model is None or median is None or median != median:
         return None

@@ -7,7 +7,7 @@ with its spread, what bounds the case and whether the ratio depends on the host,
 warm compile times, the calls to pay each back ("never" where the mode is not faster),
 memory, and where the figures come from (paired or isolated processes, how many, on how
 many leases and hosts), and, for a host-dependent speedup, its host model (`host_*`:
-report/host_model.py says what each column is). Beside them, one row per case against
+report/analysis/host.py says what each column is). Beside them, one row per case against
 `default` (speedup columns only), as the claims compare modes with it. `speedup` is
 baseline time over mode time, so above 1 the mode is faster.
 """
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from report import analysis, host_model, safe_output
-from report.analysis import BASELINE, Data, ResultsError, load
+from report import analysis, safe_output
+from report.analysis import BASELINE, Data, ResultsError, host, load
 
 OTHER_BASELINES = tuple(b for b in analysis.PAIRED_BASELINES if b != BASELINE)
 COLUMNS = ("backend", "device", "torch", "workload", "size", "mode", "baseline", "speedup",
@@ -34,7 +34,7 @@ COLUMNS = ("backend", "device", "torch", "workload", "size", "mode", "baseline",
            "latency_max_s", "eager_latency_s", "saving_s", "case_bound", "busy_fraction",
            "cold_compile_s", "warm_compile_s", "cold_calls", "warm_calls",
            "peak_device_bytes", "peak_rss_bytes", "compiling", "status", "environment",
-           "machine", "env_id", "paired", *host_model.PUBLISHED_COLUMNS)
+           "machine", "env_id", "paired", *host.PUBLISHED_COLUMNS)
 FILES = ("speedups.csv", "speedups.json")
 PARQUET = "speedups.parquet"
 
@@ -74,7 +74,7 @@ def table(data: Data) -> pd.DataFrame:
         "peak_device_bytes": found["peak_device_bytes"], "peak_rss_bytes": found["peak_rss_bytes"],
         "compiling": found["compiling"], "status": found["status"], "env_id": found["env_id"],
         "paired": found["paired"].astype(bool), **_env_columns(data, found["env_id"]),
-        **{column: found[column] for column in host_model.PUBLISHED_COLUMNS}})
+        **{column: found[column] for column in host.PUBLISHED_COLUMNS}})
     modes = list(data.cases["mode"].unique())
     others = [analysis.compare(data.cases, mode, baseline) for baseline in OTHER_BASELINES
               if baseline in modes for mode in modes if mode != baseline]

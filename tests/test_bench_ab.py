@@ -12,8 +12,8 @@ import pytest
 from bench_helpers import ROOT, bench_env, records, results_files
 
 from bench import ab
-from bench.coldstart_records import read_folder
-from report import compare
+from bench.coldstart.records import read_folder
+from report.releases import compare
 
 GROUP = "t1"
 BENCH = ("--shapes", "tiny", "--mode", "eager", "--mode", "default", "--machine", "ab-smoke",
@@ -98,7 +98,7 @@ def test_compare_reads_the_group_alone(smoke, capsys):
                          "--results", str(folder)]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"A/B group {GROUP}: old ") and "label a" in out and "label b" in out
-    # a floor of 2 or more reads as a factor (report.ab.percent): a busy host gets there
+    # a floor of 2 or more reads as a factor (report.releases.ab.percent): a busy host gets there
     assert "one host, one run" in out
     assert re.search(r"A/A noise floor: (±[\d.]+%|[\d.]+×) \(median over", out), out
     rows = [line.split() for line in out.splitlines() if line.startswith("matmul-128")]

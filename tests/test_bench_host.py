@@ -12,8 +12,9 @@ import pytest
 from fixtures import ROOT, host_records
 from fixtures import make_results as fx
 
-from bench import hostcheck, hostfit
 from bench.environment import cpu_model
+from bench.host import model as host_model
+from bench.host import predict
 from bench.records import append_records
 
 # The CLI predicts for the GPU type it runs on; on this CPU-only machine that is the CPU,
@@ -29,15 +30,15 @@ def results(tmp_path):
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = hostcheck.main(["--backend", "cpu", *argv])
+    code = predict.main(["--backend", "cpu", *argv])
     out, err = capsys.readouterr()
     return code, out, err
 
 
-def model(results, workload: str) -> hostfit.SpeedupModel:
+def model(results, workload: str) -> host_model.SpeedupModel:
     from bench.records import read_records
 
-    found = [m for m in hostcheck._models(list(read_records(results / "host.jsonl")))[0]
+    found = [m for m in predict._models(list(read_records(results / "host.jsonl")))[0]
              if m.workload == workload]
     assert len(found) == 1
     return found[0]
@@ -81,17 +82,17 @@ def test_a_probe_of_zero_is_refused(results, capsys):
 
 
 def test_a_gpu_prediction_reads_as_the_cpu_one_does():
-    cuda = hostfit.models(*_fitted(host_records.records(fx.ENV_A)))
-    lines = hostcheck.prediction_lines(cuda, 8e-6)
+    cuda = host_model.models(*_fitted(host_records.records(fx.ENV_A)))
+    lines = predict.prediction_lines(cuda, 8e-6)
     vit = next(x for x in lines if "vit16x6x384" in x)
     assert re.fullmatch(r"  vit16x6x384 batch 1, reduce-overhead: \d\.\d\dx \(\d\.\d\dx-\d\.\d\dx; "
                         r"measured range 6\.50-11\.00 us, 8 processes, 4 leases\)", vit)
-    assert "outside the measured range" in hostcheck.prediction_lines(cuda, 20e-6)[1]
+    assert "outside the measured range" in predict.prediction_lines(cuda, 20e-6)[1]
 
 
 def _fitted(records):
-    rows = [hostfit.row_of(r) for r in records]
-    return hostfit.processes(rows), hostfit.sides(rows)
+    rows = [host_model.row_of(r) for r in records]
+    return host_model.processes(rows), host_model.sides(rows)
 
 
 @pytest.mark.slow
@@ -125,11 +126,11 @@ def test_probe_blocks_cut_by_preemption_are_named_and_said_to_under_report(resul
     """The reader's own blocks: one in three cut (mean 12 µs against a median of 9 µs) gets
     the warning; blocks that agree do not."""
     cut = [8.8e-6, 9.0e-6, 18.2e-6] * 20
-    monkeypatch.setattr(hostcheck, "_probe", lambda backend: (cut, []))
+    monkeypatch.setattr(predict, "_probe", lambda backend: (cut, []))
     _, out, _ = run(capsys, "--results", str(results))
     assert ("but its blocks averaged 12.00 us (1.3x the median): preemptions cut some of them, "
             "the host time-slices this process.") in out
     assert "predictions below are too low" in out
-    monkeypatch.setattr(hostcheck, "_probe", lambda backend: ([8.8e-6, 9.0e-6, 9.2e-6] * 20, []))
+    monkeypatch.setattr(predict, "_probe", lambda backend: ([8.8e-6, 9.0e-6, 9.2e-6] * 20, []))
     _, out, _ = run(capsys, "--results", str(results))
     assert "an eager op costs 9.00 us" in out and "preemptions" not in out

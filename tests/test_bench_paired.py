@@ -475,7 +475,7 @@ def test_bench_host_places_this_host_among_the_measured_ones(smoke):
 
 
 def test_bench_host_refuses_a_backend_that_is_not_here(capsys):
-    from bench import hostcheck
+    from bench.host import predict
 
-    assert hostcheck.main(["--backend", "mps"]) == 2
+    assert predict.main(["--backend", "mps"]) == 2
     assert capsys.readouterr().err.strip().startswith("python -m bench host: error: backend 'mps'")

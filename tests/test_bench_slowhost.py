@@ -1,4 +1,4 @@
-"""`python -m bench.slowhost`: the slowed-host test planned from the host models, the probe
+"""`python -m bench.host.slowed`: the slowed-host test planned from the host models, the probe
 calibrated with busy loops, and the checks it prints; on made-up records (fixtures)."""
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ import pytest
 from fixtures import host_records
 from fixtures import make_results as fx
 
-from bench import REPO, hostfit, slowhost
+from bench import REPO
+from bench.host import model as host_model
+from bench.host import slowed
 
 ENV = fx.ENV_A  # machine h100-a
 
@@ -24,14 +26,14 @@ def write(folder: Path, records) -> Path:
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "bench.slowhost", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "bench.host.slowed", *args], capture_output=True,
                           text=True, cwd=REPO, timeout=120)
 
 
 # ---- the plan -------------------------------------------------------------------------------
 
 def test_the_plan_measures_each_modelled_speedup_with_eager_in_its_own_size():
-    selections = slowhost.plan(host_records.records(ENV), ENV.machine, "cuda", repeats=3)
+    selections = slowed.plan(host_records.records(ENV), ENV.machine, "cuda", repeats=3)
     assert [s.args() for s in selections] == [
         ["--profile", "full", "--workload", "launch-chain-100", "--mode", "eager",
          "--mode", "reduce-overhead"],
@@ -43,9 +45,9 @@ def test_the_plan_measures_each_modelled_speedup_with_eager_in_its_own_size():
 
 def test_the_plan_keeps_to_the_machine_and_the_workloads_asked_for():
     records = host_records.records(ENV)
-    assert slowhost.plan(records, "another-machine", "cuda") == []
-    assert slowhost.plan(records, ENV.machine, "cpu") == []
-    only = slowhost.plan(records, ENV.machine, "cuda", workloads=["vit16x6x384"])
+    assert slowed.plan(records, "another-machine", "cuda") == []
+    assert slowed.plan(records, ENV.machine, "cpu") == []
+    only = slowed.plan(records, ENV.machine, "cuda", workloads=["vit16x6x384"])
     assert [s.workloads for s in only] == [("vit16x6x384",)]
 
 
@@ -56,7 +58,7 @@ def test_points_sharing_a_size_and_modes_run_together_cheapest_first():
                if r.key.workload == "launch-chain-100" else r for r in records]
     longer = [dataclasses.replace(r, duration_s=40.0)
               if r.key.workload == "vit16x6x384" and r.paired is None else r for r in resized]
-    [selection] = slowhost.plan(longer, ENV.machine, "cuda", repeats=3)
+    [selection] = slowed.plan(longer, ENV.machine, "cuda", repeats=3)
     assert selection.workloads == ("launch-chain-100", "vit16x6x384")
     assert selection.expected_s == pytest.approx(62.5 + 80.0 + 37.5)
 
@@ -66,23 +68,23 @@ def test_a_case_without_quiet_durations_has_no_estimate():
                if not (r.key.workload == "vit16x6x384" and r.paired is None
                        and r.key.mode == "reduce-overhead")]
     # Its isolated reduce-overhead process is gone, so it is no longer modelled either...
-    assert [s.workloads for s in slowhost.plan(records, ENV.machine, "cuda")] == [
+    assert [s.workloads for s in slowed.plan(records, ENV.machine, "cuda")] == [
         ("launch-chain-100",)]
     # ...while an isolated process that took no cold compile leaves it modelled, unestimated.
     warm = [dataclasses.replace(r, process=dataclasses.replace(r.process, cache="warm"))
             if r.key.workload == "vit16x6x384" and r.paired is None else r
             for r in host_records.records(ENV)]
-    found = {s.workloads: s.expected_s for s in slowhost.plan(warm, ENV.machine, "cuda")}
+    found = {s.workloads: s.expected_s for s in slowed.plan(warm, ENV.machine, "cuda")}
     assert found == {("launch-chain-100",): pytest.approx(62.5), ("vit16x6x384",): None}
 
 
 def test_each_run_is_tagged_slowed_host_and_gets_the_time_left():
-    [selection, _] = slowhost.plan(host_records.records(ENV), ENV.machine, "cuda")
-    command = slowhost.bench_command("cuda", selection, "lent-h100", Path("/r"), 2, 4.256,
-                                     ["--rounds", "9"])
+    [selection, _] = slowed.plan(host_records.records(ENV), ENV.machine, "cuda")
+    command = slowed.bench_command("cuda", selection, "lent-h100", Path("/r"), 2, 4.256,
+                                   ["--rounds", "9"])
     assert command[1:3] == ["-m", "bench"]
     assert command[3:] == ["--backend", "cuda", *selection.args(), "--repeats", "2",
-                           "--machine", "lent-h100", "--tag", hostfit.SLOWED_TAG, "--order",
+                           "--machine", "lent-h100", "--tag", host_model.SLOWED_TAG, "--order",
                            "grouped", "--results-dir", "/r", "--rounds", "9",
                            "--max-minutes", "4.26"]
 
@@ -94,13 +96,13 @@ def test_each_run_plans_exactly_the_modelled_points_in_their_modes():
 
     records = host_records.records(ENV)
     planned = set()
-    for selection in slowhost.plan(records, ENV.machine, "cuda"):
+    for selection in slowed.plan(records, ENV.machine, "cuda"):
         args = cli.parser().parse_args(
-            slowhost.bench_command("cuda", selection, "m", Path("r"), 3, None)[3:])
+            slowed.bench_command("cuda", selection, "m", Path("r"), 3, None)[3:])
         planned |= {(k.workload, k.batch_size, k.mode, k.tag, k.dtype) for k in runner.plan(
             "cuda", args.workload, args.mode, args.profile, set(args.batch_size or []),
             args.shapes, args.tag, args.dtype or ["float32"])}
-    assert planned == {(workload, batch, mode, hostfit.SLOWED_TAG, "float32")
+    assert planned == {(workload, batch, mode, host_model.SLOWED_TAG, "float32")
                        for workload, batch in (("launch-chain-100", None), ("vit16x6x384", 1))
                        for mode in ("eager", "reduce-overhead")}
 
@@ -108,60 +110,60 @@ def test_each_run_plans_exactly_the_modelled_points_in_their_modes():
 # ---- slowing the host ---------------------------------------------------------------------
 
 def test_cpu_lists_read_as_the_kernel_writes_them():
-    assert slowhost.parse_cpu_list("0-3,8,10-11\n") == [0, 1, 2, 3, 8, 10, 11]
-    assert slowhost.parse_cpu_list("5") == [5]
+    assert slowed.parse_cpu_list("0-3,8,10-11\n") == [0, 1, 2, 3, 8, 10, 11]
+    assert slowed.parse_cpu_list("5") == [5]
 
 
 def test_the_ladder_loads_the_smt_siblings_first_then_shares_each_cpu():
     pairs = {14: [6, 14], 15: [7, 15]}
-    steps = slowhost.ladder([14, 15], lambda cpu: pairs[cpu], per_core=3)
+    steps = slowed.ladder([14, 15], lambda cpu: pairs[cpu], per_core=3)
     assert [s.loops for s in steps] == [(6, 7), (14, 15), (14, 15), (14, 15)]
     assert steps[0].says == "a busy loop on each SMT sibling (6,7)"
     assert steps[2].says == "2 busy loops on each of CPUs 14,15"
     # Siblings already among the CPUs, or none: no sibling step.
-    assert [s.loops for s in slowhost.ladder([6, 14], lambda cpu: [6, 14], 1)] == [(6, 14)]
-    assert [s.loops for s in slowhost.ladder([3], lambda cpu: [cpu], 2)] == [(3,), (3,)]
+    assert [s.loops for s in slowed.ladder([6, 14], lambda cpu: [6, 14], 1)] == [(6, 14)]
+    assert [s.loops for s in slowed.ladder([3], lambda cpu: [cpu], 2)] == [(3,), (3,)]
 
 
 def test_fixed_loops_are_pinned_round_robin_or_not_at_all():
-    assert slowhost.fixed(3, [14, 15])[0].loops == (14, 15, 14)
-    assert slowhost.fixed(1, None)[0].loops == (None,)
-    assert slowhost.chosen_cpus({0, 1, 2, 3}, 2) == [2, 3]
+    assert slowed.fixed(3, [14, 15])[0].loops == (14, 15, 14)
+    assert slowed.fixed(1, None)[0].loops == (None,)
+    assert slowed.chosen_cpus({0, 1, 2, 3}, 2) == [2, 3]
 
 
 def test_calibration_stops_at_the_target_or_when_the_steps_run_out():
-    steps = slowhost.ladder([1], lambda cpu: [cpu], per_core=4)
+    steps = slowed.ladder([1], lambda cpu: [cpu], per_core=4)
     probe_at = {0: 7e-6, 1: 9e-6, 2: 13e-6, 3: 20e-6, 4: 30e-6}  # by loops running
     running = []
 
     def read(quiet_s):
-        return slowhost.Reading(probe_at[len(running)], 0.0)
+        return slowed.Reading(probe_at[len(running)], 0.0)
 
-    quiet, levels = slowhost.calibrate(read, lambda step: running.extend(step.loops), steps, 1.8)
+    quiet, levels = slowed.calibrate(read, lambda step: running.extend(step.loops), steps, 1.8)
     assert quiet.median_s == 7e-6
     assert [(level.loops, level.reading.median_s) for level in levels] == [(1, 9e-6), (2, 13e-6)]
     running.clear()
-    _, levels = slowhost.calibrate(read, lambda step: running.extend(step.loops), steps, 10.0)
+    _, levels = slowed.calibrate(read, lambda step: running.extend(step.loops), steps, 10.0)
     assert [level.loops for level in levels] == [1, 2, 3, 4]  # never reached: every step
     running.clear()
-    _, levels = slowhost.calibrate(read, lambda step: running.extend(step.loops),
-                                   slowhost.fixed(3, None), None)
+    _, levels = slowed.calibrate(read, lambda step: running.extend(step.loops),
+                                 slowed.fixed(3, None), None)
     assert [(level.loops, level.reading.median_s) for level in levels] == [(3, 20e-6)]
 
 
 def test_a_reading_counts_the_blocks_the_scheduler_cut():
-    found = slowhost.reading([7e-6, 7.2e-6, 30e-6, 7.1e-6], quiet_s=7e-6)
+    found = slowed.reading([7e-6, 7.2e-6, 30e-6, 7.1e-6], quiet_s=7e-6)
     assert found.median_s == pytest.approx(7.15e-6) and found.slow_share == 0.25
 
 
 def test_loops_are_pinned_to_their_cpu_and_all_end_at_stop(monkeypatch):
     """With a sleeping stand-in for the busy loop: nothing here may load the CPU."""
-    monkeypatch.setattr(slowhost, "BUSY", "import time; time.sleep(60)")
-    monkeypatch.setattr(slowhost, "SETTLE_S", 0.0)
+    monkeypatch.setattr(slowed, "BUSY", "import time; time.sleep(60)")
+    monkeypatch.setattr(slowed, "SETTLE_S", 0.0)
     cpu = max(os.sched_getaffinity(0))
-    loops = slowhost.Loops()
+    loops = slowed.Loops()
     try:
-        loops.add(slowhost.Step((cpu, None), "test"))
+        loops.add(slowed.Step((cpu, None), "test"))
         pinned, free = loops.running
         assert os.sched_getaffinity(pinned.pid) == {cpu}
         assert os.sched_getaffinity(free.pid) == os.sched_getaffinity(0)
@@ -177,7 +179,7 @@ def test_the_checks_say_where_the_slowed_probe_lies_and_whether_the_band_held():
                + host_records.slowed(ENV, "vit16x6x384", 12.0e-6)
                + host_records.slowed(ENV, "launch-chain-100", 12.0e-6,
                                      eager=host_records.eager_s("launch-chain-100", 7e-6)))
-    lines = slowhost.check_lines(records, ENV.machine, "cuda", "gpu-box/boot-slowed")
+    lines = slowed.check_lines(records, ENV.machine, "cuda", "gpu-box/boot-slowed")
     assert lines[0] == "slowed host gpu-box/boot-slowed: 2 modelled speedups measured"
     launch, vit = lines[1:]
     assert launch.startswith("  launch-chain-100 reduce-overhead over eager: probe 12.00 us "
@@ -186,7 +188,7 @@ def test_the_checks_say_where_the_slowed_probe_lies_and_whether_the_band_held():
     assert launch.endswith(": OUTSIDE (0 of 2 processes inside)")
     assert vit.startswith("  vit16x6x384 batch 1 reduce-overhead over eager: probe 12.00 us")
     assert vit.endswith(": inside (2 of 2 processes inside)")
-    assert slowhost.check_lines(records, ENV.machine, "cuda", "gpu-box/boot-1") == [
+    assert slowed.check_lines(records, ENV.machine, "cuda", "gpu-box/boot-1") == [
         "slowed host gpu-box/boot-1: 0 modelled speedups measured"]
 
 
@@ -195,7 +197,7 @@ def test_a_check_on_a_time_sliced_host_says_the_probe_under_reports():
     12 us, more than NEAR above it."""
     records = host_records.records(ENV) + host_records.slowed(ENV, "vit16x6x384", 12.0e-6,
                                                               cut_s=20e-6)
-    line = slowhost.check_lines(records, ENV.machine, "cuda", "gpu-box/boot-slowed")[1]
+    line = slowed.check_lines(records, ENV.machine, "cuda", "gpu-box/boot-slowed")[1]
     assert line.startswith("  vit16x6x384 batch 1 reduce-overhead over eager: probe 12.00 us "
                            "(blocks' mean 18.67 us: time-sliced, the probe under-reports), ")
 
@@ -203,7 +205,7 @@ def test_a_check_on_a_time_sliced_host_says_the_probe_under_reports():
 def test_slowed_records_of_an_unmodelled_environment_are_named_not_comparable():
     other = dataclasses.replace(ENV, driver="580.1")  # the same machine on another driver
     records = host_records.records(ENV) + host_records.slowed(other, "vit16x6x384", 12.0e-6)
-    lines = slowhost.check_lines(records, ENV.machine, "cuda", "gpu-box/boot-slowed")
+    lines = slowed.check_lines(records, ENV.machine, "cuda", "gpu-box/boot-slowed")
     assert lines[-1] == (f"  no host model for environment {other.env_id()}, which these records "
                          f"measured (modelled: {ENV.env_id()}): not comparable")
 
@@ -228,8 +230,8 @@ def test_a_dry_run_prints_the_plan_and_starts_nothing(tmp_path):
     (("slowed-host", "slowed-host-3", "slowed-hostile-9"), "slowed-host-4"),
 ])
 def test_each_slowed_run_gets_a_tag_after_the_ones_recorded(tags, expected):
-    assert hostfit.next_slowed_tag(tags) == expected
-    assert hostfit.SLOWED_TAGS.match(expected)
+    assert host_model.next_slowed_tag(tags) == expected
+    assert host_model.SLOWED_TAGS.match(expected)
 
 
 def retagged(record, tag: str):
@@ -250,10 +252,10 @@ def test_a_second_slowed_run_measures_under_a_new_tag_and_both_are_checked(tmp_p
     assert done.returncode == 0, done.stderr
     assert "--tag slowed-host-2 --order grouped" in done.stdout
     assert "--tag slowed-host " not in done.stdout
-    rows = [hostfit.row_of(retagged(r, tag)) for r in records
+    rows = [host_model.row_of(retagged(r, tag)) for r in records
             for tag in ("slowed-host", "slowed-host-2")]
-    assert len(hostfit.processes(rows, hostfit.SLOWED_TAGS)) == 2 * len(
-        hostfit.processes([hostfit.row_of(r) for r in records]))
+    assert len(host_model.processes(rows, host_model.SLOWED_TAGS)) == 2 * len(
+        host_model.processes([host_model.row_of(r) for r in records]))
 
 
 @pytest.mark.parametrize(("args", "status", "message"), [
@@ -274,7 +276,7 @@ def test_bad_input_is_one_line_and_a_non_zero_status(tmp_path, args, status, mes
 @pytest.mark.slow
 def test_the_probe_server_times_blocks_on_request():
     """The server the calibration reads, on the CPU: a few hundred trivial calls, no figure kept."""
-    server = slowhost.ProbeServer("cpu")
+    server = slowed.ProbeServer("cpu")
     try:
         first = server.read(None)
         again = server.read(first.median_s)

@@ -18,7 +18,7 @@ LEDGER = ROOT / "report" / "claims.yaml"
 SEEDS = ROOT.parent / "shared" / "seeds"
 
 # The vocabulary (metrics, test kinds, modes, fields) and the workload names are checked
-# by report/ledger.py, which judges the claims. Families are listed here: only the
+# by report/ledger/, which judges the claims. Families are listed here: only the
 # workload modules (which import torch) define them.
 FAMILIES = {"launch-overhead", "matmul", "matmul-softmax", "elementwise", "entropy", "mlp",
             "conv", "vit", "train", "dynamic", "matmul-sweep", "warmup", "model"}

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from bench.coldstart_records import LADDER, read, read_folder
+from bench.coldstart.records import LADDER, read, read_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 # The ladder's rungs apply to any model; regional compilation (not run here) needs blocks.

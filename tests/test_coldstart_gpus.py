@@ -16,8 +16,8 @@ import pytest
 
 from bench import pool
 from bench.coldstart.__main__ import environment
+from bench.coldstart.records import ColdKey, read_folder
 from bench.coldstart.runner import Config, Job, Runner, chains, plan
-from bench.coldstart_records import ColdKey, read_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 

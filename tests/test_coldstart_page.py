@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from bench.coldstart_records import BundleInfo, ColdKey, ColdRecord, read_folder, results_path
+from bench.coldstart.records import BundleInfo, ColdKey, ColdRecord, read_folder, results_path
 from bench.records import Environment, Timing, append_records
 from report.analysis import Data
 from report.analysis import load as load_cases
-from report.cold_start_data import Rung, Spread, break_even, common_day_break_even, load, summarize
+from report.coldstart.data import Rung, Spread, break_even, common_day_break_even, load, summarize
 from report.formatting import seconds
 from report.pages import cold_start
 from report.site import Site
@@ -432,9 +432,9 @@ def ab_records(old_first=(20.0, 21.0, 19.0), new_first=(10.0, 10.5, 9.5),
 
 
 def test_releases_ab_on_one_host_are_paired_and_called_beyond_the_aa_floor(tmp_path):
-    from report import cold_start_ab
+    from report.coldstart import ab as coldstart_ab
 
-    [comparison] = cold_start_ab.comparisons(ab_records())
+    [comparison] = coldstart_ab.comparisons(ab_records())
     assert (comparison.old.label, comparison.new.label) == ("2.12.1", "2.13.0")
     assert comparison.aa == "torch 2.13.0+cu130 under labels 2.13.0 and 2.13.0-aa"
     assert comparison.command == (
@@ -460,21 +460,21 @@ def test_releases_ab_on_one_host_are_paired_and_called_beyond_the_aa_floor(tmp_p
 
 
 def test_a_release_within_its_aa_floor_is_the_same_and_without_aa_nothing_is_called():
-    from report import cold_start_ab
+    from report.coldstart import ab as coldstart_ab
 
-    [close] = cold_start_ab.comparisons(ab_records(new_first=(19.5, 21.5, 19.2),
-                                                   again_first=(18.0, 23.0, 19.0)))
+    [close] = coldstart_ab.comparisons(ab_records(new_first=(19.5, 21.5, 19.2),
+                                                  again_first=(18.0, 23.0, 19.0)))
     assert next(s for s in close.steps if s.rung == "cold").verdict == "same"
     no_aa = [r for r in ab_records() if not r.key.tag.endswith("-aa")]
-    [alone] = cold_start_ab.comparisons(no_aa)
+    [alone] = coldstart_ab.comparisons(no_aa)
     assert alone.aa == ""
     assert next(s for s in alone.steps if s.rung == "cold").verdict == "no A/A run yet"
 
 
 def test_releases_measured_on_different_hosts_are_not_compared(tmp_path):
-    from report import cold_start_ab
+    from report.coldstart import ab as coldstart_ab
 
-    [comparison] = cold_start_ab.comparisons(ab_records(other_host=True))
+    [comparison] = coldstart_ab.comparisons(ab_records(other_host=True))
     assert comparison.host == ""
     assert all(s.ratio is None and s.verdict == "not comparable: different hosts"
                for s in comparison.steps)

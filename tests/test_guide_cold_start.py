@@ -1,5 +1,5 @@
 """Issue 53: the guide's "first call too slow" answer links the cold-start page and names the
-rung that page recommends (`cold_start_data.Case.recommended`), or says not measured."""
+rung that page recommends (`report.coldstart.data.Case.recommended`), or says not measured."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from fixtures import RESULTS
 from test_coldstart_page import H100, ab_records, fixture_records, record, write
 
 from report import analysis
-from report.cold_start_data import load
+from report.coldstart.data import load
 from report.formatting import seconds_range
 from report.pages import cold_start, guide, overview
 from report.site import Site

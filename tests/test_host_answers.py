@@ -1,5 +1,5 @@
 """Issue 51: a host-dependent quick answer is a prediction of its host model
-(`host_model.model_for`) at the median measured host probe of the published table, with the
+(`host.model_for`) at the median measured host probe of the published table, with the
 probes it was fitted on, and refuses to predict outside them."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import pytest
 from fixtures import host_records
 from fixtures import make_results as fx
 
-from report import analysis, answers, host_model
+from report import analysis, answers
+from report.analysis import host
 from report.site import template_environment
 
 ENV = fx.ENV_A
@@ -33,7 +34,7 @@ def test_the_answer_is_the_models_prediction_at_the_median_measured_host(data):
     (part,) = answers.fastest_at(data, "vit16x6x384", 1, "cuda")
     assert part["host_dependent"] and part["mode"] == "reduce-overhead"
     row = analysis.row_of(data.published, ENV.env_id(), "vit16x6x384", 1, "reduce-overhead")
-    model = host_model.model_for(data, ENV.env_id(), "vit16x6x384", 1, "reduce-overhead")
+    model = host.model_for(data, ENV.env_id(), "vit16x6x384", 1, "reduce-overhead")
     expected = model.at(row["host_probe_median_us"] * 1e-6)
     found = part["host"]
     assert found["probe_us"] == pytest.approx(row["host_probe_median_us"])
@@ -61,18 +62,18 @@ def test_a_host_dependent_answer_without_a_model_says_so():
 
 
 def rebuilt(terms: dict):
-    """A hostfit model from the chooser's terms alone, as chooser.js reads them."""
-    from bench import hostfit
+    """A host model (bench/host/model.py) from the chooser's terms alone, as chooser.js reads them."""
+    from bench.host import model as host_model
 
     def side(values):
         if values[0] == "figure":
-            return hostfit.Figure(values[1], values[2], values[3], 3)
+            return host_model.Figure(values[1], values[2], values[3], 3)
         _, intercept, slope, half, processes, mean, sxx = values
-        t = hostfit.t_quantile((1 + hostfit.BAND) / 2, int(processes) - 2)
-        return hostfit.Line(intercept_s=intercept, slope=slope, processes=int(processes), leases=1,
-                            probe_lo_s=terms["probe_lo_us"] * 1e-6,
-                            probe_hi_s=terms["probe_hi_us"] * 1e-6, probe_mean_s=mean * 1e-6,
-                            probe_sxx=sxx * 1e-12, residual_sd_s=half / t, residual_max=0.0)
+        t = host_model.t_quantile((1 + host_model.BAND) / 2, int(processes) - 2)
+        return host_model.Line(intercept_s=intercept, slope=slope, processes=int(processes), leases=1,
+                               probe_lo_s=terms["probe_lo_us"] * 1e-6,
+                               probe_hi_s=terms["probe_hi_us"] * 1e-6, probe_mean_s=mean * 1e-6,
+                               probe_sxx=sxx * 1e-12, residual_sd_s=half / t, residual_max=0.0)
 
     return side(terms["base"]), side(terms["mode"])
 
@@ -83,7 +84,7 @@ def test_the_chooser_carries_the_host_model_of_its_host_dependent_answers(data):
     chooser = guide.chooser_data(data)
     (point,) = [p for p in chooser["points"] if p[1] == "vit16x6x384"]
     terms = dict(zip(chooser["host_fields"], point[5]["reduce-overhead"], strict=True))
-    model = host_model.model_for(data, ENV.env_id(), "vit16x6x384", 1, "reduce-overhead")
+    model = host.model_for(data, ENV.env_id(), "vit16x6x384", 1, "reduce-overhead")
     row = analysis.row_of(data.published, ENV.env_id(), "vit16x6x384", 1, "reduce-overhead")
     assert terms["probe_median_us"] == pytest.approx(row["host_probe_median_us"])
     base, mode = rebuilt(terms)

@@ -1,4 +1,4 @@
-"""The host model (bench/hostfit.py, report/host_model.py): a host-bound side's time as a line
+"""The host model (bench/host/model.py, report/analysis/host.py): a host-bound side's time as a line
 of the host probe, the speedups it predicts with their bands, and the checks on a held-out
 lease and on a slowed host, as the stability page shows them."""
 
@@ -14,9 +14,9 @@ import pytest
 from fixtures import RESULTS, host_records
 from fixtures import make_results as fx
 
-from bench import hostfit
-from report import analysis, host_model
-from report.analysis import Data, load, load_file
+from bench.host import model as host_model
+from report import analysis
+from report.analysis import Data, host, load, load_file
 from report.pages import stability
 from report.site import Site
 
@@ -28,12 +28,12 @@ def data_of(records) -> Data:
         return Data(load_file(fx.write(Path(folder) / "host.jsonl", records)))
 
 
-def models_of(records) -> list[hostfit.SpeedupModel]:
-    rows = [hostfit.row_of(r) for r in records]
-    return hostfit.models(hostfit.processes(rows), hostfit.sides(rows))
+def models_of(records) -> list[host_model.SpeedupModel]:
+    rows = [host_model.row_of(r) for r in records]
+    return host_model.models(host_model.processes(rows), host_model.sides(rows))
 
 
-def the_model(records, workload="vit16x6x384") -> hostfit.SpeedupModel:
+def the_model(records, workload="vit16x6x384") -> host_model.SpeedupModel:
     found = [m for m in models_of(records) if m.workload == workload]
     assert len(found) == 1
     return found[0]
@@ -41,7 +41,7 @@ def the_model(records, workload="vit16x6x384") -> hostfit.SpeedupModel:
 
 def test_a_line_through_exact_points_is_found_exactly_with_no_band():
     points = [(p * 1e-6, 2e-4 + 300 * p * 1e-6, f"lease-{p % 2}") for p in (6, 7, 8, 9, 10, 11)]
-    line = hostfit.fit_line(points)
+    line = host_model.fit_line(points)
     assert math.isclose(line.intercept_s, 2e-4, abs_tol=1e-12) and math.isclose(line.slope, 300)
     assert line.residual_sd_s < 1e-15 and line.leases == 2
     low, fitted, high = line.at(8.5e-6)
@@ -51,12 +51,12 @@ def test_a_line_through_exact_points_is_found_exactly_with_no_band():
 @pytest.mark.parametrize(("probability", "freedom", "table"),
                          [(0.95, 4, 2.132), (0.95, 10, 1.812), (0.975, 6, 2.447), (0.95, 30, 1.697)])
 def test_t_quantiles_match_the_printed_tables(probability, freedom, table):
-    assert hostfit.t_quantile(probability, freedom) == pytest.approx(table, rel=2e-3)
+    assert host_model.t_quantile(probability, freedom) == pytest.approx(table, rel=2e-3)
 
 
 def test_the_band_widens_away_from_the_centre_of_the_probes():
-    line = hostfit.fit_line([(p * 1e-6, p * 1e-4 * (1 + n), "l") for p, n in
-                             zip((6, 7, 8, 9, 10, 11), (0.02, -0.01, 0.0, 0.01, -0.02, 0.01), strict=True)])
+    line = host_model.fit_line([(p * 1e-6, p * 1e-4 * (1 + n), "l") for p, n in zip(
+        (6, 7, 8, 9, 10, 11), (0.02, -0.01, 0.0, 0.01, -0.02, 0.01), strict=True)])
     width = [line.at(p)[2] - line.at(p)[0] for p in (line.probe_mean_s, line.probe_hi_s)]
     assert 0 < width[0] < width[1]
 
@@ -64,7 +64,7 @@ def test_the_band_widens_away_from_the_centre_of_the_probes():
 def test_a_host_dependent_speedup_is_eager_on_its_line_over_the_graph_figure():
     model = the_model(host_records.records(ENV))
     assert model.ratio == "host-dependent" and model.processes == 8
-    assert isinstance(model.base, hostfit.Line) and isinstance(model.side, hostfit.Figure)
+    assert isinstance(model.base, host_model.Line) and isinstance(model.side, host_model.Figure)
     assert model.side.median_s == pytest.approx(host_records.GRAPH_S["vit16x6x384"])
     # The fixture's eager line, recovered through its noise.
     assert model.base.slope == pytest.approx(230.0, rel=0.1)
@@ -110,8 +110,8 @@ def test_an_ab_runs_processes_are_cases_of_their_own_and_never_fitted_on():
     ab = [r for repeat in range(6) for r in host_records.paired(
         ENV, "vit16x6x384", "boot-1", 9e-6, repeat, tag="ab-series1-2.11", eager=2e-3)]
     assert the_model(host_records.records(ENV) + ab) == plain
-    rows = [hostfit.row_of(r) for r in host_records.records(ENV) + ab]
-    assert {p.group.split("-")[0] for p in hostfit.processes(rows)} == {"main"}
+    rows = [host_model.row_of(r) for r in host_records.records(ENV) + ab]
+    assert {p.group.split("-")[0] for p in host_model.processes(rows)} == {"main"}
 
 
 def test_a_cpu_environments_slowed_host_shows_inside_and_beyond_the_probes_fitted(tmp_path):
@@ -124,7 +124,7 @@ def test_a_cpu_environments_slowed_host_shows_inside_and_beyond_the_probes_fitte
                                                eager=host_records.eager_s("launch-chain-100", 6e-6))])
     data = data_of(records)
     stability.render(Site(data, tmp_path))
-    table = host_model.slowed(data).set_index("workload")
+    table = host.slowed(data).set_index("workload")
     assert list(table["ratio"]) == ["cpu", "cpu"]
     assert table.loc["launch-chain-100", "outside_us"] == 0 and not table.loc["launch-chain-100", "inside"]
     assert table.loc["vit16x6x384", "outside_us"] == pytest.approx(1.0)
@@ -145,9 +145,9 @@ def test_a_cpu_environments_slowed_host_shows_inside_and_beyond_the_probes_fitte
 
 def test_each_lease_is_held_out_in_turn_and_predicted_from_the_others():
     records = host_records.records(ENV)
-    rows = [hostfit.row_of(r) for r in records]
-    found, sides = hostfit.processes(rows), hostfit.sides(rows)
-    checks = [c for c in hostfit.held_out(found, sides, hostfit.models(found, sides))
+    rows = [host_model.row_of(r) for r in records]
+    found, sides = host_model.processes(rows), host_model.sides(rows)
+    checks = [c for c in host_model.held_out(found, sides, host_model.models(found, sides))
               if c.model.workload == "vit16x6x384"]
     assert sorted(c.lease for c in checks) == [f"gpu-box/boot-{i}" for i in (1, 2, 3, 4)]
     for check in checks:
@@ -176,12 +176,12 @@ def slowed_site(tmp_path_factory):
 
 def test_slowed_host_checks_judge_each_case_against_its_band(slowed_site):
     data, _ = slowed_site
-    table = host_model.slowed(data).set_index("workload")
+    table = host.slowed(data).set_index("workload")
     assert bool(table.loc["vit16x6x384", "inside"]) and not bool(table.loc["launch-chain-100", "inside"])
     assert list(table["outside_us"]) == pytest.approx([1.0, 1.0])  # 12 µs against fits up to 11
-    summary = host_model.summary(host_model.slowed(data))
+    summary = host.summary(host.slowed(data))
     assert (summary["checks"], summary["inside"], summary["share"]) == (2, 1, 0.5)
-    assert list(host_model.not_predictable(host_model.slowed(data))["workload"]) == ["launch-chain-100"]
+    assert list(host.not_predictable(host.slowed(data))["workload"]) == ["launch-chain-100"]
 
 
 def test_the_stability_pages_show_fits_checks_and_what_is_not_predictable(slowed_site):
@@ -193,10 +193,10 @@ def test_the_stability_pages_show_fits_checks_and_what_is_not_predictable(slowed
             "at a probe beyond the probes fitted (extrapolated, 1 inside); not predictable: "
             "launch-chain-100 reduce-overhead.") in section
     env_page = (out / f"analysis/stability/{ENV.env_id()}.md").read_text()
-    host = env_page[env_page.index("{ #host-model }"):]
-    fit = host_model.fits(data).set_index("workload").loc["vit16x6x384"]
-    assert "× probe | " in host and f"{fit['processes']} · {fit['leases']} |" in host
-    slowed_rows = [line for line in host[host.index("### On a slowed host"):].splitlines()
+    host_section = env_page[env_page.index("{ #host-model }"):]
+    fit = host.fits(data).set_index("workload").loc["vit16x6x384"]
+    assert "× probe | " in host_section and f"{fit['processes']} · {fit['leases']} |" in host_section
+    slowed_rows = [line for line in host_section[host_section.index("### On a slowed host"):].splitlines()
                    if line.startswith("| ")][1:]  # below the header
     assert len(slowed_rows) == 2
     assert sum("**outside: not predictable**" in line for line in slowed_rows) == 1
@@ -211,7 +211,7 @@ def test_a_modelled_speedup_the_slowed_host_did_not_measure_is_named(tmp_path):
     overall = (tmp_path / "analysis/stability.md").read_text()
     assert "On the hosts slowed on purpose, 1 of 1 did (100.0%" in overall
     assert "time-sliced host." not in overall and "no guide" not in overall
-    missing = host_model.unchecked(host_model.models(data), host_model.slowed(data))
+    missing = host.unchecked(host.models(data), host.slowed(data))
     assert list(missing["workload"]) == ["launch-chain-100"]
     said = "Not yet measured on a slowed host: launch-chain-100 reduce-overhead."
     assert said in (tmp_path / "analysis/stability.md").read_text()
@@ -221,12 +221,12 @@ def test_a_modelled_speedup_the_slowed_host_did_not_measure_is_named(tmp_path):
 def test_the_probe_is_the_median_of_its_blocks_and_their_mean_is_kept_beside_it():
     """A preempted block is left out of the probe (the median) and kept in the blocks' mean;
     more than NEAR between the two marks the process time-sliced."""
-    rows = [hostfit.row_of(r) for r in host_records.slowed(ENV, "vit16x6x384", 9e-6, cut_s=9e-6)]
-    found = hostfit.processes(rows, hostfit.SLOWED_TAG)
+    rows = [host_model.row_of(r) for r in host_records.slowed(ENV, "vit16x6x384", 9e-6, cut_s=9e-6)]
+    found = host_model.processes(rows, host_model.SLOWED_TAG)
     assert [p.probe_s for p in found] == pytest.approx([9e-6, 9e-6])
     assert [p.probe_mean_s for p in found] == pytest.approx([12e-6, 12e-6])
-    edge = 10e-6 * (1 + hostfit.NEAR)
-    assert not hostfit.time_sliced(10e-6, edge) and hostfit.time_sliced(10e-6, edge * 1.01)
+    edge = 10e-6 * (1 + host_model.NEAR)
+    assert not host_model.time_sliced(10e-6, edge) and host_model.time_sliced(10e-6, edge * 1.01)
 
 
 def test_a_time_sliced_host_is_named_where_the_model_missed_and_only_there(tmp_path):
@@ -240,7 +240,7 @@ def test_a_time_sliced_host_is_named_where_the_model_missed_and_only_there(tmp_p
                                      eager=host_records.eager_s("launch-chain-100", 12e-6)))
     data = data_of(records)
     stability.render(Site(data, tmp_path))
-    table = host_model.slowed(data).set_index("workload")
+    table = host.slowed(data).set_index("workload")
     assert list(table["probe_us"]) == pytest.approx([9.0, 9.0])
     assert list(table["probe_mean_us"]) == pytest.approx([12.0, 12.0])
     assert table["time_sliced"].all() and list(table["inside"]) == [False, True]
@@ -273,7 +273,7 @@ def test_without_slowed_records_the_page_says_not_measured(tmp_path):
 
 def test_fits_are_keyed_like_cases_and_join_them_one_to_one():
     data = data_of(host_records.records(ENV))
-    fits = host_model.fits(data)
+    fits = host.fits(data)
     assert set(fits["workload"]) == {"vit16x6x384", "launch-chain-100"}
     assert set(fits["mode"]) == {"eager"}
     joined = data.cases.merge(fits, on=analysis.CASE, how="inner")
@@ -284,14 +284,14 @@ def test_fits_are_keyed_like_cases_and_join_them_one_to_one():
 
 
 def test_the_sides_the_model_fits_are_the_bounds_the_site_shows():
-    """hostfit classifies cases without pandas, for `python -m bench host`; it must agree
-    with report/analysis.py's `cases` on every case, or the command and the site would
+    """bench/host/model.py classifies cases without pandas, for `python -m bench host`; it must agree
+    with report/analysis/shown.py's `cases` on every case, or the command and the site would
     model different cases."""
     for records in (load(RESULTS), data_of(host_records.records(ENV)).records):
         data = Data(records)
-        sides = hostfit.sides(host_model.host_rows(data.records))
-        shown = {tuple(row[c] for c in host_model.KEY): row["bound"]
-                 for row in analysis.rows(data.cases[[*host_model.KEY, "bound"]])}
+        sides = host_model.sides(host.host_rows(data.records))
+        shown = {tuple(row[c] for c in host.KEY): row["bound"]
+                 for row in analysis.rows(data.cases[[*host.KEY, "bound"]])}
         assert sides == shown
 
 
@@ -299,14 +299,14 @@ def test_the_published_table_and_the_export_carry_each_modelled_speedups_fit():
     from report import export
 
     data = data_of(host_records.records(ENV))
-    fits = host_model.fits(data).set_index("workload")
+    fits = host.fits(data).set_index("workload")
     published = data.published[data.published["host_fitted"].notna()]
     assert sorted(zip(published["workload"], published["mode"], strict=True)) == [
         ("launch-chain-100", "reduce-overhead"), ("vit16x6x384", "reduce-overhead")]
     rows = export.table(data)
     modelled = rows[rows["host_fitted"].notna()]
     assert len(modelled) == 2 and set(modelled["baseline"]) == {"eager"}
-    assert set(host_model.PUBLISHED_COLUMNS) <= set(rows.columns)
+    assert set(host.PUBLISHED_COLUMNS) <= set(rows.columns)
     for row in modelled.to_dict("records"):
         assert row["host_fitted"] == "eager" and row["bound"] == "host-dependent"
         assert row["host_base_slope"] == fits.loc[row["workload"], "slope"]
@@ -318,7 +318,7 @@ def test_the_published_table_and_the_export_carry_each_modelled_speedups_fit():
 def test_the_exported_terms_alone_reproduce_every_prediction():
     """What a page's script would do with the export's columns, against the model itself."""
     data = data_of(host_records.records(ENV))
-    row = host_model.for_export(data).set_index("workload").loc["vit16x6x384"]
+    row = host.for_export(data).set_index("workload").loc["vit16x6x384"]
     model = the_model(host_records.records(ENV))
     for probe_us in (6.5, 8.0, 11.0):
         fitted = row["host_base_intercept_s"] + row["host_base_slope"] * probe_us * 1e-6
@@ -348,15 +348,15 @@ def test_where_both_sides_are_lines_the_band_is_the_spread_of_the_paired_speedup
     cpu = dataclasses.replace(fx.ENV_CPU, device_name="a CPU")
     records = host_records.records(cpu)
     model = the_model(records)
-    assert model.ratio == "cpu" and isinstance(model.side, hostfit.Line)
-    found = hostfit.processes([hostfit.row_of(r) for r in records])
+    assert model.ratio == "cpu" and isinstance(model.side, host_model.Line)
+    found = host_model.processes([host_model.row_of(r) for r in records])
     logs = [math.log(p.speedup(model.mode) / model.at(p.probe_s).speedup) for p in found
             if p.point[0] == "vit16x6x384"]
     assert model.ratio_sd == pytest.approx(math.sqrt(sum(x * x for x in logs) / (len(logs) - 2)))
-    row = host_model.for_export(data_of(records)).set_index("workload").loc["vit16x6x384"]
+    row = host.for_export(data_of(records)).set_index("workload").loc["vit16x6x384"]
     for probe_us in (6.5, 9.0):
         at = model.at(probe_us * 1e-6)
-        half = hostfit.t_quantile(0.95, row["host_processes"] - 2) * row["host_ratio_sd"] * math.sqrt(
+        half = host_model.t_quantile(0.95, row["host_processes"] - 2) * row["host_ratio_sd"] * math.sqrt(
             1 + 1 / row["host_processes"]
             + (probe_us - row["host_base_probe_mean_us"]) ** 2 / row["host_base_probe_sxx_us2"])
         assert (at.low, at.high) == pytest.approx((at.speedup * math.exp(-half),
@@ -382,9 +382,9 @@ def test_a_site_with_host_models_builds_strictly(tmp_path):
 
 def test_a_speedups_model_is_found_by_its_case_and_starts_from_a_measured_host():
     data = data_of(host_records.records(ENV))
-    model = host_model.model_for(data, ENV.env_id(), "vit16x6x384", 1, "reduce-overhead")
+    model = host.model_for(data, ENV.env_id(), "vit16x6x384", 1, "reduce-overhead")
     probes = [p for lease in host_records.LEASES.values() for p in lease]
     assert model.probe_median_s == pytest.approx(statistics.median(probes))
-    assert host_model.model_for(data, ENV.env_id(), "vit16x6x384", 2, "reduce-overhead") is None
+    assert host.model_for(data, ENV.env_id(), "vit16x6x384", 2, "reduce-overhead") is None
     row = data.published.set_index(["workload", "mode"]).loc[("vit16x6x384", "reduce-overhead")]
     assert row["host_probe_median_us"] == pytest.approx(model.probe_median_s * 1e6)

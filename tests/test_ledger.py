@@ -1,4 +1,4 @@
-"""The verdict engine (report/ledger.py) and the claims page built from it.
+"""The verdict engine (report/ledger/) and the claims page built from it.
 
 Each verdict comes from a small set of records made here with bench.records, written to
 a results folder and read back through report.analysis, so the whole path from records

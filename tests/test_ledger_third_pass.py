@@ -419,14 +419,14 @@ def test_a_host_dependent_speedup_names_the_hosts_where_it_holds(tmp_path):
     region of "at least 2.5x" is read from the case's host model, not typed."""
     from fixtures import host_records
 
-    from report import host_model
+    from report.analysis import host
     data = data_of(tmp_path, host_records.records(host_records.fx.ENV_A))
     test = {"kind": "speedup", "mode": "reduce-overhead", "baseline": "eager", "at_least": 2.5,
             "tolerance": 0}
     j = only(data, claim(test))
     [c] = j.comparisons
-    model = host_model.model_for(data, j.env_id, "vit16x6x384", 1,
-                                 "reduce-overhead")
+    model = host.model_for(data, j.env_id, "vit16x6x384", 1,
+                           "reduce-overhead")
     where, probe = model.region(2.5)
     lo, hi = model.probe_range_s
     assert where == "above" and lo < probe < hi
@@ -459,7 +459,7 @@ def test_a_speedup_that_does_not_follow_the_host_has_no_host_region(tmp_path):
 def test_the_pages_show_the_host_region_beside_the_verdict_and_the_comparison(tmp_path):
     from fixtures import host_records
 
-    from bench import hostfit
+    from bench.host import model as host_model
     pages = _pages(tmp_path, host_records.records(host_records.fx.ENV_A))
     seed = pages["analysis/claims/seed-002.md"]
     part = seed[seed.index("{ #inference-ro-2-4x }"):]
@@ -467,7 +467,7 @@ def test_the_pages_show_the_host_region_beside_the_verdict_and_the_comparison(tm
     [env_page] = [text for name, text in pages.items()
                   if name.startswith("analysis/claims/seed-002/") and "inference-ro-2-4x" in text]
     assert "; host model: holds " in env_page
-    assert f"at least {hostfit.MIN_PROCESSES} paired processes" in pages[
+    assert f"at least {host_model.MIN_PROCESSES} paired processes" in pages[
         "analysis/claims/rules.md"]
 
 

@@ -4,6 +4,7 @@ builds real models. noxfile.py is loaded under a minimal stand-in for nox, as in
 tests/test_workflows.py: its functions only name the commands a session runs."""
 
 import importlib.util
+import os
 import subprocess
 import sys
 import types
@@ -68,7 +69,12 @@ def test_bench_and_the_notebook_kernel_install_torch_into_one_environment(noxfil
     # ipykernel writes its python3 kernel spec under the interpreter's prefix; JUPYTER_PATH
     # names that folder for the site build.
     assert [python, "-m", "ipykernel", "install", "--sys-prefix"] == docs.commands[-1]
+    private = Path(kernel_env.pop("TMPDIR"))
     assert kernel_env == {"JUPYTER_PATH": str(tmp_path / f"torch-{RELEASE}" / "share" / "jupyter")}
+    # the notebook's torch keeps its default folders in a temp folder of its own, not /tmp
+    assert private.is_dir() and private.stat().st_mode & 0o777 == 0o700
+    assert private.stat().st_uid == os.getuid()
+    private.rmdir()
 
 
 def test_a_kernel_spec_on_jupyter_path_comes_before_the_builders_own(tmp_path, monkeypatch):

@@ -7,6 +7,7 @@ and keep the README short, its links alive and every reference page in the site'
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import re
 import subprocess
@@ -31,7 +32,7 @@ DOCUMENTED = {
 }
 # Commands the pages name options of without a table of their own.
 MENTIONED = (("-m", "report"), ("-m", "report", "compare"), ("-m", "report", "export"),
-             ("-m", "report.releases"), ("-m", "bench.slowhost"))
+             ("-m", "report.releases"), ("-m", "bench.host.slowed"))
 # A word that reads as an option: two dashes, a letter, then letters, digits and dashes.
 OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 # argparse lists each option on a line of its own, indented by two spaces.
@@ -131,6 +132,41 @@ def test_every_relative_link_of_the_readme_resolves():
     assert relative, "the README links no page of the repository"
     missing = [link for link in relative if not (ROOT / link.split("#")[0]).exists()]
     assert not missing, f"README.md links to what is not there: {missing}"
+
+
+def map_paths() -> list[str]:
+    """The paths the README's "Map of the code" names in its first column: the first of a
+    row in full, the others beside it in the first one's folder (`report/ledger/`,
+    `claims.yaml` is report/claims.yaml)."""
+    readme = README.read_text(encoding="utf-8")
+    table = readme[readme.index("## Map of the code"):].split("\n## ", 1)[0]
+    found = []
+    for line in table.splitlines()[4:]:
+        first, *rest = re.findall(r"`([^`]+)`", line.split(" | ")[0])
+        folder = str(Path(first.rstrip("/")).parent)
+        found += [first.rstrip("/"), *(f"{folder}/{name.rstrip('/')}" for name in rest)]
+    return found
+
+
+def test_the_readme_map_names_every_module_of_bench_and_report():
+    """Each module by its own path or, inside a package below bench/ or report/, by that
+    package's folder; every package by its folder or by its modules."""
+    named = map_paths()
+    missing = []
+    for path in sorted((ROOT / "bench").rglob("*.py")) + sorted((ROOT / "report").rglob("*.py")):
+        relative = path.relative_to(ROOT)
+        if path.name == "__init__.py" and len(relative.parts) == 2:
+            continue  # bench/ and report/ themselves
+        folders = ["/".join(relative.parts[:n]) for n in range(2, len(relative.parts))]
+        if path.name == "__init__.py":
+            if not any(fnmatch.fnmatch(name, f"{relative.parent}/*") or name in folders
+                       for name in named):
+                missing.append(str(relative.parent))
+        elif not any(fnmatch.fnmatch(str(relative), name) or name in folders for name in named):
+            missing.append(str(relative))
+    assert not missing, f"the README's map of the code does not name {missing}"
+    gone = [name for name in named if name.startswith(("bench/", "report/")) and not any(ROOT.glob(name))]
+    assert not gone, f"the README's map of the code names what is not there: {gone}"
 
 
 def test_every_reference_page_is_in_the_nav():

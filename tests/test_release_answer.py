@@ -1,5 +1,5 @@
 """Issue 50: the home page's release answer, the changes page and the history page say the
-same thing about the newest release, from its newest A/B group (`report.ab.release_answer`),
+same thing about the newest release, from its newest A/B group (`report.releases.ab.release_answer`),
 and say "not measured A/B" where no group holds two releases. On the committed results the
 same agreement is a data check (tests/data_checks/test_ab_group.py)."""
 

@@ -1,4 +1,4 @@
-"""A/B groups judged against their A/A noise floor (report/ab.py), from `ab_fixtures`."""
+"""A/B groups judged against their A/A noise floor (report/releases/ab.py), from `ab_fixtures`."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import pytest
 from ab_fixtures import group_records, host
 from test_report_compare import write
 
-from report import ab, analysis
+from report import analysis
 from report.analysis import Data
+from report.releases import ab
 
 LABELS = {"2.14.1": "2.14.1", "2.15.0": "2.15.0", "2.15.0-aa": "2.15.0"}
 EFFECTS = {("2.15.0", "mlp", "default"): 1.30,  # slower by far more than the floor

@@ -8,7 +8,8 @@ import shutil
 
 import pytest
 
-from report import charts, cold_start_charts
+from report import charts
+from report.coldstart import charts as coldstart_charts
 
 FONT_SIZE = re.compile(r"font-size:\s*([\d.]+)px")
 
@@ -67,8 +68,8 @@ TICK_ANGLE = re.compile(r'<text [^>]*transform="rotate\((-?[\d.]+) [^>]*>([^<]+)
 
 def _ladder(path, workloads):
     bars = {rung: [(5.0, 4.0, 6.0)] * len(workloads) for rung in ("cold", "warm", "bundle")}
-    cold_start_charts.ladder_chart(path, code="test", title="t", workloads=workloads,
-                                   rungs=list(bars), bars=bars)
+    coldstart_charts.ladder_chart(path, code="test", title="t", workloads=workloads,
+                                  rungs=list(bars), bars=bars)
     return {text: float(angle) for angle, text in TICK_ANGLE.findall(path.read_text("utf-8"))}
 
 

@@ -27,8 +27,8 @@ from bench.records import (
     append_record,
 )
 from bench.stats import summarize
-from report import compare
-from report.compare import judge
+from report.releases import compare
+from report.releases.compare import judge
 
 # ---- fixtures -----------------------------------------------------------------------------
 

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from test_report_compare import environment, release_records, write
 
-from report import analysis, history
+from report import analysis
 from report.analysis import Data
 from report.pages import changes as changes_page
 from report.pages import history as history_page
+from report.releases import history
 from report.site import Site
 
 # ---- version order ------------------------------------------------------------------------
@@ -229,7 +230,7 @@ def test_the_history_chart_draws_the_ab_group_as_a_line_and_older_runs_apart(ab_
 
 
 def test_the_release_answer_and_the_changes_page_say_the_same(ab_site):
-    from report import ab
+    from report.releases import ab
 
     answer = ab.release_answer(ab_site.data)
     text = page(ab_site, "changes.md")

@@ -12,8 +12,8 @@ from fixtures import RESULTS, host_records
 from fixtures import dtype_records as dx
 from fixtures import make_results as fx
 
-from report import analysis, formatting, host_model
-from report.analysis import Data, load
+from report import analysis, formatting
+from report.analysis import Data, host, load
 from report.pages import guide, models, stability, workloads
 from report.site import Site
 
@@ -112,7 +112,7 @@ def test_the_workload_page_shows_the_host_models_predictions_and_links_their_fit
     workloads.render(site)
     stability.render(site)
     env_id = fx.ENV_A.env_id()
-    (predicted,) = host_model.page_rows(data, env_id, "vit16x6x384")
+    (predicted,) = host.page_rows(data, env_id, "vit16x6x384")
     page = (tmp_path / "docs" / "workloads" / "vit16x6x384.md").read_text(encoding="utf-8")
     block = env_blocks(section(page, HOST))[env_id]
     (cells,) = [c for c in table_rows(block) if c[:2] == ["1", "reduce-overhead"]]
@@ -131,7 +131,7 @@ def test_the_workload_page_shows_the_host_models_predictions_and_links_their_fit
 def test_a_workload_page_without_a_host_model_says_so(glance_site):
     data, docs = glance_site
     page = (docs / "workloads" / "trivial-call.md").read_text(encoding="utf-8")
-    assert not host_model.page_rows(data, fx.ENV_A.env_id(), "trivial-call")
+    assert not host.page_rows(data, fx.ENV_A.env_id(), "trivial-call")
     block = env_blocks(section(page, HOST))[fx.ENV_A.env_id()]
     assert "No host model here" in block and not table_rows(block)
 
@@ -141,7 +141,7 @@ def test_the_models_page_shows_the_host_models_predictions_of_the_models(tmp_pat
     site = Site(data, tmp_path / "docs")
     models.render(site)
     env_id = fx.ENV_A.env_id()
-    (predicted,) = host_model.page_rows(data, env_id, "vit16x6x384")
+    (predicted,) = host.page_rows(data, env_id, "vit16x6x384")
     page = (tmp_path / "docs" / "analysis" / "models.md").read_text(encoding="utf-8")
     block = env_blocks(page)[env_id]
     (cells,) = [c for c in table_rows(block)

@@ -18,7 +18,7 @@ import pytest
 from fixtures import RESULTS, ROOT
 
 from bench.records import read_records
-from report.releases import final_releases, measured_releases, next_release
+from report.releases.next import final_releases, measured_releases, next_release
 
 PYPI_FIXTURE = Path(__file__).parent / "fixtures" / "pypi_torch.json"
 NEWEST = "2.15.0"  # the newest final, installable release in the fixture
@@ -122,7 +122,7 @@ def test_cli_unreadable_answer_is_one_line_and_nonzero(tmp_path):
 
 
 def test_the_release_before_is_the_previous_final_installable_one():
-    from report.releases import previous_release
+    from report.releases.next import previous_release
 
     fixture = json.loads(PYPI_FIXTURE.read_text())
     assert previous_release(fixture, NEWEST) == "2.14.1"  # 2.15.1 is yanked, previews skipped

@@ -20,7 +20,7 @@ from torch.compiler._cache import _serialize_single_cache
 from torch.utils._appending_byte_serializer import AppendingByteSerializer
 
 from bench.coldstart import bundles
-from bench.coldstart_records import read_folder
+from bench.coldstart.records import read_folder
 from bench.records import read_records
 
 ROOT = Path(__file__).resolve().parents[1]

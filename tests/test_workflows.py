@@ -20,7 +20,7 @@ import yaml
 from fixtures import ROOT
 from test_report_releases import NEWEST, PYPI_FIXTURE, results_with
 
-from report.releases import RELEASE_PATTERN
+from report.releases.next import RELEASE_PATTERN
 
 GITHUB = ROOT / ".github"
 WORKFLOWS = sorted((GITHUB / "workflows").glob("*.y*ml"))

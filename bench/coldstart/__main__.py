@@ -24,6 +24,7 @@ from pathlib import Path
 
 from bench import REPO
 from bench.cmdline import LABEL, OneLineParser, UsageError, count, gpu_slots
+from bench.coldstart.records import FOREIGN, LADDER, MODES, RUNGS
 from bench.coldstart.runner import (
     Config,
     RunError,
@@ -33,7 +34,6 @@ from bench.coldstart.runner import (
     read_foreign,
     slot_spec,
 )
-from bench.coldstart_records import FOREIGN, LADDER, MODES, RUNGS
 from bench.pool import Slot, slot_environment, slots_for
 from bench.records import Environment, MalformedRecord
 from bench.workloads import UnknownWorkload, check_name

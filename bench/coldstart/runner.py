@@ -33,7 +33,7 @@ from pathlib import Path
 
 from bench import REPO
 from bench.coldstart import bundles, compilers
-from bench.coldstart_records import (
+from bench.coldstart.records import (
     FOREIGN,
     RUNGS,
     BundleInfo,

@@ -2,8 +2,8 @@
 // shapes and dtype select one measured point of analysis/guide-data.json, whose answers
 // report/pages/guide.py computed with analysis.choose, the rule the quick answers and the
 // pages use. Every figure shown is a field of that file, except a host-dependent answer's
-// prediction for the reader's host, which follows the formula of report/host_model.py's
-// `columns` from the model terms the file carries (the same as hostfit.SpeedupModel.at).
+// prediction for the reader's host, which follows the formula of report/analysis/host.py's
+// `columns` from the model terms the file carries (the same as bench/host/model.py SpeedupModel.at).
 (function () {
   "use strict";
   const root = document.getElementById("chooser");

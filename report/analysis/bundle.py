@@ -7,9 +7,10 @@ from typing import Any
 
 import pandas as pd
 
-from report import host_model
 from report.analysis.derived import boundedness, fastest, modes_traits, spreads
 from report.analysis.environment import Environment, environments
+from report.analysis.host import fit as fit_host_models
+from report.analysis.host import with_columns as with_host_columns
 from report.analysis.ordering import rows, workload_rank
 from report.analysis.published import published, published_cases
 from report.analysis.shown import (
@@ -54,9 +55,9 @@ class Data:
         self._batches = {w: sorted({None if pd.isna(b) else int(b) for b in group},
                                    key=lambda b: (0, 0) if b is None else (1, b))
                          for w, group in self.shown.groupby("workload")["batch_size"]}
-        # The host model (bench/hostfit.py): its columns sit beside each modelled speedup.
-        self.host_models = host_model.fit(records)
-        self.published = host_model.with_columns(published(self.cases), self.host_models).copy()
+        # The host model (bench/host/model.py): its columns sit beside each modelled speedup.
+        self.host_models = fit_host_models(records)
+        self.published = with_host_columns(published(self.cases), self.host_models).copy()
         self.speedups = self.published  # every case against eager: the same table
         self._memo: dict[Any, Any] = {}
 

@@ -236,7 +236,7 @@ def run_costs(records: pd.DataFrame) -> pd.DataFrame:
     `isolated` and `paired` processes they recorded (`run_spans`), and `minutes`, the sum
     over runs of first start to last finish. Machine start-up and copying files are not in
     the records, so not counted. The turns of an A/B run (tag `ab-<group>-<label>`) are
-    left out: `report.ab.run_costs` counts each A/B run once, as a whole."""
+    left out: `report.releases.ab.run_costs` counts each A/B run once, as a whole."""
     spans = run_spans(records[~records["tag"].str.match(AB_TAG)])
     if spans.empty:  # typed like a full table, so callers may use .dt on first_at
         return pd.DataFrame({"env_id": [], "profile": [], "runs": [], "isolated": [],

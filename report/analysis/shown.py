@@ -47,7 +47,7 @@ def paired_processes(shown: pd.DataFrame) -> pd.DataFrame:
 
 
 def probe_us(op_s: Any) -> float | None:
-    """The median of a process's eager per-op probe (bench/host.py) in microseconds, over
+    """The median of a process's eager per-op probe (bench/host/probe.py) in microseconds, over
     its values that are numbers; None without one. statistics, not a pandas Series: this
     runs once per process, and the Series cost most of the A/B pages' time."""
     values = ([v for v in op_s if v is not None and v == v]
@@ -87,7 +87,7 @@ def round_ratios(paired: pd.DataFrame) -> pd.DataFrame:
     """One row per paired process, mode and baseline (every pair of its modes): `ratio`,
     the median over its rounds of baseline time / mode time (above 1 the mode is
     faster), `rounds` it rests on, its `lease`, `probe_us`, the process's median eager
-    per-op cost (bench/host.py), the process's own medians of the two (`base_s`, `mode_s`)
+    per-op cost (bench/host/probe.py), the process's own medians of the two (`base_s`, `mode_s`)
     and `saving_s`, the time per call the mode saves there: the baseline's median less
     that median over `ratio`, so that it is positive exactly where the ratio is above 1."""
     columns = [*POINT, "backend", "mode", "baseline", "ratio", "rounds", "lease", "probe_us", "group",

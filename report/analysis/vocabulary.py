@@ -8,7 +8,7 @@ import math
 import re
 
 # The GPU busy-fraction bands, defined once where `python -m bench host` needs them too.
-from bench.hostfit import DEVICE_BOUND, LAUNCH_BOUND  # noqa: F401 (re-exported)
+from bench.host.model import DEVICE_BOUND, LAUNCH_BOUND  # noqa: F401 (re-exported)
 from bench.modes import MODES
 from bench.records import Environment as RecordEnvironment
 from bench.workloads import registry  # imports no torch (bench/workloads/__init__.py)

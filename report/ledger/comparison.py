@@ -17,7 +17,7 @@ MIN_PROCESSES = 2  # a comparison resting on fewer processes a side is never set
 @dataclass(frozen=True)
 class HostRegion:
     """Where a host-dependent speedup meets the claim, by the point's host model
-    (report.host_model): among the probes it was fitted on (`lo_us`–`hi_us`, what one eager
+    (report.analysis.host): among the probes it was fitted on (`lo_us`–`hi_us`, what one eager
     op cost in each paired process), where the model's band clears the claim's lower
     bound (`holds`) and, for a stated range or point, its upper one (`exceeds`); for an
     upper bound alone ("below X"), where the band's low end reaches it (`fails`). Each is

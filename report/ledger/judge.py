@@ -8,7 +8,8 @@ import math
 
 import pandas as pd
 
-from report import analysis, host_model
+from report import analysis
+from report.analysis.host import model_for
 from report.ledger import verdicts
 from report.ledger.comparison import (
     NOT_MEASURED,
@@ -139,15 +140,15 @@ class Judge:
                             for v in found))
 
     def host_region(self, row: dict, mode: str, agrees) -> HostRegion | None:
-        """Where the host model of a speedup over eager at `row` (report.host_model: one
+        """Where the host model of a speedup over eager at `row` (report.analysis.host: one
         only where the speedup follows the host) meets the claim's lower bound and, for a
         range or a point, passes its upper one; for an upper bound alone, where it surely
         passes it; None without a model or a stated bound."""
         if not isinstance(agrees, Rule) or (agrees.lo is None and agrees.hi is None):
             return None
         batch = None if missing(row["batch_size"]) else int(row["batch_size"])
-        model = host_model.model_for(self.data, row["env_id"], row["workload"], batch, mode,
-                                     row[analysis.DTYPE])
+        model = model_for(self.data, row["env_id"], row["workload"], batch, mode,
+                          row[analysis.DTYPE])
         if model is None:
             return None
 

@@ -1,14 +1,14 @@
 """What each release changed: first from the A/B groups (releases measured alternately on
-one host in one run, judged against the A/A noise floor by `report.ab`), then the older
+one host in one run, judged against the A/A noise floor by `report.releases.ab`), then the older
 runs, compared by `compare.judge` only where both releases ran on the same host."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from report import ab, compare, history
 from report.analysis import rows
 from report.formatting import microseconds
+from report.releases import ab, compare, history
 from report.site import Site
 
 PAGE = "analysis/changes.md"

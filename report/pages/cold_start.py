@@ -6,7 +6,7 @@ One page sums it up (what is measured where, and each machine's ladder charts); 
 is on its machine's own page (one page of every case outgrew 300 KB of HTML as the GPU
 ladders filled in).
 
-It reads the cold-start records (bench/coldstart_records.py) under the results folder the
+It reads the cold-start records (bench/coldstart/records.py) under the results folder the
 site is built from (`python -m report --results`), not the case records the other pages
 read."""
 
@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.coldstart_records import LADDER, MODES, REGIONAL, RUNG_TEXT
-from report import ab, cold_start_ab, cold_start_charts
+from bench.coldstart.records import LADDER, MODES, REGIONAL, RUNG_TEXT
 from report.analysis import MODEL_WORKLOADS
-from report.cold_start_data import (
+from report.coldstart import ab as coldstart_ab
+from report.coldstart import charts as coldstart_charts
+from report.coldstart.data import (
     BLOCK_MODELS,
     COLDSTART,
     LAYERS,
@@ -27,7 +28,8 @@ from report.cold_start_data import (
     ladder_views,
     shown_records,
 )
-from report.history import release_key
+from report.releases import ab
+from report.releases.history import release_key
 from report.site import Site
 
 PAGE = "analysis/cold-start.md"
@@ -62,8 +64,8 @@ def _chart(site: Site, view: EnvView, mode: str, batch: int | None, shapes: str)
     bars = {name: [_bar(c.rungs[name]) for c in cases] for name in rungs}
     name = f"cold-start-{view.env.env_id}-{mode}-bs{batch}-{shapes}"
     path, _ = site.chart_path(PAGE, name)
-    cold_start_charts.ladder_chart(
-        path, code=cold_start_charts.CODE,
+    coldstart_charts.ladder_chart(
+        path, code=coldstart_charts.CODE,
         title=f"{view.env.device}, {mode}, batch {batch}: residual over eager per rung",
         workloads=[c.workload for c in cases], rungs=rungs, bars=bars)
     return name
@@ -306,7 +308,7 @@ def _strategy(rung) -> dict | None:
     return {"first_call": rung.first_call.median, "speedup": rung.speedup}
 
 
-def upgrades(found: list[cold_start_ab.Comparison]) -> list[dict]:
+def upgrades(found: list[coldstart_ab.Comparison]) -> list[dict]:
     """Upgrading torch as a lever on the first call: per release A/B on one host and rung, how
     many cases the newer release made faster, slower or left the same (the A/B section's
     verdicts), and the range of their median ratios, new over old. Sides on two hosts have
@@ -384,10 +386,10 @@ def first_call_answer(results: Path | None) -> dict | None:
     if results is None:
         return None
     shown, _ = shown_records(results)
-    return _answer(ladder_views(shown), cold_start_ab.comparisons(shown))
+    return _answer(ladder_views(shown), coldstart_ab.comparisons(shown))
 
 
-def _answer(found: list[EnvView], releases: list[cold_start_ab.Comparison]) -> dict | None:
+def _answer(found: list[EnvView], releases: list[coldstart_ab.Comparison]) -> dict | None:
     """The one first-call answer, built alike for the guide and this page."""
     table = first_call_table(first_call(found), upgrades(releases))
     glance = at_a_glance(found)
@@ -416,7 +418,7 @@ def render(site: Site, results: Path | None = None) -> None:
         results = site.results / COLDSTART
     shown, hidden = shown_records(results) if results is not None else ([], 0)
     found = ladder_views(shown)
-    releases = cold_start_ab.comparisons(shown)
+    releases = coldstart_ab.comparisons(shown)
     shared = {"ladder": LADDER, "rung_text": RUNG_TEXT}
     envs = []
     for view in found:

@@ -12,9 +12,10 @@ from collections import Counter
 
 import pandas as pd
 
-from bench import hostfit
-from report import analysis, answers, cold_start_data, formatting, guide_rules
+from bench.host import model as host_model
+from report import analysis, answers, formatting, guide_rules
 from report.analysis import BASELINE, Environment, of_env, rows
+from report.coldstart import data as coldstart_data
 from report.pages import cold_start
 from report.site import Site
 
@@ -100,7 +101,7 @@ CHOICE_FIELDS = ("mode", "speedup", "speedup_lo", "speedup_hi", "cold_calls", "p
 
 
 # A host model as the chooser predicts from it (docs/javascripts/chooser.js), from the
-# published `host_*` columns (report/host_model.py `columns`): the fitted probes, their median
+# published `host_*` columns (report/analysis/host.py `columns`): the fitted probes, their median
 # (what the reader's probe starts from), the paired processes, the spread of the processes'
 # own speedups where both sides are lines (`ratio_sd`, else None) with its Student quantile
 # `t`, and each side ("base": eager, "mode") as ["line", intercept_s, slope, half_width_s,
@@ -117,7 +118,7 @@ def host_terms(row: dict) -> list | None:
     processes = int(row["host_processes"])
     ratio_sd = row.get("host_ratio_sd")
     ratio_sd = None if ratio_sd is None or ratio_sd != ratio_sd else ratio_sd
-    t = hostfit.t_quantile((1 + row["host_band_probability"]) / 2, processes - 2) if ratio_sd else None
+    t = host_model.t_quantile((1 + row["host_band_probability"]) / 2, processes - 2) if ratio_sd else None
 
     def side(name: str) -> list:
         intercept = row.get(f"host_{name}_intercept_s")
@@ -273,6 +274,6 @@ def render(site: Site) -> None:
               modes=data.modes, chart=chart(data, found), leaves=guide_rules.LEAVES,
               gain=analysis.MEANINGFUL_GAIN, never=analysis.NEVER,
               outlier_spread=answers.OUTLIER_SPREAD, first_call=cold_start.first_call_answer(
-                  site.results / cold_start_data.COLDSTART if site.results else None))
+                  site.results / coldstart_data.COLDSTART if site.results else None))
     site.write("analysis/guide-data.json",
                json.dumps(chooser_data(data), sort_keys=True, separators=(",", ":")) + "\n")

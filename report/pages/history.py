@@ -11,9 +11,10 @@ import matplotlib
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from report import ab, charts, history
+from report import charts
 from report.analysis import mode_rank, ordered, rows, workload_rank
-from report.compare import LINEAGE_FIELDS, VERSION_FIELDS, public_release
+from report.releases import ab, history
+from report.releases.compare import LINEAGE_FIELDS, VERSION_FIELDS, public_release
 from report.site import Site
 
 PAGE = "analysis/history.md"

@@ -1,5 +1,5 @@
 """Claims, measured: every claim of report/claims.yaml judged per environment by
-report/ledger.py, over several pages so that none is too heavy to load:
+report/ledger/, over several pages so that none is too heavy to load:
 
 - analysis/claims.md: one screen: verdicts per environment, the seeds with their counts,
   and an index of every claim;
@@ -20,7 +20,7 @@ import os
 from collections import Counter
 from typing import Any
 
-from bench import hostfit
+from bench.host import model as host_model
 from report import analysis, formatting, ledger
 from report.ledger import Claim, ClaimResult, Judgement
 from report.site import Site
@@ -362,7 +362,7 @@ def context(data: analysis.Data, book: ledger.Ledger | None = None) -> dict[str,
             "rules": {"band": ledger.STEADY_BAND, "window": ledger.LEVEL_WINDOW,
                       "run": ledger.STEADY_RUN, "processes": ledger.MIN_PROCESSES,
                       "gain": analysis.MEANINGFUL_GAIN, "point": ledger.POINT_TOLERANCE,
-                      "host_band": hostfit.BAND, "host_processes": hostfit.MIN_PROCESSES}}
+                      "host_band": host_model.BAND, "host_processes": host_model.MIN_PROCESSES}}
 
 
 def render(site: Site) -> None:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from report import ab, analysis
+from report import analysis
 from report.analysis import DTYPE, Environment, of_env, ordered, processes, rows
+from report.releases import ab
 from report.site import Site
 
 # The dtype whose float64 tolerance the page justifies by what eager itself gets in it.

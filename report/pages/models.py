@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from report import analysis, host_model
+from report import analysis
 from report.analysis import (
     BASELINE,
     DEFAULT_DTYPE,
@@ -14,6 +14,7 @@ from report.analysis import (
     MODEL_FAMILY,
     MODEL_WORKLOADS,
     Environment,
+    host,
     of_env,
     ordered,
     rows,
@@ -94,7 +95,7 @@ def render(site: Site) -> None:
         mine = of_env(table, env.env_id)
         if mine.empty:
             return None
-        predicted = [r for r in host_model.page_rows(data, env.env_id) if r["workload"] in names]
+        predicted = [r for r in host.page_rows(data, env.env_id) if r["workload"] in names]
         newest = mine.sort_values("started_at", kind="stable").groupby("workload").tail(1)
         return {"dtypes": [one_dtype(mine, dtype, predicted)
                            for dtype in sorted(set(mine[DTYPE]), key=lambda d: (d != DEFAULT_DTYPE, d))],

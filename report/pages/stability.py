@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from bench import hostfit
-from report import analysis, host_model
-from report.analysis import Environment, of_env, ordered, processes, rows
+from bench.host import model as host_model
+from report import analysis
+from report.analysis import Environment, host, of_env, ordered, processes, rows
 from report.site import Site
 
 PAGE = "analysis/stability.md"
@@ -76,19 +76,19 @@ def _host_model(data, env: Environment, leases: pd.DataFrame, held_out: pd.DataF
                 slowed: pd.DataFrame) -> dict | None:
     """The host model's section: the fitted lines, the speedups they predict, and the
     predictions set against a held-out lease and against slowed hosts (`held_out` and
-    `slowed`: every environment's checks, as host_model gives them)."""
-    modelled = of_env(host_model.models(data), env.env_id)
+    `slowed`: every environment's checks, as report.analysis.host gives them)."""
+    modelled = of_env(host.models(data), env.env_id)
     if modelled.empty:
         return None
     held = _numbered(of_env(held_out, env.env_id), leases)
     slowed = _numbered(of_env(slowed, env.env_id), leases)
-    return {"fits": rows(of_env(host_model.fits(data), env.env_id)),
-            "models": host_model.page_rows(data, env.env_id),
-            "held_out": rows(held), "held_summary": host_model.summary(held),
-            "slowed": rows(slowed), "slowed_summary": host_model.summary(slowed),
-            "not_predictable": rows(host_model.not_predictable(slowed)),
-            "time_sliced": host_model.time_sliced(slowed),
-            "slowed_unmeasured": rows(host_model.unchecked(modelled, slowed))}
+    return {"fits": rows(of_env(host.fits(data), env.env_id)),
+            "models": host.page_rows(data, env.env_id),
+            "held_out": rows(held), "held_summary": host.summary(held),
+            "slowed": rows(slowed), "slowed_summary": host.summary(slowed),
+            "not_predictable": rows(host.not_predictable(slowed)),
+            "time_sliced": host.time_sliced(slowed),
+            "slowed_unmeasured": rows(host.unchecked(modelled, slowed))}
 
 
 def render(site: Site) -> None:
@@ -99,7 +99,7 @@ def render(site: Site) -> None:
     across = analysis.across_leases(data.records, data.speedups)
     leases = analysis.leases(data.records)
     agreement = analysis.paired_against_isolated(analysis.latest(data.records), data.cases)
-    held_out, slowed = host_model.held_out(data), host_model.slowed(data)
+    held_out, slowed = host.held_out(data), host.slowed(data)
 
     def spread(env: Environment):
         here = of_env(repeated, env.env_id)
@@ -140,9 +140,9 @@ def render(site: Site) -> None:
         if all(view is None for view in found.values()):
             return None
         site.page(env_page(env.env_id), "stability-env.md.j2", env=env, **found,
-                  transfers=analysis.TRANSFERS, agree=AGREE, band=hostfit.BAND,
-                  least=hostfit.MIN_PROCESSES, slowed_tag=hostfit.SLOWED_TAG,
-                  near=hostfit.NEAR)
+                  transfers=analysis.TRANSFERS, agree=AGREE, band=host_model.BAND,
+                  least=host_model.MIN_PROCESSES, slowed_tag=host_model.SLOWED_TAG,
+                  near=host_model.NEAR)
         return found
 
     found = {env.env_id: sections(env) for backend in site.data.backends
@@ -157,7 +157,7 @@ def render(site: Site) -> None:
         return site.by_backend(view)
 
     site.page(PAGE, "stability.md.j2", **{name: section(name) for name in SECTIONS},
-              held_overall=host_model.summary(held_out),
-              slowed_overall=host_model.summary(slowed),
-              transfers=analysis.TRANSFERS, agree=AGREE, band=hostfit.BAND,
-              least=hostfit.MIN_PROCESSES, slowed_tag=hostfit.SLOWED_TAG, near=hostfit.NEAR)
+              held_overall=host.summary(held_out),
+              slowed_overall=host.summary(slowed),
+              transfers=analysis.TRANSFERS, agree=AGREE, band=host_model.BAND,
+              least=host_model.MIN_PROCESSES, slowed_tag=host_model.SLOWED_TAG, near=host_model.NEAR)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from report import analysis, charts, formatting, guide_rules, host_model
-from report.analysis import BASELINE, DEFAULT_DTYPE, DTYPE, POINT, Environment, ordered, rows
+from report import analysis, charts, formatting, guide_rules
+from report.analysis import BASELINE, DEFAULT_DTYPE, DTYPE, POINT, Environment, host, ordered, rows
 from report.analysis import EXTERNAL_FAMILY as EXTERNAL
 from report.site import Site
 
@@ -115,7 +115,7 @@ def render_workload(site: Site, workload: str, table: list[dict], failures: list
             return None
         by_case = {(r["mode"], r["batch_size"], r[DTYPE]): r for r in here}
         dtypes = dtype_order(r[DTYPE] for r in here)
-        predicted = host_model.page_rows(data, env.env_id, workload)
+        predicted = host.page_rows(data, env.env_id, workload)
         ok = [r for r in here if r["ok"]]
         # Gaps among the modes and batches this environment ran read "not measured" in the
         # table; the modes and batches it never ran are named once, below it.

@@ -154,7 +154,7 @@ def test_a_phone_keeps_numbers_and_words_in_table_cells_whole(context, base_url)
 
 
 def _side_at(side: list, probe_us: float) -> tuple[float, float, float]:
-    """chooser.js's sideAt, written again from report/host_model.py's `columns` docstring."""
+    """chooser.js's sideAt, written again from report/analysis/host.py's `columns` docstring."""
     import math
 
     if side[0] == "figure":

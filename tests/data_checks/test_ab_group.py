@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 from fixtures import ROOT
 
-from report import ab, compare
 from report.analysis import Data
 from report.pages import changes, history
+from report.releases import ab, compare
 from report.site import Site, template_environment
 
 pytestmark = pytest.mark.data

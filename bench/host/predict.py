@@ -1,9 +1,9 @@
 """`python -m bench host`: how fast this host dispatches eager work, and what that predicts.
 
 A launch-bound figure (eager or default on small work) is set by the CPU that issues the
-kernels. This times the same probe every benchmark process records (bench/host.py), sets it
+kernels. This times the same probe every benchmark process records (bench/host/probe.py), sets it
 beside the hosts in the results folder, and predicts each host-dependent speedup of this GPU
-type at this host's probe from the host model (bench/hostfit.py), with its band. It refuses
+type at this host's probe from the host model (bench/host/model.py), with its band. It refuses
 to predict outside the probe values the model was fitted on, and says how far outside.
 """
 
@@ -15,8 +15,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from bench import hostfit
 from bench.cmdline import PROCESS_STARTED, OneLineParser, UsageError, positive
+from bench.host import model as host_model
 from bench.records import MalformedRecord, Record, read_records, results_files
 from bench.stats import paired_speedup
 
@@ -34,7 +34,7 @@ def _device(backend_name: str) -> str:
 
 def _probe(backend_name: str) -> tuple[list[float], list[float]]:
     from bench.backends import BACKENDS
-    from bench.host import Probe
+    from bench.host.probe import Probe
 
     backend = BACKENDS[backend_name]
     probe = Probe(backend)
@@ -51,12 +51,12 @@ def _records(results: Path, backend: str) -> list[Record]:
             if record.key.backend == backend]
 
 
-def _models(records: list[Record]) -> tuple[list[hostfit.SpeedupModel], set]:
+def _models(records: list[Record]) -> tuple[list[host_model.SpeedupModel], set]:
     """The host model of every host-dependent case in `records`, as the site publishes it,
     and those a slowed host measured outside their band (not predictable)."""
-    rows = [hostfit.row_of(record) for record in records]
-    models = hostfit.models(hostfit.processes(rows), hostfit.sides(rows))
-    slowed = hostfit.slowed(hostfit.processes(rows, hostfit.SLOWED_TAGS), models)
+    rows = [host_model.row_of(record) for record in records]
+    models = host_model.models(host_model.processes(rows), host_model.sides(rows))
+    slowed = host_model.slowed(host_model.processes(rows, host_model.SLOWED_TAGS), models)
     return models, {id(check.model) for check in slowed if not check.inside}
 
 
@@ -134,7 +134,7 @@ def main(argv: list[str]) -> int:
     given = " (given with --op-us)" if args.op_us else f" (IQR {_iqr_us(op_s)})"
     print(f"this host ({device}, {backend}): an eager op costs {_us(op_s)}{given}; "
           f"a bare kernel launch {_us(launch_s)}")
-    if hostfit.time_sliced(mine, statistics.fmean(op_s)):
+    if host_model.time_sliced(mine, statistics.fmean(op_s)):
         print(time_sliced_line(mine, statistics.fmean(op_s)))
     measured = sorted(((statistics.median(h["op"]), lease, h) for lease, h in hosts.items()
                        if h["op"]), key=lambda row: row[0])
@@ -161,13 +161,13 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def prediction_lines(models: list[hostfit.SpeedupModel], probe_s: float,
+def prediction_lines(models: list[host_model.SpeedupModel], probe_s: float,
                      unpredictable: set = frozenset()) -> list[str]:
     """Each model's speedup predicted at `probe_s` with its band, or why it is not predicted;
     a model whose id is in `unpredictable` is marked so (a slowed host fell outside its band)."""
     lines = [f"speedups over eager predicted at {probe_s * 1e6:.2f} us per eager op "
              f"(host model: the host-bound side's time as a line of the probe, fitted on the "
-             f"measured processes; {hostfit.BAND:.0%} band):"]
+             f"measured processes; {host_model.BAND:.0%} band):"]
     for model in sorted(models, key=lambda m: (m.workload, m.batch_size or 0, m.mode)):
         size = "" if model.batch_size is None else f" batch {model.batch_size}"
         lo, hi = model.probe_range_s
@@ -190,7 +190,7 @@ def prediction_lines(models: list[hostfit.SpeedupModel], probe_s: float,
 
 def time_sliced_line(probe_s: float, probe_mean_s: float) -> str:
     """Why the predictions below may be too low where the probe's blocks averaged more than
-    NEAR above their median (`hostfit.time_sliced`)."""
+    NEAR above their median (`host_model.time_sliced`)."""
     return (f"but its blocks averaged {probe_mean_s * 1e6:.2f} us ({probe_mean_s / probe_s:.1f}x "
             f"the median): preemptions cut some of them, the host time-slices this process. "
             f"The median leaves the cuts out and a mode's longer blocks do not, so here the "
@@ -198,7 +198,7 @@ def time_sliced_line(probe_s: float, probe_mean_s: float) -> str:
 
 
 def _nearest(mine: float, measured: list, backend: str, device: str,
-             models: list[hostfit.SpeedupModel]) -> None:
+             models: list[host_model.SpeedupModel]) -> None:
     """Without a host model for this GPU type: the host-dependent speedups measured on the
     host nearest to this one."""
     if backend != "cuda":
@@ -230,10 +230,10 @@ def _iqr_us(values: list[float]) -> str:
 
 def _verdict(mine: float, measured: list[float]) -> str:
     fastest, slowest = min(measured), max(measured)
-    if mine < fastest * (1 - hostfit.NEAR):
+    if mine < fastest * (1 - host_model.NEAR):
         return (f"this host dispatches faster than every host measured ({mine / fastest:.2f}x "
                 f"the fastest's cost): expect smaller gains from graph replay over eager")
-    if mine > slowest * (1 + hostfit.NEAR):
+    if mine > slowest * (1 + host_model.NEAR):
         return (f"this host dispatches slower than every host measured ({mine / slowest:.2f}x "
                 f"the slowest's cost): expect larger gains from graph replay over eager")
     return (f"this host dispatches about as fast as the hosts measured ({mine * 1e6:.2f} us "

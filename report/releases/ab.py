@@ -8,7 +8,7 @@ process, only across two processes. A case's figure is the median of its ratios,
 spread the smallest and largest.
 
 - `sides(records)`: one row per group and label: its environment, release, hosts and the
-  host probe (the eager cost of a trivial op, bench/host.py).
+  host probe (the eager cost of a trivial op, bench/host/probe.py).
 - `comparisons(sides)`: which labels of a group are set against which: consecutive
   releases ("ab"), and a release against itself under a second label ("aa").
 - `floors(records)`: the A/A noise floor per case: how far the ratios of a release against
@@ -34,8 +34,8 @@ import pandas as pd
 from bench.ab import parse_tag
 from report import analysis
 from report.analysis.derived import run_spans
-from report.compare import MIN_EFFECT, public_release
-from report.history import lineage_id, release_key
+from report.releases.compare import MIN_EFFECT, public_release
+from report.releases.history import lineage_id, release_key
 
 CASE = ["backend", "workload", "mode", "batch_size", "shapes", "profile"]
 VERDICTS = ("slower", "faster", "same", "single pair", "no A/A run yet")

@@ -1,4 +1,4 @@
-"""The cold-start records (bench/coldstart_records.py) summed up for the cold-start page.
+"""The cold-start records (bench/coldstart/records.py) summed up for the cold-start page.
 
 Every figure is a median over the fresh processes of one rung, with their range. The
 residual is what a user pays over eager on the first call: each process's first call less
@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench.ab import parse_tag
-from bench.coldstart_records import FOREIGN, LADDER, MODES, REGIONAL, ColdRecord, read_folder
+from bench.coldstart.records import FOREIGN, LADDER, MODES, REGIONAL, ColdRecord, read_folder
 from report.formatting import UNIT_SPACE
 
 # Each cache layer as the counters show it: (hit counter, miss counter); None where torch
@@ -330,7 +330,7 @@ def shown_records(results_dir: Path) -> tuple[list[ColdRecord], int]:
 
 
 def ladder_views(shown: list[ColdRecord]) -> list[EnvView]:
-    # an A/B side's records are set against each other alone (report/cold_start_ab.py)
+    # an A/B side's records are set against each other alone (report/coldstart/ab.py)
     return views([r for r in shown if not parse_tag(r.key.tag)])
 
 

@@ -1,7 +1,7 @@
 """The host model: how a host-bound time follows the host probe, and the speedup it predicts
 at another host's probe.
 
-Every paired process times the host probe (bench/host.py) in every round, beside its modes.
+Every paired process times the host probe (bench/host/probe.py) in every round, beside its modes.
 Where a case's time is set by the CPU that issues its work (the GPU idles most of the call,
 a busy fraction below LAUNCH_BOUND), that time grows with the probe's per-op cost from one
 process to the next; where the device sets it, it stays put. So, per environment and case,
@@ -13,7 +13,7 @@ both sides host-bound, is then predicted at probe p as base(p) / mode(p), with a
 of the line's prediction interval and the figure's range (`SpeedupModel`). A prediction is
 refused outside the probe values the lines were fitted on.
 
-The probe of a process is the median of its blocks (bench/host.py's PROBE_CALLS calls each).
+The probe of a process is the median of its blocks (bench/host/probe.py's PROBE_CALLS calls each).
 A block a preemption cut is left out by the median, while a mode's block, many times
 longer, keeps every preemption in its time. On a host with idle cores the two agree; on a
 time-sliced one (the process pinned to cores it shares with busy threads) the median reports
@@ -55,7 +55,7 @@ SLOWED_TAG = "slowed-host"  # records measured on a host slowed on purpose: the 
 # one record of each process (tag and repeat) of the two runs.
 SLOWED_TAGS = re.compile(r"^slowed-host(-\d+)?$")
 SHAPES = "seed"
-# The records fitted on: a case's processes, as report/analysis.py chooses them. The tag is
+# The records fitted on: a case's processes, as report.analysis chooses them. The tag is
 # part of a case's key, so an A/B run's processes (tags ab-GROUP-LABEL), a slowed host's and
 # any other experiment's belong to cases of their own and are never fitted on.
 PROCESS_TAGS = re.compile(r"^(main|rerun-\d+)$")
@@ -64,7 +64,7 @@ Row = Mapping[str, Any]
 
 
 def row_of(record) -> dict[str, Any]:
-    """The fields of a bench.records.Record this module reads, named as report/analysis.py
+    """The fields of a bench.records.Record this module reads, named as report.analysis
     names its columns, so the command and the report hand over the same rows."""
     activity, host, paired, timing = record.activity, record.host, record.paired, record.timing
     return {"env_id": record.env_id, "device_name": record.env.device_name,
@@ -84,12 +84,12 @@ def row_of(record) -> dict[str, Any]:
 
 
 def lease(row: Row) -> str:
-    """One start of a machine: host name and boot id, as report/analysis.py's `lease_of`."""
+    """One start of a machine: host name and boot id, as report/analysis/shown.py's `lease_of`."""
     return f"{row['hostname'] or row['machine']}/{row['boot_id'] or '?'}"
 
 
 def side_of(busy_fraction: float | None, backend: str) -> str | None:
-    """What sets a case's time, in report/analysis.py's words: "launch-bound", "device-bound",
+    """What sets a case's time, in report.analysis's words: "launch-bound", "device-bound",
     "mixed" by its GPU busy fraction, "cpu" on a CPU backend (the host is the device), None
     without a profile."""
     if backend == "cpu":
@@ -104,7 +104,7 @@ def side_of(busy_fraction: float | None, backend: str) -> str | None:
 def sides(rows: Iterable[Row]) -> dict[tuple, str | None]:
     """Per case (`case_key`): its side, from the median busy fraction of its ok isolated
     processes, each process its newest record and only the repeats its newest run planned:
-    the selection report/analysis.py's `latest` and `cases` make."""
+    the selection report/analysis/shown.py's `latest` and `cases` make."""
     newest: dict[tuple, Row] = {}
     planned: dict[tuple, int] = {}  # the repeats the newest run of a case planned
     for row in sorted((r for r in rows if r["process_timing"] == "isolated"
@@ -126,7 +126,7 @@ def sides(rows: Iterable[Row]) -> dict[tuple, str | None]:
 
 
 def case_key(row: Row) -> tuple:
-    """(env_id, workload, batch_size, shapes, dtype, mode): report/analysis.py's CASE."""
+    """(env_id, workload, batch_size, shapes, dtype, mode): report/analysis/vocabulary.py's CASE."""
     return (row["env_id"], *point_of(row), row["mode"])
 
 

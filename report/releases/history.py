@@ -16,7 +16,7 @@ such as +cpu or +cu130 is ignored for ordering and kept for display).
 
 These are the *older runs*: records under the process tags (`main`, `rerun-N`), each
 release measured in a run of its own. Releases measured alternately in one run, A/B
-groups, are `report/ab.py`'s; pages set a release against another from those by default.
+groups, are `report/releases/ab.py`'s; pages set a release against another from those by default.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import re
 import pandas as pd
 
 from report import analysis
-from report.compare import LINEAGE_FIELDS, case_table, pair, public_release
+from report.releases.compare import LINEAGE_FIELDS, case_table, pair, public_release
 
 _VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)(?:(a|b|rc)(\d+))?(?:\.post(\d+))?(?:\.dev(\d+))?$")
 _PRE = {"a": 0, "b": 1, "rc": 2}
@@ -155,7 +155,7 @@ def older_pairs(records: pd.DataFrame) -> pd.DataFrame:
     """`pairs` of the older runs, with each side's hosts (`old_hosts`, `new_hosts`: None
     where a record ran before hosts were recorded), its median host probe in µs, and
     `same_host`: both known and equal, the one case where a verdict is given."""
-    from report import ab, compare
+    from report.releases import ab, compare
 
     records = older(records)
     found = pairs(releases(records))

@@ -1,6 +1,6 @@
-"""`python -m bench.slowhost`: the host model's test on a host slowed on purpose (issue 51).
+"""`python -m bench.host.slowed`: the host model's test on a host slowed on purpose (issue 51).
 
-A host-dependent speedup is predicted from the host probe (bench/hostfit.py). To see whether
+A host-dependent speedup is predicted from the host probe (bench/host/model.py). To see whether
 the prediction holds on a host slower than any measured, this command:
 
 1. plans: the cases with a host model on this machine's environments, fitted on the records
@@ -34,8 +34,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import REPO, hostfit
+from bench import REPO
 from bench.cmdline import OneLineParser, UsageError, positive
+from bench.host import model as host_model
 from bench.records import MalformedRecord, Record, read_records, results_files
 
 DEFAULT_TARGET = 1.8  # about twice the quiet probe, as the issue asks
@@ -86,11 +87,11 @@ class Selection:
         return out
 
 
-def modelled(records: list[Record], machine: str, backend: str) -> list[hostfit.SpeedupModel]:
+def modelled(records: list[Record], machine: str, backend: str) -> list[host_model.SpeedupModel]:
     """The host models of `machine`'s environments on `backend`, fitted as the site fits them."""
     envs = {r.env_id for r in records if r.env.machine == machine and r.key.backend == backend}
-    rows = [hostfit.row_of(r) for r in records if r.env_id in envs]
-    return hostfit.models(hostfit.processes(rows), hostfit.sides(rows))
+    rows = [host_model.row_of(r) for r in records if r.env_id in envs]
+    return host_model.models(host_model.processes(rows), host_model.sides(rows))
 
 
 def plan(records: list[Record], machine: str, backend: str, repeats: int = DEFAULT_REPEATS,
@@ -106,7 +107,7 @@ def plan(records: list[Record], machine: str, backend: str, repeats: int = DEFAU
     startup_s = statistics.median(imports) if imports else 0.0
     grouped: dict[tuple, list[tuple]] = defaultdict(list)
     for point, found in modes.items():
-        ordered = (hostfit.BASELINE, *sorted(found - {hostfit.BASELINE}))
+        ordered = (host_model.BASELINE, *sorted(found - {host_model.BASELINE}))
         grouped[(point[1], point[3], ordered)].append(point)
     out = []
     for (batch, dtype, ordered), points in grouped.items():
@@ -131,7 +132,7 @@ def _expected_s(records: list[Record], machine: str, point: tuple, modes: tuple[
             continue
         if r.paired is None and r.process.cache == "cold":
             isolated[r.key.mode].append(r.duration_s)
-        elif r.paired is not None and r.key.mode == hostfit.BASELINE:
+        elif r.paired is not None and r.key.mode == host_model.BASELINE:
             paired.append(r.duration_s * len(modes) / len(r.paired.modes))
     if not paired or any(not isolated[m] for m in modes):
         return None
@@ -251,11 +252,11 @@ class Loops:
 
 
 class ProbeServer:
-    """A child that imported torch once and times BLOCKS probe blocks (bench/host.py's) on
+    """A child that imported torch once and times BLOCKS probe blocks (bench/host/probe.py's) on
     each request, so that a calibration step costs a fraction of a second."""
 
     def __init__(self, backend: str) -> None:
-        self.child = subprocess.Popen([sys.executable, "-m", "bench.slowhost", "serve", backend],
+        self.child = subprocess.Popen([sys.executable, "-m", "bench.host.slowed", "serve", backend],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                       cwd=REPO)
         if self.child.stdout.readline().strip() != "ready":
@@ -289,7 +290,7 @@ def serve(backend: str) -> None:
     """The probe server's side: one line "ready", then per request line N, the op_s of N
     blocks as one JSON line."""
     from bench.backends import BACKENDS
-    from bench.host import Probe
+    from bench.host.probe import Probe
 
     probe = Probe(BACKENDS[backend])
     for _ in range(WARMUP_BLOCKS):
@@ -306,17 +307,17 @@ def serve(backend: str) -> None:
 
 def this_lease() -> str:
     boot = Path("/proc/sys/kernel/random/boot_id")
-    return hostfit.lease({"hostname": socket.gethostname(), "machine": None,
-                          "boot_id": boot.read_text().strip() if boot.exists() else None})
+    return host_model.lease({"hostname": socket.gethostname(), "machine": None,
+                             "boot_id": boot.read_text().strip() if boot.exists() else None})
 
 
 def check_lines(records: list[Record], machine: str, backend: str, lease: str) -> list[str]:
     """Each modelled speedup of `machine` measured on `lease` under the slowed tag, against
     its prediction at the lease's probe."""
     models = modelled(records, machine, backend)
-    rows = [hostfit.row_of(r) for r in records if r.env.machine == machine]
-    tested = hostfit.processes(rows, hostfit.SLOWED_TAGS)
-    checks = [c for c in hostfit.slowed(tested, models) if c.lease == lease]
+    rows = [host_model.row_of(r) for r in records if r.env.machine == machine]
+    tested = host_model.processes(rows, host_model.SLOWED_TAGS)
+    checks = [c for c in host_model.slowed(tested, models) if c.lease == lease]
     lines = [f"slowed host {lease}: {len(checks)} modelled speedups measured"]
     for check in sorted(checks, key=lambda c: (c.model.workload, c.model.batch_size or 0,
                                                 c.model.mode)):
@@ -348,7 +349,7 @@ def check_lines(records: list[Record], machine: str, backend: str, lease: str) -
 
 def bench_command(backend: str, selection: Selection, machine: str, results: Path,
                   repeats: int, minutes_left: float | None, extra: Sequence[str] = (),
-                  tag: str = hostfit.SLOWED_TAG) -> list[str]:
+                  tag: str = host_model.SLOWED_TAG) -> list[str]:
     command = [sys.executable, "-m", "bench", "--backend", backend, *selection.args(),
                "--repeats", str(repeats), "--machine", machine, "--tag", tag,
                "--order", "grouped", "--results-dir", str(results), *extra]
@@ -367,7 +368,7 @@ def _minutes(seconds: float | None) -> str:
 
 
 def parser() -> OneLineParser:
-    p = OneLineParser(prog="python -m bench.slowhost", description=__doc__)
+    p = OneLineParser(prog="python -m bench.host.slowed", description=__doc__)
     p.add_argument("--backend", choices=("cuda", "cpu"), required=True)
     p.add_argument("--machine", required=True,
                    help="the machine name the host models were measured under (as --machine)")
@@ -437,17 +438,17 @@ def main(argv: list[str] | None = None) -> int:
                              f"(it sets {', '.join(OWN_OPTIONS)})")
         records = _records(args.results_dir)
     except UsageError as error:
-        print(f"python -m bench.slowhost: error: {error}", file=sys.stderr)
+        print(f"python -m bench.host.slowed: error: {error}", file=sys.stderr)
         return 2
     except (MalformedRecord, OSError) as error:
-        print(f"python -m bench.slowhost: error: {error}", file=sys.stderr)
+        print(f"python -m bench.host.slowed: error: {error}", file=sys.stderr)
         return 1
     started = time.monotonic()
     results = args.results_dir.resolve()  # the runs start in the checkout
     selections = plan(records, args.machine, args.backend, args.repeats, args.workload)
     if not selections:
         known = sorted({m.workload for m in modelled(records, args.machine, args.backend)})
-        print(f"python -m bench.slowhost: error: no {args.backend} case of machine "
+        print(f"python -m bench.host.slowed: error: no {args.backend} case of machine "
               f"{args.machine!r}{' among --workload ' + ', '.join(args.workload) if args.workload else ''}"
               f" has a host model in {args.results_dir} (workloads with one: "
               f"{', '.join(known) or 'none'})", file=sys.stderr)
@@ -456,7 +457,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"plan: {len(selections)} runs of python -m bench, about "
           f"{_minutes(None if None in total else sum(total))} on a quiet host "
           f"(a slowed one takes longer)")
-    tag = hostfit.next_slowed_tag({r.key.tag for r in records})
+    tag = host_model.next_slowed_tag({r.key.tag for r in records})
     for selection in selections:
         print(f"  {_minutes(selection.expected_s):>12}  python "
               + " ".join(bench_command(args.backend, selection, args.machine, results,
@@ -469,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             slow_down(args, loops)
         except RuntimeError as error:
-            print(f"python -m bench.slowhost: error: {error}", file=sys.stderr)
+            print(f"python -m bench.host.slowed: error: {error}", file=sys.stderr)
             return 1
         for selection in selections:
             left = None if args.minutes is None else args.minutes - (time.monotonic() - started) / 60

@@ -19,7 +19,7 @@ the changes page (report/pages/changes.py) calls it too. A case changed when
 
 Two figures are compared only when they share a host and a time. By default the command
 looks for an A/B group (bench/ab.py) holding both sides: releases measured alternately on
-one host in one run, judged by `report.ab` against the group's A/A noise floor (`--group`
+one host in one run, judged by `report.releases.ab` against the group's A/A noise floor (`--group`
 names one). Without one, it compares two environments' older runs, and only when every
 record of both ran on the same host (host name and boot id): otherwise it prints one line
 saying that the hosts differ, with the host probe beside it as a hint (never a correction),
@@ -379,7 +379,7 @@ def percentage(value: str) -> float:
 
 def side_hosts(records: pd.DataFrame) -> tuple[str, ...] | None:
     """The hosts of a side's older runs (process tags), None when any record lacks one."""
-    from report import ab
+    from report.releases import ab
 
     return ab.hosts_of(records[records["tag"].str.match(analysis.PROCESS_TAGS)])
 
@@ -393,7 +393,7 @@ def probe_us(records: pd.DataFrame) -> float | None:
 def hosts_differ_line(old: Side, new: Side) -> str | None:
     """The one line saying that the two sides ran on different hosts, or None if they share
     one. The probe is a hint of how fast each host dispatches, not a correction."""
-    from report import ab
+    from report.releases import ab
 
     a, b = side_hosts(old.records), side_hosts(new.records)
     if a is not None and a == b:
@@ -418,7 +418,7 @@ def ab_pair(old_pool: pd.DataFrame, new_pool: pd.DataFrame, group: str | None
             ) -> tuple[str, str, str] | None:
     """(group, old label, new label) of the newest A/B group with a label on each side (or
     of `group`), or None."""
-    from report import ab
+    from report.releases import ab
 
     old_sides, new_sides = ab.sides(old_pool), ab.sides(new_pool)
     common = [g for g in dict.fromkeys(new_sides["group"]) if g in set(old_sides["group"])
@@ -434,7 +434,7 @@ def ab_pair(old_pool: pd.DataFrame, new_pool: pd.DataFrame, group: str | None
 
 def ab_text(records: pd.DataFrame, group: str, old_label: str, new_label: str) -> tuple[str, pd.DataFrame]:
     """The command's output for one A/B comparison, and its judged rows."""
-    from report import ab
+    from report.releases import ab
 
     found = ab.pair_steps(records, group, old_label, new_label)
     rows = ab.summary(found)

@@ -4,7 +4,7 @@ Each side of a group is a release under a label (tag `ab-<group>-<label>`). The 
 turns per workload size in ABBA order, one `python -m bench.coldstart` run each, so repeat r
 of two sides ran next to each other on one host: their first calls are paired, and a case's
 ratio (new over old) is the median of its per-repeat ratios, its spread the smallest and
-largest. The verdict is the steady A/B's (report/ab.py `judge`): called only when every
+largest. The verdict is the steady A/B's (report/releases/ab.py `judge`): called only when every
 ratio lies beyond the A/A floor, the farthest a release strayed from itself under a second
 label in the same group. Sides that did not run on one host are not compared.
 """
@@ -15,11 +15,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from bench.ab import parse_tag
-from bench.coldstart_records import RUNGS, ColdRecord
-from report.ab import judge
-from report.cold_start_data import Spread, spread
-from report.compare import public_release
-from report.history import release_key
+from bench.coldstart.records import RUNGS, ColdRecord
+from report.coldstart.data import Spread, spread
+from report.releases.ab import judge
+from report.releases.compare import public_release
+from report.releases.history import release_key
 
 
 @dataclass(frozen=True)

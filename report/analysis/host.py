@@ -2,7 +2,7 @@
 probe, the speedups it predicts, and how those predictions fared on a held-out lease and on
 hosts slowed on purpose.
 
-The model itself is bench/hostfit.py, the one definition `python -m bench host` predicts
+The model itself is bench/host/model.py, the one definition `python -m bench host` predicts
 from; this module hands it the records' rows and turns what it returns into DataFrames keyed
 as `analysis.cases` is (env_id, workload, batch_size, shapes, dtype, mode), so they join into
 the published table and the export.
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from bench import hostfit
+from bench.host import model as host_model
 from report.analysis.ordering import of_env, ordered, rows
 from report.analysis.vocabulary import DEFAULT_DTYPE
 
@@ -44,13 +44,13 @@ CHECK_COLUMNS = [*KEY, "baseline", "device_name", "ratio", "lease", "host", "pro
 class HostModels:
     """Everything fitted once per site build."""
 
-    models: list[hostfit.SpeedupModel]
-    held_out: list[hostfit.Check]
-    slowed: list[hostfit.Check]
+    models: list[host_model.SpeedupModel]
+    held_out: list[host_model.Check]
+    slowed: list[host_model.Check]
 
 
 def host_rows(records: pd.DataFrame) -> list[dict]:
-    """The records as bench/hostfit.py reads them: plain values, missing ones None."""
+    """The records as bench/host/model.py reads them: plain values, missing ones None."""
     found = rows(records[COLUMNS])
     for row in found:
         row["op_s"] = row["op_s"] or ()
@@ -59,14 +59,14 @@ def host_rows(records: pd.DataFrame) -> list[dict]:
 
 
 def fit(records: pd.DataFrame) -> HostModels:
-    """Models from the cases' own paired processes (hostfit.PROCESS_TAGS); checked on each
-    held-out lease and on every process of a slowed run (hostfit.SLOWED_TAGS)."""
+    """Models from the cases' own paired processes (host_model.PROCESS_TAGS); checked on each
+    held-out lease and on every process of a slowed run (host_model.SLOWED_TAGS)."""
     found = host_rows(records)
-    sides = hostfit.sides(found)
-    main = hostfit.processes(found)
-    models = hostfit.models(main, sides)
-    return HostModels(models=models, held_out=hostfit.held_out(main, sides, models),
-                      slowed=hostfit.slowed(hostfit.processes(found, hostfit.SLOWED_TAGS), models))
+    sides = host_model.sides(found)
+    main = host_model.processes(found)
+    models = host_model.models(main, sides)
+    return HostModels(models=models, held_out=host_model.held_out(main, sides, models),
+                      slowed=host_model.slowed(host_model.processes(found, host_model.SLOWED_TAGS), models))
 
 
 def of(data: Data) -> HostModels:
@@ -84,12 +84,12 @@ def fits(data: Data) -> pd.DataFrame:
 
 def _fits(data: Data) -> pd.DataFrame:
     out = []
-    for side in hostfit.fitted_sides(of(data).models):
-        line: hostfit.Line = side["line"]
+    for side in host_model.fitted_sides(of(data).models):
+        line: host_model.Line = side["line"]
         out.append({**{c: side[c] for c in (*KEY, "device_name", "backend", "torch")},
                     "intercept_s": line.intercept_s, "slope": line.slope,
                     "residual_sd_s": line.residual_sd_s, "residual_max": line.residual_max,
-                    "band": line.band(), "band_probability": hostfit.BAND,
+                    "band": line.band(), "band_probability": host_model.BAND,
                     "probe_lo_us": line.probe_lo_s * 1e6, "probe_hi_us": line.probe_hi_s * 1e6,
                     "processes": line.processes, "leases": line.leases})
     return _sorted(pd.DataFrame(out, columns=FIT_COLUMNS))
@@ -108,7 +108,7 @@ def _models(data: Data) -> pd.DataFrame:
     for model in of(data).models:
         lo, hi = model.probe_range_s
         at_lo, at_hi = model.at(lo), model.at(hi)
-        device = next((s for s in (model.base, model.side) if isinstance(s, hostfit.Figure)), None)
+        device = next((s for s in (model.base, model.side) if isinstance(s, host_model.Figure)), None)
         out.append({**model.describes(), "ratio": model.ratio, "fitted": _fitted(model),
                     "probe_lo_us": lo * 1e6, "probe_hi_us": hi * 1e6,
                     "processes": model.processes,
@@ -168,7 +168,7 @@ def columns(found: HostModels) -> pd.DataFrame:
                "host_fitted": _fitted(model),
                "host_probe_lo_us": lo * 1e6, "host_probe_hi_us": hi * 1e6,
                "host_probe_median_us": model.probe_median_s * 1e6,
-               "host_band_probability": hostfit.BAND, "host_processes": model.processes,
+               "host_band_probability": host_model.BAND, "host_processes": model.processes,
                "host_ratio_sd": model.ratio_sd}
         for name, side in (("base", model.base), ("mode", model.side)):
             row.update({f"host_{name}_{term}": value for term, value in _terms(side).items()})
@@ -180,12 +180,12 @@ def with_columns(table: pd.DataFrame, found: HostModels) -> pd.DataFrame:
     """The published table (one row per case over eager) with the host model's columns
     beside each modelled speedup, empty elsewhere."""
     over_eager = columns(found)
-    over_eager = over_eager[over_eager["baseline"] == hostfit.BASELINE].drop(columns="baseline")
+    over_eager = over_eager[over_eager["baseline"] == host_model.BASELINE].drop(columns="baseline")
     return table.merge(over_eager, on=KEY, how="left")
 
 
 def model_for(data: Data, env_id: str, workload: str, batch_size: int | None, mode: str,
-              dtype: str = DEFAULT_DTYPE) -> hostfit.SpeedupModel | None:
+              dtype: str = DEFAULT_DTYPE) -> host_model.SpeedupModel | None:
     """The host model of one speedup over eager, None where it has none. Its `at(probe_s)`
     predicts for a reader's probe, `region(at_least)` says where a claim holds."""
     found = [m for m in of(data).models if (m.env_id, m.workload, m.batch_size, m.mode, m.dtype)
@@ -198,10 +198,10 @@ def for_export(data: Data) -> pd.DataFrame:
     return columns(of(data))
 
 
-def checks(found: list[hostfit.Check]) -> pd.DataFrame:
+def checks(found: list[host_model.Check]) -> pd.DataFrame:
     """One row per check: the lease, its median probe and the mean of its probe's blocks
     (`probe_mean_us`, with the time preemptions took; `time_sliced` where that is more than
-    hostfit.NEAR above the probe), where the model's probes lie, how far outside them the
+    host_model.NEAR above the probe), where the model's probes lie, how far outside them the
     lease was (`outside_us`, 0 inside), the measured and predicted speedup with the band,
     and whether the measured one is inside it."""
     out = []
@@ -259,7 +259,7 @@ def not_predictable(table: pd.DataFrame) -> pd.DataFrame:
 
 def time_sliced(table: pd.DataFrame) -> list[dict]:
     """Per lease (`host`), its checks outside their band where the probe's blocks averaged
-    more than hostfit.NEAR above their median (`checks` rows, as `checks`): there
+    more than host_model.NEAR above their median (`checks` rows, as `checks`): there
     preemptions cut the probe's blocks, the median left the cuts out, and the model was
     read at a probe below what an eager op cost."""
     found = table[_missed_time_sliced(table)]
@@ -274,10 +274,10 @@ def unchecked(modelled: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     return found.loc[found["_merge"] == "left_only", key].reset_index(drop=True)
 
 
-def _terms(side: hostfit.Line | hostfit.Figure) -> dict:
+def _terms(side: host_model.Line | host_model.Figure) -> dict:
     """A side's export columns: a line's terms or a figure's, None for the other kind."""
     found = dict.fromkeys((*LINE_TERMS, *FIGURE_TERMS))
-    if isinstance(side, hostfit.Line):
+    if isinstance(side, host_model.Line):
         found.update(intercept_s=side.intercept_s, slope=side.slope,
                      residual_sd_s=side.residual_sd_s, half_width_s=side.half_width_s,
                      processes=side.processes, probe_mean_us=side.probe_mean_s * 1e6,
@@ -287,11 +287,11 @@ def _terms(side: hostfit.Line | hostfit.Figure) -> dict:
     return found
 
 
-def _fitted(model: hostfit.SpeedupModel) -> str:
+def _fitted(model: host_model.SpeedupModel) -> str:
     """Which side the model fits as a line: the baseline's name, the mode's, or "both"."""
     if len(model.lines) == 2:
         return "both"
-    return model.baseline if isinstance(model.base, hostfit.Line) else model.mode
+    return model.baseline if isinstance(model.base, host_model.Line) else model.mode
 
 
 def _bounded(high: float) -> float | None:
