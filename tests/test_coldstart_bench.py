@@ -59,6 +59,10 @@ def test_every_rung_of_the_ladder_runs_in_its_own_process(ladder):
             continue
         assert record.status == "ok", (rung, record.reason, record.log_tail)
         assert record.first_call_s > 0 and record.steady.median_s > 0
+        # the speed of the host that compiled: the probe and the compile-like task, per block
+        assert record.host is not None and len(record.host.op_s) == 15
+        assert all(t > 0 for t in record.host.op_s) and record.host.cpus_available >= 1
+        assert len(record.host_task_s) == 5 and all(0 < t < 60 for t in record.host_task_s)
         if sys.platform.startswith("linux"):  # the compiler runs are logged there
             assert record.compiler_runs is not None and record.compiler_s is not None
     # aot and precompile load what a separate saving process compiled

@@ -26,6 +26,8 @@ from bench.backends import BACKENDS, Backend
 from bench.coldstart import bundles, compilers
 from bench.coldstart.runner import PRECOMPILE_MODES
 from bench.environment import collect
+from bench.host import task
+from bench.host.probe import Fingerprint, Probe
 from bench.timer import measure
 from bench.workloads import lookup
 
@@ -179,6 +181,20 @@ def load_precompile(spec: dict, fn):
     return lambda *inputs: runnable(*leading, *inputs)
 
 
+PROBE_BLOCKS = 15  # as many blocks as a paired process times (one per round, DEFAULT_ROUNDS)
+
+
+def host_speed(backend: Backend) -> dict:
+    """How fast this host is, after everything timed: the eager-op probe (with the host's
+    fingerprint) and a compile-like task, each in blocks, so a first call's seconds can be set
+    beside the speed of the host that compiled them."""
+    fingerprint = Fingerprint(backend)
+    probe = Probe(backend)
+    for _ in range(PROBE_BLOCKS):
+        probe.block()
+    return {"host": fingerprint.host(probe), "host_task_s": list(task.measure())}
+
+
 def bundle_info(data: bytes, info) -> dict:
     """What the runner needs to publish a saved bundle; it adds the source environment."""
     return {"size_bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
@@ -241,6 +257,8 @@ def run(spec: dict, out: Path) -> None:
             data, info = saved if saved is not None else (b"", None)
             Path(spec["bundle_out"]).write_bytes(data)
             result["saved"] = bundle_info(data, info)
+    if role == "measure":
+        result.update(host_speed(backend))
     result.update(status="ok", reason=None)
     _write(out, result)
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from bench.records import (
     STATUSES,
     Environment,
+    Host,
     MalformedRecord,
     Timing,
     _build,
@@ -121,6 +122,12 @@ class ColdRecord:
     # GPU, each pinned to its share of the cores (1: alone, as on a one-GPU machine).
     gpu: int | None = None
     workers: int = 1
+    # How fast the host that compiled was, measured in the process after its timing: the
+    # eager-op probe with the host's fingerprint (boot id: which lease), and the seconds of
+    # each block of a compile-like task (bench/host/task.py). None and (): not recorded
+    # (records before these fields, or a process that failed first).
+    host: Host | None = None
+    host_task_s: tuple[float, ...] = ()
     schema_version: int = SCHEMA_VERSION
 
     def __post_init__(self) -> None:
@@ -158,6 +165,8 @@ def _check(record: ColdRecord) -> None:
     stamp = datetime.fromisoformat(record.started_at)
     if stamp.tzinfo is None:
         raise ValueError(f"started_at {record.started_at!r} has no UTC offset")
+    if any(not 0 < t < 3600 for t in record.host_task_s):
+        raise ValueError("host_task_s holds a block outside 0-3600 s")
     for name in ("duration_s", "first_call_s", "load_s", "prepare_s", "compiler_runs",
                  "compiler_s"):
         value = getattr(record, name)

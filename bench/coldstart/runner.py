@@ -44,7 +44,7 @@ from bench.coldstart.records import (
     results_path,
 )
 from bench.pool import Slot, private_temp, slot_environment, slots_for
-from bench.records import Environment, Timing, append_records
+from bench.records import Environment, Host, Timing, append_records
 
 LOG_TAIL_LINES = 12
 SAVES = {"aot": "save-aot", "precompile": "save-precompile"}
@@ -409,6 +409,9 @@ class Runner:
             steady=steady, counters=counters, saved=saved, loaded=loaded,
             blocks=result.get("blocks"), block_class=result.get("block_class"),
             compiler_runs=result.get("compiler_runs"), compiler_s=result.get("compiler_s"),
+            host=Host(**{k: tuple(v) if isinstance(v, list) else v
+                         for k, v in result["host"].items()}) if result.get("host") else None,
+            host_task_s=tuple(result.get("host_task_s", ())),
             log_tail=tuple(result.get("log_tail", ())) if result["status"] != "ok" else (),
             gpu=slot.gpu, workers=len(self.slots))
 

@@ -339,3 +339,70 @@ def load(results_dir: Path) -> tuple[list[EnvView], int]:
     were left out."""
     shown, hidden = shown_records(results_dir)
     return ladder_views(shown), hidden
+
+
+# ---- the host that compiled ----------------------------------------------------------------
+
+TO_COLD = ("warm", "bundle", "aot", "precompile")  # rungs set against the cold first call
+
+
+def _lease(record: ColdRecord) -> str | None:
+    return record.host.boot_id or record.host.hostname if record.host else None
+
+
+def _ratio_to_cold(records: list[ColdRecord]) -> dict[str, list[tuple[str, float]]]:
+    """Per rung of TO_COLD: (lease, first call / cold first call) for each of its processes
+    whose cold process ran in the same run and repeat, so on the same host."""
+    cold = {(r.run_id, r.repeat): r for r in records if r.key.rung == "cold"}
+    out: dict[str, list[tuple[str, float]]] = {}
+    for r in records:
+        partner = cold.get((r.run_id, r.repeat))
+        if r.key.rung in TO_COLD and partner is not None and partner.first_call_s:
+            out.setdefault(r.key.rung, []).append((_lease(r), r.first_call_s / partner.first_call_s))
+    return out
+
+
+def _relative(values: list[float]) -> float | None:
+    """How far apart a figure lands across hosts: the largest over the smallest, less one."""
+    return max(values) / min(values) - 1 if len(values) > 1 and min(values) > 0 else None
+
+
+def host_speed(records: list[ColdRecord]) -> list[dict]:
+    """Per device, workload, mode and batch whose ok processes recorded the speed of their
+    host: the cold first call, the host's probe and compile-like task, and each loaded
+    rung's first call over the cold one of its own run (same host), each as a Spread over
+    processes, with the hosts (leases) they ran on. `moves` compares, per rung, how far the
+    cold seconds and the ratio land apart across hosts (per-host medians): a ratio whose
+    spread is below the seconds' is the figure that carries to another host."""
+    found: dict[tuple, list[ColdRecord]] = {}
+    for r in records:
+        if r.status == "ok" and r.host is not None and r.host_task_s and r.key.rung != FOREIGN:
+            found.setdefault((r.env.device_name, r.env.backend, r.key.workload, r.key.mode,
+                              r.key.batch_size, r.key.shapes), []).append(r)
+    rows = []
+    for (device, backend, workload, mode, batch, _), mine in sorted(found.items(), key=lambda kv: str(kv[0])):
+        cold = [r for r in mine if r.key.rung == "cold"]
+        if not cold:
+            continue
+        leases = sorted({_lease(r) for r in mine}, key=str)
+        ratios = _ratio_to_cold(mine)
+        per_host_cold = _per_host([(_lease(r), r.first_call_s) for r in cold])
+        moves = {}
+        for rung, pairs in ratios.items():
+            moves[rung] = {"ratio": spread([v for _, v in pairs]),
+                           "ratio_apart": _relative(_per_host(pairs)),
+                           "seconds_apart": _relative(per_host_cold)}
+        rows.append({"device": device, "backend": backend, "workload": workload, "mode": mode,
+                     "batch": batch, "hosts": len(leases), "processes": len(cold),
+                     "cold": spread([r.first_call_s for r in cold]),
+                     "probe_us": spread([statistics.median(r.host.op_s) * 1e6 for r in cold]),
+                     "task_ms": spread([statistics.median(r.host_task_s) * 1e3 for r in cold]),
+                     "to_cold": moves})
+    return rows
+
+
+def _per_host(pairs: list[tuple[str, float]]) -> list[float]:
+    by: dict[str, list[float]] = {}
+    for lease, value in pairs:
+        by.setdefault(lease, []).append(value)
+    return [statistics.median(v) for v in by.values()]

@@ -23,8 +23,10 @@ from report.coldstart.data import (
     COLDSTART,
     LAYERS,
     REGIONAL_BATCHES,
+    TO_COLD,
     Case,
     EnvView,
+    host_speed,
     ladder_views,
     shown_records,
 )
@@ -380,6 +382,22 @@ def across_machines(views: list[EnvView]) -> list[dict]:
     return rows
 
 
+def host_speed_section(shown: list) -> dict:
+    """The rows of the host-speed table, the loaded rungs some row has a ratio for, and per
+    rung how often the ratio landed closer across hosts than the cold seconds."""
+    rows = host_speed(shown)
+    rungs = [name for name in TO_COLD if any(name in r["to_cold"] for r in rows)]
+    compared = []
+    for rung in rungs:
+        found = [r["to_cold"][rung] for r in rows if r["hosts"] > 1 and rung in r["to_cold"]
+                 and r["to_cold"][rung]["ratio_apart"] is not None
+                 and r["to_cold"][rung]["seconds_apart"] is not None]
+        if found:
+            compared.append({"rung": rung, "cases": len(found),
+                             "closer": sum(m["ratio_apart"] < m["seconds_apart"] for m in found)})
+    return {"rows": rows, "rungs": rungs, "compared": compared}
+
+
 def first_call_answer(results: Path | None) -> dict | None:
     """The first-call answer from the cold-start records under `results`, the folder this
     page reads, so that the guide's answer names this page's recommended rung."""
@@ -431,4 +449,5 @@ def render(site: Site, results: Path | None = None) -> None:
               coverage=_coverage(found),
               first_call=_answer(found, releases), ab=releases, across=across_machines(found),
               regional=regional_glance(found), block_models=BLOCK_MODELS,
+              host_speed=host_speed_section(shown),
               floor_text=ab.percent, **shared)
