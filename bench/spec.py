@@ -63,6 +63,43 @@ class PairedSpec:
                    float(data["block_s"]), str(data["group"]))
 
 
+@dataclass(frozen=True)
+class ColdSpec:
+    """A cold-start process (bench/coldstart): `role` "measure" times one rung's first call
+    and steady state; "save-aot" and "save-precompile" make the artifact a later process of
+    the rung loads; "environment" only reports the environment and the rungs the release
+    lacks. Paths are the process's own files: the artifact it saves or loads, the bundle it
+    loads (whose bytes must hash to one of `bundle_trusted`) or saves."""
+
+    role: str
+    backend: str
+    workload: str = ""
+    batch_size: int | None = None
+    shapes: str = "seed"
+    mode: str = "default"
+    rung: str = ""
+    budget_s: float = 1.0
+    machine: str | None = None
+    artifact: str | None = None
+    bundle_in: str | None = None
+    bundle_trusted: tuple[str, ...] = ()
+    bundle_out: str | None = None
+
+    ROLES = ("measure", "save-aot", "save-precompile", "environment")
+
+    def __post_init__(self) -> None:
+        if self.role not in self.ROLES:
+            raise ValueError(f"role {self.role!r} is not one of {', '.join(self.ROLES)}")
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> ColdSpec:
+        data = json.loads(text)
+        return cls(**data | {"bundle_trusted": tuple(data.get("bundle_trusted", ()))})
+
+
 def _key(data: dict) -> CaseKey:
     return CaseKey(**{name: data[name] for name in _KEY_FIELDS if name in data})
 

@@ -6,9 +6,9 @@ pinning are the same, and a CUDA_VISIBLE_DEVICES value means nothing to a CPU pr
 
 from __future__ import annotations
 
+import json
 import os
-import subprocess
-import sys
+import shutil
 from datetime import datetime
 from pathlib import Path
 
@@ -17,7 +17,8 @@ import pytest
 from bench import pool
 from bench.coldstart.__main__ import environment
 from bench.coldstart.records import ColdKey, read_folder
-from bench.coldstart.runner import Config, Job, Runner, chains, plan
+from bench.coldstart.runner import Config, Job, Runner, chains, plan, run_child
+from bench.spec import ColdSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,14 +44,21 @@ def test_a_foreign_bundle_is_a_chain_of_its_own():
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="CPU affinity is Linux's")
-def test_a_process_pins_itself_to_its_slot_before_it_compiles():
-    code = ("from bench.coldstart.child import enter_slot; import os, torch; "
-            "enter_slot({'cpus': [0], 'threads': 1}); "
-            "print(sorted(os.sched_getaffinity(0)), torch.get_num_threads())")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["[0]", "1"]
+def test_a_process_is_pinned_to_its_slot_by_the_shared_launcher(tmp_path):
+    """A cold-start process goes through bench/pool.py's launcher, which applies the slot's
+    cores and threads before the child imports anything of its own: the environment it
+    reports has the slot's threads."""
+    slot = pool.Slot(gpu=None, threads=1, cpus=(0,))
+    scratch = pool.new_scratch()
+    try:
+        code = run_child(pool.Launcher("spawn"), ColdSpec("environment", "cpu", machine="pinned"),
+                         {}, slot, scratch, 300)
+        assert code == 0, (scratch / "log.txt").read_text()[-2000:]
+        found = json.loads((scratch / "result.json").read_text())
+        assert found["environment"]["torch_threads"] == 1
+        assert found["environment"]["machine"] == "pinned"
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def test_two_slots_run_chains_at_once_and_each_chain_on_one_slot(tmp_path):

@@ -15,14 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import re
-import subprocess
+import shutil
 import sys
-import tempfile
 from pathlib import Path
 
-from bench import REPO
+from bench import REPO, pool
 from bench.cmdline import LABEL, OneLineParser, UsageError, count, gpu_slots
 from bench.coldstart.records import FOREIGN, LADDER, MODES, RUNGS
 from bench.coldstart.runner import (
@@ -32,10 +30,11 @@ from bench.coldstart.runner import (
     bundle_files,
     plan,
     read_foreign,
-    slot_spec,
+    run_child,
 )
 from bench.pool import Slot, slot_environment, slots_for
 from bench.records import Environment, MalformedRecord
+from bench.spec import ColdSpec
 from bench.workloads import UnknownWorkload, check_name
 
 BACKENDS = ("cpu", "cuda", "mps")
@@ -44,6 +43,7 @@ DEFAULT_WORKLOADS = ("resnet50", "vit-base16", "bert-base", "gpt2-small", "llama
 DEFAULT_RESULTS = REPO / "results" / "coldstart"
 DEFAULT_CACHE = REPO / ".bench-cache" / "coldstart"
 PROG = "python -m bench.coldstart"
+ENVIRONMENT_LIMIT_S = 300.0  # importing torch and asking CUDA, as bench/runner.py allows
 
 
 def _choice(kind: str, valid):
@@ -129,18 +129,19 @@ def environment(backend: str, machine: str | None,
                 slot: Slot) -> tuple[Environment, dict[str, str]]:
     """Collected in a child, on `slot` as its processes will see it (torch threads), so this
     process never initialises CUDA; with the rungs this release has no API for."""
-    with tempfile.TemporaryDirectory(prefix="atlas-coldstart-env-") as scratch:
-        spec, out = Path(scratch) / "spec.json", Path(scratch) / "env.json"
-        spec.write_text(json.dumps({"role": "environment", "backend": backend, "machine": machine}
-                                   | slot_spec(slot)))
-        done = subprocess.run([sys.executable, "-m", "bench.coldstart.child", str(spec), str(out)],
-                              cwd=REPO, capture_output=True, text=True,
-                              env=os.environ | slot_environment(slot))
-        if done.returncode != 0 or not out.exists():
-            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            raise RunError(f"could not read the {backend} environment: {last}")
+    scratch = pool.new_scratch()
+    try:
+        code = run_child(pool.Launcher("spawn"), ColdSpec("environment", backend, machine=machine),
+                         slot_environment(slot), slot, scratch, ENVIRONMENT_LIMIT_S)
+        out = scratch / "result.json"
+        if code != 0 or not out.exists():
+            tail = (scratch / "log.txt").read_text(errors="replace").strip().splitlines()
+            raise RunError(f"could not read the {backend} environment: "
+                           f"{tail[-1] if tail else 'no output'}")
         found = json.loads(out.read_text())
         return Environment(**found["environment"]), found["missing_rungs"]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,5 @@
-"""One fresh process of the cold-start ladder: `python -m bench.coldstart.child SPEC RESULT`.
+"""One fresh process of the cold-start ladder, started by bench/coldstart/runner.py through
+bench/pool.py's launcher as `bench.coldstart.child:main SPEC RESULT`.
 
 The runner chooses the compile caches through the environment (TORCHINDUCTOR_CACHE_DIR,
 TRITON_CACHE_DIR...) before this process starts; this module builds the workload, then
@@ -14,8 +15,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
-import sys
 import time
 import traceback
 from pathlib import Path
@@ -28,6 +27,7 @@ from bench.coldstart.runner import PRECOMPILE_MODES
 from bench.environment import collect
 from bench.host import task
 from bench.host.probe import Fingerprint, Probe
+from bench.spec import ColdSpec
 from bench.timer import measure
 from bench.workloads import lookup
 
@@ -125,9 +125,9 @@ def _through(model, *inputs):
     return model(*inputs)
 
 
-def save_aot(spec: dict, fn, inputs, backend: Backend, result: dict) -> None:
+def save_aot(spec: ColdSpec, fn, inputs, backend: Backend, result: dict) -> None:
     leading = _leading(fn)
-    compiled = torch.compile(_through if leading else fn, mode=COMPILE_MODE[spec["mode"]],
+    compiled = torch.compile(_through if leading else fn, mode=COMPILE_MODE[spec.mode],
                              fullgraph=True)
     if reason := missing_rungs().get("aot"):
         raise Unsupported(reason)
@@ -135,11 +135,11 @@ def save_aot(spec: dict, fn, inputs, backend: Backend, result: dict) -> None:
     artifact = compiled.aot_compile(((*leading, *inputs), {}))
     artifact(*leading, *inputs)
     result["prepare_s"] = backend.clock() - start
-    artifact.save_compiled_function(spec["artifact"])
+    artifact.save_compiled_function(spec.artifact)
 
 
-def load_aot(spec: dict, fn):
-    with open(spec["artifact"], "rb") as file:
+def load_aot(spec: ColdSpec, fn):
+    with open(spec.artifact, "rb") as file:
         loaded = torch.compiler.load_compiled_function(file)
     leading = _leading(fn)
     return lambda *inputs: loaded(*leading, *inputs)
@@ -163,20 +163,20 @@ def _precompile():
     return torch.compiler.precompile
 
 
-def save_precompile(spec: dict, fn, inputs, backend: Backend, result: dict) -> None:
-    if spec["mode"] != "default":
+def save_precompile(spec: ColdSpec, fn, inputs, backend: Backend, result: dict) -> None:
+    if spec.mode != "default":
         raise Unsupported(PRECOMPILE_MODES)
     precompile = _precompile()
     start = backend.clock()
     leading = _leading(fn)
-    with precompile.capture(_through if leading else fn, artifact_path=spec["artifact"] + ".py",
-                            cache_path=spec["artifact"] + ".cache") as capture:
+    with precompile.capture(_through if leading else fn, artifact_path=f"{spec.artifact}.py",
+                            cache_path=f"{spec.artifact}.cache") as capture:
         capture(*leading, *inputs)
     result["prepare_s"] = backend.clock() - start
 
 
-def load_precompile(spec: dict, fn):
-    runnable = _precompile().load(spec["artifact"] + ".py", spec["artifact"] + ".cache")
+def load_precompile(spec: ColdSpec, fn):
+    runnable = _precompile().load(f"{spec.artifact}.py", f"{spec.artifact}.cache")
     leading = _leading(fn)
     return lambda *inputs: runnable(*leading, *inputs)
 
@@ -201,16 +201,16 @@ def bundle_info(data: bytes, info) -> dict:
             "artifacts": _artifact_counts(info)}
 
 
-def run(spec: dict, out: Path) -> None:
+def run(spec: ColdSpec, out: Path) -> None:
     result: dict = {"status": "error", "reason": "the process ended before its first call"}
     _write(out, result)
-    backend = BACKENDS[spec["backend"]]
+    backend = BACKENDS[spec.backend]
     device = torch.device(backend.device)
-    workload = lookup(spec["workload"])
+    workload = lookup(spec.workload)
     torch.manual_seed(0)
-    built = workload.build(device, spec["batch_size"], spec["shapes"] == "tiny", workload.dtype)
+    built = workload.build(device, spec.batch_size, spec.shapes == "tiny", workload.dtype)
     fn, inputs = built.fn, built.inputs
-    role, rung = spec["role"], spec["rung"]
+    role, rung = spec.role, spec.rung
     grad = contextlib.nullcontext() if workload.training else torch.no_grad()
     from torch._dynamo.utils import counters
 
@@ -223,11 +223,11 @@ def run(spec: dict, out: Path) -> None:
         else:
             since = time.time()
             start = backend.clock()
-            if spec.get("bundle_in"):
+            if spec.bundle_in:
                 # read once: the bytes checked are the bytes loaded (bench/coldstart/bundles.py)
-                data = Path(spec["bundle_in"]).read_bytes()
+                data = Path(spec.bundle_in).read_bytes()
                 try:
-                    result["loaded_sha256"] = bundles.checked(data, spec.get("bundle_trusted", ()))
+                    result["loaded_sha256"] = bundles.checked(data, spec.bundle_trusted)
                 except bundles.BundleRefused as error:
                     result.update(reason=f"bundle refused: {error}")
                     _write(out, result)
@@ -243,7 +243,7 @@ def run(spec: dict, out: Path) -> None:
                 call = load_precompile(spec, fn)
                 result["load_s"] = backend.clock() - start
             else:
-                call = prepare(rung, spec["mode"], fn, result)
+                call = prepare(rung, spec.mode, fn, result)
             call(*inputs)
             result["first_call_s"] = backend.clock() - start
             result["counters"] = cache_counters()
@@ -251,11 +251,11 @@ def run(spec: dict, out: Path) -> None:
                 result["compiler_runs"], result["compiler_s"] = built
             result.update(status="error", reason="the process ended during steady timing")
             _write(out, result)
-            result["steady"] = _timing(measure(lambda: call(*inputs), backend, spec["budget_s"]))
-        if spec.get("bundle_out"):
+            result["steady"] = _timing(measure(lambda: call(*inputs), backend, spec.budget_s))
+        if spec.bundle_out:
             saved = torch.compiler.save_cache_artifacts()
             data, info = saved if saved is not None else (b"", None)
-            Path(spec["bundle_out"]).write_bytes(data)
+            Path(spec.bundle_out).write_bytes(data)
             result["saved"] = bundle_info(data, info)
     if role == "measure":
         result.update(host_speed(backend))
@@ -274,23 +274,15 @@ def _one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {text[0][:300] if text else ''}".rstrip(": ")
 
 
-def enter_slot(spec: dict) -> None:
-    """The runner's --gpus share of the host, before anything compiles: Inductor's compile
-    workers inherit the affinity, and its compile threads come from the environment."""
-    if spec.get("cpus"):
-        os.sched_setaffinity(0, spec["cpus"])
-    if spec.get("threads"):
-        torch.set_num_threads(spec["threads"])
-
-
 def main(argv: list[str]) -> int:
+    """The entry point the launcher calls (bench.pool: the keeper has applied the slot's
+    cores and threads): SPEC RESULT, the spec a ColdSpec as JSON."""
     spec_path, out = Path(argv[0]), Path(argv[1])
-    spec = json.loads(spec_path.read_text())
-    enter_slot(spec)
-    if spec["role"] == "environment":
+    spec = ColdSpec.from_json(spec_path.read_text())
+    if spec.role == "environment":
         import dataclasses
 
-        _write(out, {"environment": dataclasses.asdict(collect(spec["backend"], spec.get("machine"))),
+        _write(out, {"environment": dataclasses.asdict(collect(spec.backend, spec.machine)),
                      "missing_rungs": missing_rungs()})
         return 0
     try:
@@ -313,6 +305,3 @@ def _merged(out: Path, update: dict) -> dict:
     found.pop("steady", None)  # a failure after steady timing began leaves no timing
     return found | update
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -19,9 +19,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -31,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench import REPO
+from bench import pool
 from bench.coldstart import bundles, compilers
 from bench.coldstart.records import (
     FOREIGN,
@@ -43,8 +40,9 @@ from bench.coldstart.records import (
     read,
     results_path,
 )
-from bench.pool import Slot, private_temp, slot_environment, slots_for
+from bench.pool import ChildSetup, Slot, slot_environment, slots_for
 from bench.records import Environment, Host, Timing, append_records
+from bench.spec import ColdSpec
 
 LOG_TAIL_LINES = 12
 SAVES = {"aot": "save-aot", "precompile": "save-precompile"}
@@ -138,9 +136,27 @@ def chains(jobs: list[Job]) -> list[list[Job]]:
     return list(found.values())
 
 
-def slot_spec(slot: Slot) -> dict:
-    """What a child applies to itself first (bench.coldstart.child.enter_slot)."""
-    return {"cpus": list(slot.cpus), "threads": slot.threads}
+CHILD = "bench.coldstart.child:main"  # the entry point every cold-start process runs
+
+
+def run_child(launcher: pool.Launcher, spec: ColdSpec, env: dict[str, str], slot: Slot,
+              scratch: Path, limit_s: float) -> int | None:
+    """One cold-start process, started as every process of the project is (bench/pool.py: a
+    fresh interpreter under a keeper that ends whatever it starts, a private TMPDIR, the
+    slot's cores and threads applied before it imports torch), on `spec` written into its
+    private `scratch` folder; its exit code, or None when it ran past `limit_s` and was
+    killed."""
+    (scratch / "spec.json").write_text(spec.to_json())
+    child = launcher.start([CHILD, str(scratch / "spec.json"), str(scratch / "result.json")],
+                           ChildSetup(os.getpid(), env, slot.threads, slot.cpus),
+                           scratch / "log.txt")
+    deadline = time.monotonic() + limit_s
+    while child.poll() is None and time.monotonic() < deadline:
+        pool.wait_any([child], deadline - time.monotonic())
+    if child.poll() is None:
+        child.kill()
+        return None
+    return child.returncode
 
 
 def bundle_files(paths: tuple[Path, ...]) -> list[Path]:
@@ -203,6 +219,8 @@ class Runner:
                          if config.max_minutes else None)
         self.slots = slots_for(list(config.gpus) or None)
         self.lock = threading.Lock()  # the results file, `done` and the log
+        # spawned: a cold start is a fresh interpreter, never a fork of this one
+        self.launcher = pool.Launcher("spawn")
         # (key, repeat) -> sha256 of a bundle an unrecorded cold process made again here
         self.remade: dict[tuple[ColdKey, int], str] = {}
 
@@ -273,9 +291,8 @@ class Runner:
 
     def measure(self, job: Job, slot: Slot) -> ColdRecord | None:
         key, repeat, rung = job.key, job.repeat, job.key.rung
-        spec = {"backend": key.backend, "workload": key.workload, "batch_size": key.batch_size,
-                "shapes": key.shapes, "mode": key.mode, "rung": rung, "role": "measure",
-                "budget_s": self.config.budget_s, "machine": self.config.machine}
+        spec = ColdSpec("measure", key.backend, key.workload, key.batch_size, key.shapes, key.mode,
+                        rung, self.config.budget_s, self.config.machine)
         loaded = prepare_s = None
         known = (self.missing_rungs.get(rung) or
                  (PRECOMPILE_MODES if rung == "precompile" and key.mode != "default" else None))
@@ -285,22 +302,23 @@ class Runner:
         if rung in NEEDS_COLD and not self.cold_left(key, repeat, slot):
             return None
         if rung == "cold":
-            spec["bundle_out"] = str(self.bundle_file(key, repeat))
+            spec = dataclasses.replace(spec, bundle_out=str(self.bundle_file(key, repeat)))
         if rung == "bundle":
-            spec["bundle_in"] = str(self.bundle_file(key, repeat))
             cold = self.done.get((self.env.env_id(), dataclasses.replace(key, rung="cold"), repeat))
             loaded = cold.saved if cold is not None else None
             # this run's own bundle: the hash its cold process recorded, or made again here
             own = self.remade.get((dataclasses.replace(key, rung="cold"), repeat))
-            spec["bundle_trusted"] = [own] if own else [loaded.sha256] if loaded else []
+            spec = dataclasses.replace(
+                spec, bundle_in=str(self.bundle_file(key, repeat)),
+                bundle_trusted=(own,) if own else (loaded.sha256,) if loaded else ())
         if rung == FOREIGN:
-            spec["bundle_in"] = str(job.foreign.path)
-            spec["bundle_trusted"] = [job.foreign.bundle.sha256]
+            spec = dataclasses.replace(spec, bundle_in=str(job.foreign.path),
+                                       bundle_trusted=(job.foreign.bundle.sha256,))
             loaded = job.foreign.bundle
         if rung in SAVES:
             artifact = self.folder(key, repeat, rung).parent / f"{rung}-artifact"
-            spec["artifact"] = str(artifact)
-            saving = self.process(dict(spec, role=SAVES[rung]),
+            spec = dataclasses.replace(spec, artifact=str(artifact))
+            saving = self.process(dataclasses.replace(spec, role=SAVES[rung]),
                                   self.fresh(key, repeat, f"{rung}-save"), slot)
             if saving is None:
                 return None
@@ -327,10 +345,9 @@ class Runner:
         if self.folder(key, repeat, "cold").exists() and self.bundle_file(key, repeat).exists():
             return True
         self.say(f"{key.workload} {key.mode} r{repeat}: remaking the cold caches (unrecorded)")
-        spec = {"backend": key.backend, "workload": key.workload, "batch_size": key.batch_size,
-                "shapes": key.shapes, "mode": key.mode, "rung": "cold", "role": "measure",
-                "budget_s": 0.05, "machine": self.config.machine,
-                "bundle_out": str(self.bundle_file(key, repeat))}
+        spec = ColdSpec("measure", key.backend, key.workload, key.batch_size, key.shapes, key.mode,
+                        "cold", 0.05, self.config.machine,
+                        bundle_out=str(self.bundle_file(key, repeat)))
         result = self.process(spec, self.fresh(key, repeat, "cold"), slot)
         if result is None or result["status"] != "ok":
             return False
@@ -344,30 +361,19 @@ class Runner:
         folder.mkdir(parents=True)
         return folder
 
-    def process(self, spec: dict, cache: Path, slot: Slot) -> dict | None:
+    def process(self, spec: ColdSpec, cache: Path, slot: Slot) -> dict | None:
         """Run one child; its result with `duration_s` and `log_tail`, or None when the run's
         --max-minutes ran out while it ran (then it is left unrecorded)."""
-        scratch = Path(tempfile.mkdtemp(prefix="atlas-coldstart-"))
+        scratch = pool.new_scratch()
         try:
-            (scratch / "spec.json").write_text(json.dumps(spec | slot_spec(slot)))
-            env = (os.environ | cache_environment(cache) | slot_environment(slot)
-                   | compilers.environment(scratch, spec["backend"]) | private_temp(scratch))
+            env = (cache_environment(cache) | slot_environment(slot)
+                   | compilers.environment(scratch, spec.backend))
             limit = self.config.timeout_s
             cut_by_deadline = False
             if self.deadline is not None and self.deadline - time.monotonic() < limit:
                 limit, cut_by_deadline = max(self.deadline - time.monotonic(), 1.0), True
             began, started_at = time.monotonic(), _now()
-            with open(scratch / "log.txt", "wb") as log:
-                child = subprocess.Popen(
-                    [sys.executable, "-m", "bench.coldstart.child", str(scratch / "spec.json"),
-                     str(scratch / "result.json")], cwd=REPO, env=env, stdout=log,
-                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-                try:
-                    code = child.wait(timeout=limit)
-                except subprocess.TimeoutExpired:
-                    os.killpg(child.pid, signal.SIGKILL)
-                    child.wait()
-                    code = None
+            code = run_child(self.launcher, spec, env, slot, scratch, limit)
             duration_s = time.monotonic() - began
             tail = _tail(scratch / "log.txt")
             if code is None and cut_by_deadline:
