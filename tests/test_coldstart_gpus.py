@@ -82,3 +82,20 @@ def test_two_slots_run_chains_at_once_and_each_chain_on_one_slot(tmp_path):
     began = {rung: datetime.fromisoformat(r.started_at) for rung, r in records.items()}
     assert abs((began["cold"] - began["eager"]).total_seconds()) < records["eager"].duration_s
     assert any(line.startswith("gpu") for line in said)
+
+
+def test_every_rung_of_the_table_has_its_loader_and_saver():
+    """A rung is one table entry and, for something new to load, a loader: nothing else
+    names it (bench/coldstart/rungs.py)."""
+    from bench.coldstart import child
+    from bench.coldstart.records import RUNG_TEXT, RUNGS
+    from bench.coldstart.rungs import TABLE
+
+    assert tuple(TABLE) == RUNGS and set(RUNG_TEXT) == set(TABLE)
+    for rung in TABLE.values():
+        assert rung.loader in child.LOADERS, rung.name
+        assert rung.saver is None or (rung.saver in child.SAVERS
+                                      and rung.saver in ColdSpec.ROLES), rung.name
+        assert rung.caches in ("empty", "cold") and rung.bundle in (None, "save", "own", "foreign")
+    # the release check reads the table: what this torch has, it does not call missing
+    assert set(child.missing_rungs()) <= {name for name, r in TABLE.items() if r.needs}

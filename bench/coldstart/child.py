@@ -23,7 +23,7 @@ import torch
 
 from bench.backends import BACKENDS, Backend
 from bench.coldstart import bundles, compilers
-from bench.coldstart.runner import PRECOMPILE_MODES
+from bench.coldstart.rungs import ONLY_DEFAULT, TABLE
 from bench.environment import collect
 from bench.host import task
 from bench.host.probe import Fingerprint, Probe
@@ -87,30 +87,33 @@ def _module(fn):
     return fn
 
 
-def prepare(rung: str, mode: str, fn, result: dict):
-    """The callable a measured process times, and any load it did before compiling."""
-    compile_mode = COMPILE_MODE.get(mode)
-    if rung == "eager":
-        return fn
-    if rung == "per-block":
-        blocks = repeated_blocks(_module(fn))
-        if not blocks:
-            raise Unsupported("no repeated blocks found in the model")
-        for block in blocks:
-            block.compile(mode=compile_mode)
-        result.update(blocks=len(blocks), block_class=type(blocks[0]).__name__)
-        return fn
-    if rung == "nested-region":
-        if not hasattr(torch.compiler, "nested_compile_region"):
-            raise Unsupported(f"torch {torch.__version__} has no torch.compiler.nested_compile_region")
-        blocks = repeated_blocks(_module(fn))
-        if not blocks:
-            raise Unsupported("no repeated blocks found in the model")
-        block_class = type(blocks[0])
-        # Marking the class's forward makes every block the same region, compiled once.
-        block_class.forward = torch.compiler.nested_compile_region(block_class.forward)
-        result.update(blocks=len(blocks), block_class=block_class.__name__)
-    return torch.compile(fn, mode=compile_mode)
+def _eager(spec: ColdSpec, fn, result: dict):
+    return fn
+
+
+def _whole(spec: ColdSpec, fn, result: dict):
+    return torch.compile(fn, mode=COMPILE_MODE.get(spec.mode))
+
+
+def _per_block(spec: ColdSpec, fn, result: dict):
+    blocks = repeated_blocks(_module(fn))
+    if not blocks:
+        raise Unsupported("no repeated blocks found in the model")
+    for block in blocks:
+        block.compile(mode=COMPILE_MODE.get(spec.mode))
+    result.update(blocks=len(blocks), block_class=type(blocks[0]).__name__)
+    return fn
+
+
+def _nested_region(spec: ColdSpec, fn, result: dict):
+    blocks = repeated_blocks(_module(fn))
+    if not blocks:
+        raise Unsupported("no repeated blocks found in the model")
+    block_class = type(blocks[0])
+    # Marking the class's forward makes every block the same region, compiled once.
+    block_class.forward = torch.compiler.nested_compile_region(block_class.forward)
+    result.update(blocks=len(blocks), block_class=block_class.__name__)
+    return _whole(spec, fn, result)
 
 
 def _leading(fn) -> tuple:
@@ -138,7 +141,7 @@ def save_aot(spec: ColdSpec, fn, inputs, backend: Backend, result: dict) -> None
     artifact.save_compiled_function(spec.artifact)
 
 
-def load_aot(spec: ColdSpec, fn):
+def load_aot(spec: ColdSpec, fn, result: dict):
     with open(spec.artifact, "rb") as file:
         loaded = torch.compiler.load_compiled_function(file)
     leading = _leading(fn)
@@ -146,15 +149,26 @@ def load_aot(spec: ColdSpec, fn):
 
 
 def missing_rungs() -> dict[str, str]:
-    """The ladder's rungs whose API this release lacks, each with the reason recorded. The
-    environment child reports them, so the runner records them without a process each."""
-    missing = {}
-    if (not hasattr(torch.compile(_through), "aot_compile")
-            or not hasattr(torch.compiler, "load_compiled_function")):
-        missing["aot"] = f"torch {torch.__version__} has no torch.compile(...).aot_compile"
-    if not hasattr(getattr(torch.compiler, "precompile", None), "capture"):
-        missing["precompile"] = f"torch {torch.__version__} has no torch.compiler.precompile"
-    return missing
+    """The rungs whose API this release lacks (bench/coldstart/rungs.py's `needs`), each with
+    the reason recorded. The environment child reports them, so the runner records them
+    without a process each."""
+    return {name: f"torch {torch.__version__} has no {_path_text(gone)}"
+            for name, rung in TABLE.items() if (gone := next(
+                (path for path in rung.needs if not _has(path)), None))}
+
+
+def _has(path: str) -> bool:
+    """Whether the dotted `path` exists under torch ("compiled.": on what torch.compile returns)."""
+    head, _, rest = path.partition(".")
+    found = torch.compile(_through) if head == "compiled" else getattr(torch, head, None)
+    for name in rest.split(".") if rest else ():
+        found = getattr(found, name, None)
+    return found is not None
+
+
+def _path_text(path: str) -> str:
+    return ("torch.compile(...)." + path.removeprefix("compiled.") if path.startswith("compiled.")
+            else f"torch.{path}")
 
 
 def _precompile():
@@ -165,7 +179,7 @@ def _precompile():
 
 def save_precompile(spec: ColdSpec, fn, inputs, backend: Backend, result: dict) -> None:
     if spec.mode != "default":
-        raise Unsupported(PRECOMPILE_MODES)
+        raise Unsupported(f"torch.compiler.precompile {ONLY_DEFAULT}")
     precompile = _precompile()
     start = backend.clock()
     leading = _leading(fn)
@@ -175,7 +189,7 @@ def save_precompile(spec: ColdSpec, fn, inputs, backend: Backend, result: dict) 
     result["prepare_s"] = backend.clock() - start
 
 
-def load_precompile(spec: ColdSpec, fn):
+def load_precompile(spec: ColdSpec, fn, result: dict):
     runnable = _precompile().load(f"{spec.artifact}.py", f"{spec.artifact}.cache")
     leading = _leading(fn)
     return lambda *inputs: runnable(*leading, *inputs)
@@ -216,10 +230,8 @@ def run(spec: ColdSpec, out: Path) -> None:
 
     counters.clear()
     with grad:
-        if role == "save-aot":
-            save_aot(spec, fn, inputs, backend, result)
-        elif role == "save-precompile":
-            save_precompile(spec, fn, inputs, backend, result)
+        if role in SAVERS:
+            SAVERS[role](spec, fn, inputs, backend, result)
         else:
             since = time.time()
             start = backend.clock()
@@ -236,14 +248,9 @@ def run(spec: ColdSpec, out: Path) -> None:
                 info = torch.compiler.load_cache_artifacts(data)
                 result["load_s"] = backend.clock() - start
                 result["loaded_artifacts"] = _artifact_counts(info)
-            if rung == "aot":
-                call = load_aot(spec, fn)
+            call = LOADERS[TABLE[rung].loader](spec, fn, result)
+            if TABLE[rung].saver:  # loading what the saving process compiled
                 result["load_s"] = backend.clock() - start
-            elif rung == "precompile":
-                call = load_precompile(spec, fn)
-                result["load_s"] = backend.clock() - start
-            else:
-                call = prepare(rung, spec.mode, fn, result)
             call(*inputs)
             result["first_call_s"] = backend.clock() - start
             result["counters"] = cache_counters()
@@ -272,6 +279,12 @@ def _timing(timing) -> dict:
 def _one_line(error: BaseException) -> str:
     text = str(error).strip().splitlines()
     return f"{type(error).__name__}: {text[0][:300] if text else ''}".rstrip(": ")
+
+
+# The callables a rung's `loader` names, and the saving roles' functions (rungs.py).
+LOADERS = {"eager": _eager, "compile": _whole, "per-block": _per_block,
+           "nested-region": _nested_region, "aot": load_aot, "precompile": load_precompile}
+SAVERS = {"save-aot": save_aot, "save-precompile": save_precompile}
 
 
 def main(argv: list[str]) -> int:

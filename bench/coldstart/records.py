@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from bench.coldstart.rungs import TABLE
 from bench.records import (
     STATUSES,
     Environment,
@@ -35,24 +36,14 @@ SCHEMA_VERSION = 1
 SUFFIX = ".ndjson"
 
 # The ladder, in the order a user climbs it. "eager" is the baseline every residual is
-# taken against; "foreign-bundle" loads a bundle saved in another environment.
-LADDER = ("eager", "cold", "warm", "bundle", "aot", "precompile")
+# taken against; "foreign-bundle" loads a bundle saved in another environment. Each rung's
+# needs and words are bench/coldstart/rungs.py's table.
+LADDER = tuple(name for name, rung in TABLE.items() if rung.group == "ladder")
 FOREIGN = "foreign-bundle"
 # Regional compilation, each in a cold process; the whole model compiled is the "cold" rung.
-REGIONAL = ("per-block", "nested-region")
-RUNGS = (*LADDER, FOREIGN, *REGIONAL)
-RUNG_TEXT = {
-    "eager": "eager, no compile",
-    "cold": "compiled with empty caches",
-    "warm": "compiled again, reusing the cold process's local caches",
-    "bundle": "empty caches primed with a portable bundle (save/load_cache_artifacts)",
-    "aot": "torch.compile(...).aot_compile artifact loaded into empty caches",
-    "precompile": "torch.compiler.precompile artifact loaded into empty caches",
-    FOREIGN: "empty caches primed with a bundle saved on another machine type",
-    "per-block": "each repeated block compiled on its own, empty caches",
-    "nested-region": "nested_compile_region on the repeated block, whole model compiled, "
-                     "empty caches",
-}
+REGIONAL = tuple(name for name, rung in TABLE.items() if rung.group == "regional")
+RUNGS = tuple(TABLE)
+RUNG_TEXT = {name: TABLE[name].words for name in RUNGS}
 MODES = ("default", "reduce-overhead", "max-autotune-no-cudagraphs")
 # What a loaded bundle did for the FX graph cache: every graph found, some, or none.
 OUTCOMES = ("hit", "partial", "recompile")

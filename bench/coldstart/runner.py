@@ -40,15 +40,12 @@ from bench.coldstart.records import (
     read,
     results_path,
 )
+from bench.coldstart.rungs import ONLY_DEFAULT, TABLE
 from bench.pool import ChildSetup, Slot, slot_environment, slots_for
 from bench.records import Environment, Host, Timing, append_records
 from bench.spec import ColdSpec
 
 LOG_TAIL_LINES = 12
-SAVES = {"aot": "save-aot", "precompile": "save-precompile"}
-# Rungs a process of which may only start once its repeat's cold process left caches.
-NEEDS_COLD = ("warm", "bundle")
-PRECOMPILE_MODES = "torch.compiler.precompile takes no compile mode: measured for default only"
 
 
 class RunError(Exception):
@@ -294,38 +291,41 @@ class Runner:
         spec = ColdSpec("measure", key.backend, key.workload, key.batch_size, key.shapes, key.mode,
                         rung, self.config.budget_s, self.config.machine)
         loaded = prepare_s = None
+        step = TABLE[rung]
         known = (self.missing_rungs.get(rung) or
-                 (PRECOMPILE_MODES if rung == "precompile" and key.mode != "default" else None))
+                 (f"torch.compiler.{rung} {ONLY_DEFAULT}" if step.only_default and key.mode != "default"
+                  else None))
         if known:  # known without a process
             return self.record(job, {"status": "unsupported", "reason": known, "duration_s": 0.0},
                                slot)
-        if rung in NEEDS_COLD and not self.cold_left(key, repeat, slot):
+        if step.needs_cold and not self.cold_left(key, repeat, slot):
             return None
-        if rung == "cold":
+        if step.bundle == "save":
             spec = dataclasses.replace(spec, bundle_out=str(self.bundle_file(key, repeat)))
-        if rung == "bundle":
-            cold = self.done.get((self.env.env_id(), dataclasses.replace(key, rung="cold"), repeat))
+        if step.bundle == "own":
+            cold_key = dataclasses.replace(key, rung="cold")
+            cold = self.done.get((self.env.env_id(), cold_key, repeat))
             loaded = cold.saved if cold is not None else None
             # this run's own bundle: the hash its cold process recorded, or made again here
-            own = self.remade.get((dataclasses.replace(key, rung="cold"), repeat))
+            own = self.remade.get((cold_key, repeat))
             spec = dataclasses.replace(
                 spec, bundle_in=str(self.bundle_file(key, repeat)),
                 bundle_trusted=(own,) if own else (loaded.sha256,) if loaded else ())
-        if rung == FOREIGN:
+        if step.bundle == "foreign":
             spec = dataclasses.replace(spec, bundle_in=str(job.foreign.path),
                                        bundle_trusted=(job.foreign.bundle.sha256,))
             loaded = job.foreign.bundle
-        if rung in SAVES:
+        if step.saver:
             artifact = self.folder(key, repeat, rung).parent / f"{rung}-artifact"
             spec = dataclasses.replace(spec, artifact=str(artifact))
-            saving = self.process(dataclasses.replace(spec, role=SAVES[rung]),
+            saving = self.process(dataclasses.replace(spec, role=step.saver),
                                   self.fresh(key, repeat, f"{rung}-save"), slot)
             if saving is None:
                 return None
             if saving["status"] != "ok":
                 return self.record(job, saving, slot)
             prepare_s = saving.get("prepare_s")
-        cache = (self.folder(key, repeat, "cold") if rung == "warm"
+        cache = (self.folder(key, repeat, "cold") if step.caches == "cold"
                  else self.fresh(key, repeat, rung))
         result = self.process(spec, cache, slot)
         if result is None:
