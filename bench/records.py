@@ -540,13 +540,15 @@ def _convert(value: Any, hint: Any, where: str) -> Any:
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"{where}: expected a number, got {value!r}")
-        if not math.isfinite(value):
+        if isinstance(value, int):
+            _check_int_range(value, where)
+        elif not math.isfinite(value):
             raise ValueError(f"{where}: {value!r} is not a finite number")
         return float(value)
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"{where}: expected an integer, got {value!r}")
-        return value
+        return _check_int_range(value, where)
     if hint in (str, bool):
         if not isinstance(value, hint):
             raise ValueError(f"{where}: expected {hint.__name__}, got {value!r}")
@@ -554,11 +556,23 @@ def _convert(value: Any, hint: Any, where: str) -> Any:
     raise TypeError(f"{where}: no converter for {_describe(hint)}")
 
 
+# Integers a record may hold: those of a signed 64-bit column, as the report's DataFrame
+# keeps them; a larger one is no measurement and would stop the report with a traceback.
+INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _check_int_range(value: int, where: str) -> int:
+    if not INT_MIN <= value <= INT_MAX:
+        shown = str(value) if len(str(value)) <= 40 else f"an integer of {len(str(value))} digits"
+        raise ValueError(f"{where}: {shown} is outside the 64-bit integer range "
+                         f"(-2^63 to 2^63-1)")
+    return value
+
+
 def _finite_numbers(values: list | tuple) -> bool:
-    """Whether every item passes `_convert`'s float check (a finite int or float, never a
-    bool), tested for the whole list at once; where not, the item-by-item path names it."""
-    return (all(type(v) is float or type(v) is int for v in values)
-            and all(map(math.isfinite, values)))
+    """Whether every item is a finite float, tested for the whole list at once (timing
+    samples: thousands per file); anything else, an int included, goes item by item."""
+    return all(type(v) is float for v in values) and all(map(math.isfinite, values))
 
 
 @dataclass(frozen=True)
@@ -607,7 +621,9 @@ def _build(cls: type, data: dict[str, Any], where: str) -> Any:
     values = {}
     for name, value in data.items():
         kind = type(value)
-        if kind in fields.plain.get(name, ()) and (kind is not float or math.isfinite(value)):
+        if kind in fields.plain.get(name, ()) and (
+                kind is str or kind is bool or value is None
+                or (math.isfinite(value) if kind is float else INT_MIN <= value <= INT_MAX)):
             values[name] = value  # already what `_convert` would return
         else:
             values[name] = _convert(value, hints[name], prefix + name)
