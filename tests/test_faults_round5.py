@@ -1,0 +1,97 @@
+"""Faults of issue 94 (round 5) in `python -m bench`, each reproduced as it was found: the
+run stops with one line, and nothing recorded is lost or written twice."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from bench_helpers import bench_env, records, start_bench, wait_for
+
+AS_NOBODY = ["setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups"]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def hanging_run(tmp: Path, results: Path, *, prefix: list[str] = ()) -> subprocess.Popen:
+    """A run whose first case hangs until its 5 s timeout, then one tiny eager case: the
+    test changes the results folder while the first case runs, before anything is saved."""
+    args = ["--shapes", "tiny", "--profile", "full", "--repeats", "1", "--machine", "faults",
+            "--workload", "launch-chain-10", "--workload", "entropy", "--mode", "eager",
+            "--timeout", "5", "--results-dir", str(results), "--cache-dir", str(tmp / "cache")]
+    env = bench_env(tmp, "launch-chain-10=hang")
+    if not prefix:
+        return start_bench(*args, env=env)
+    return subprocess.Popen([*prefix, sys.executable, "-m", "bench", *args], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL)
+
+
+def one_line_error(run: subprocess.Popen) -> str:
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == 1, (out[-2000:], err[-3000:])
+    assert "Traceback" not in err, err[-3000:]
+    (line,) = err.splitlines()
+    return line
+
+
+# ---- d: the results folder removed mid-run ---------------------------------------------------
+
+@pytest.mark.slow
+def test_a_results_folder_removed_mid_run_stops_the_run_in_one_line(tmp_path):
+    results = tmp_path / "results"
+    run = hanging_run(tmp_path, results)
+    wait_for(tmp_path / "hang.pids")
+    shutil.rmtree(results)
+    line = one_line_error(run)
+    assert "was removed or replaced during the run" in line and "run again" in line
+    # Nothing was written without the lock: no new folder, no record a second runner could
+    # then measure again.
+    assert not results.exists()
+
+
+# ---- a2: the results folder turned read-only mid-run -----------------------------------------
+
+@pytest.fixture
+def shared_tmp():
+    """A temporary folder every user may write in, as /tmp is, for a run as nobody."""
+    folder = Path(tempfile.mkdtemp(prefix="atlas-readonly-"))
+    folder.chmod(0o1777)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform != "linux", reason="needs Linux permissions")
+def test_a_results_folder_turned_read_only_mid_run_is_one_line_and_the_next_run_resumes(
+        shared_tmp):
+    # Root writes in a read-only folder regardless: it runs as nobody, who does not.
+    prefix = []
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("needs setpriv to run as another user than root")
+        prefix = AS_NOBODY
+    results = shared_tmp / "results"
+    run = hanging_run(shared_tmp, results, prefix=prefix)
+    wait_for(shared_tmp / "hang.pids")
+    locks = list(results.glob("*.lock"))
+    assert len(locks) == 1
+    results.chmod(0o555)
+    try:
+        line = one_line_error(run)
+    finally:
+        results.chmod(0o755)
+    assert "could not save the record of launch-chain-10 eager" in line
+    assert "Permission denied" in line
+    assert locks[0].exists()  # left as it was: the next run takes it over
+    again = hanging_run(shared_tmp, results, prefix=prefix)
+    out, err = again.communicate(timeout=300)
+    assert again.returncode == 0, err[-3000:]
+    found = {(r.key.workload, r.status) for path in results.glob("*.jsonl")
+             for r in records(path)}
+    assert found == {("launch-chain-10", "timeout"), ("entropy", "ok")}
+    assert not list(results.glob("*.lock"))
