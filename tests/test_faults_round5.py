@@ -95,3 +95,28 @@ def test_a_results_folder_turned_read_only_mid_run_is_one_line_and_the_next_run_
              for r in records(path)}
     assert found == {("launch-chain-10", "timeout"), ("entropy", "ok")}
     assert not list(results.glob("*.lock"))
+
+
+# ---- c: a model that calls CUDA in forward, forked on a host without CUDA --------------------
+
+@pytest.mark.slow
+def test_a_forked_case_that_calls_cuda_records_the_hosts_reason_not_the_fork(tmp_path):
+    fresh = subprocess.run([sys.executable, "-c", "import torch; torch.cuda.init()"],
+                           capture_output=True, text=True, timeout=300, check=False)
+    if fresh.returncode == 0:
+        pytest.skip("CUDA works on this host")
+    torch_says = fresh.stderr.strip().splitlines()[-1]  # "RuntimeError: Found no NVIDIA driver..."
+    results = tmp_path / "results"
+    env = bench_env(tmp_path) | {"PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT)])}
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--backend", "cpu", "--isolation", "fork",
+         "--workload", "byom_fixtures.cuda_in_forward:factory", "--mode", "eager",
+         "--repeats", "1", "--machine", "no-cuda", "--results-dir", str(results),
+         "--cache-dir", str(tmp_path / "cache")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (record,) = [r for path in results.glob("*.jsonl") for r in records(path)]
+    assert record.status == "error"
+    assert "Cannot re-initialize CUDA" not in record.reason
+    assert record.reason.startswith("during first calls: ")
+    assert torch_says[:200] in record.reason
