@@ -120,3 +120,46 @@ def test_a_forked_case_that_calls_cuda_records_the_hosts_reason_not_the_fork(tmp
     assert "Cannot re-initialize CUDA" not in record.reason
     assert record.reason.startswith("during first calls: ")
     assert torch_says[:200] in record.reason
+
+
+# ---- j2: release strings are checked where they enter bench.ab (nox: test_nox_environments)
+
+def ab_error(capsys, *argv: str) -> str:
+    from bench import ab
+
+    assert ab.main(list(argv)) == 2
+    err = capsys.readouterr().err
+    (line,) = err.splitlines()
+    return line
+
+
+def test_bench_ab_refuses_a_requested_release_that_is_no_version(capsys):
+    line = ab_error(capsys, "--env", f"a@../../x={sys.executable}", "--env",
+                    f"b={sys.executable}")
+    assert "--env a@...: '../../x' is not a torch release" in line
+
+
+# ---- j3: an interpreter named as a command, or one that is not Python ----------------------
+
+def test_bench_ab_finds_an_interpreter_on_path_as_a_shell_would(tmp_path, monkeypatch):
+    from bench import ab
+
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "python3").symlink_to(sys.executable)
+    monkeypatch.setenv("PATH", str(folder))
+    assert ab._side("a=python3") == ab.Side("a", str(folder / "python3"), None)
+
+
+def test_bench_ab_names_a_command_that_is_not_on_path(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    line = ab_error(capsys, "--env", "a=python3", "--env", f"b={sys.executable}")
+    assert "--env a=python3: no such command on PATH" in line
+
+
+@pytest.mark.parametrize("program", ["true", "echo"])
+def test_bench_ab_says_in_one_line_that_an_executable_is_not_python(capsys, program):
+    line = ab_error(capsys, "--env", f"a={shutil.which(program)}", "--env",
+                    f"b={sys.executable}", "--dry-run")
+    assert line.startswith(f"python -m bench.ab: error: {shutil.which(program)} is not a Python "
+                           f"interpreter that can run this project's bench")
