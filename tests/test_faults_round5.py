@@ -3,11 +3,14 @@ run stops with one line, and nothing recorded is lost or written twice."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -163,3 +166,49 @@ def test_bench_ab_says_in_one_line_that_an_executable_is_not_python(capsys, prog
                     f"b={sys.executable}", "--dry-run")
     assert line.startswith(f"python -m bench.ab: error: {shutil.which(program)} is not a Python "
                            f"interpreter that can run this project's bench")
+
+
+# ---- D3b: runner and keeper SIGKILLed together, the case's setsid() child left running -------
+
+def parent_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform != "linux", reason="needs /proc")
+def test_the_next_run_ends_a_setsid_child_that_runner_and_keeper_left_when_killed_together(
+        tmp_path):
+    from bench_helpers import all_gone, is_gone
+
+    from bench import pool
+
+    where = ("--results-dir", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache"))
+    runner = start_bench("--shapes", "tiny", "--workload", "trivial-call", "--mode", "eager",
+                         "--machine", "killed", *where,
+                         env=bench_env(tmp_path, "trivial-call=setsid"))
+    case, worker = (int(p) for p in wait_for(tmp_path / "setsid.pids").split())
+    try:
+        keeper = parent_of(case)
+        (scratch,) = tmp_path.glob(f"{pool.SCRATCH_PREFIX}*")
+        note = scratch / pool.DESCENDANTS_FILE
+        deadline = time.monotonic() + 30  # the keeper notes what runs below it every second
+        while str(worker) not in (note.read_text() if note.exists() else ""):
+            assert time.monotonic() < deadline, "the keeper never noted the setsid child"
+            time.sleep(0.1)
+        os.kill(keeper, signal.SIGKILL)
+        runner.kill()
+        runner.communicate(timeout=60)
+        assert all_gone([case])
+        time.sleep(1)
+        assert not is_gone(worker)  # out of the case's group: the group's kill missed it
+        after = subprocess.run(
+            [sys.executable, "-m", "bench", "--backend", "cpu", "--workload", "matmul-128",
+             "--mode", "cuda-graph", "--machine", "killed", *where], cwd=ROOT,
+            env=bench_env(tmp_path), capture_output=True, text=True, timeout=300, check=False)
+        assert after.returncode == 0, after.stderr[-3000:]
+        assert f"of case group {keeper}, left running by a runner that no longer runs" in \
+            after.stdout
+        assert all_gone([worker])
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(worker, signal.SIGKILL)
