@@ -1,5 +1,5 @@
-"""Faults of issue 94 (round 5) in `python -m bench`, each reproduced as it was found: the
-run stops with one line, and nothing recorded is lost or written twice."""
+"""Faults of issue 94 (round 5), each reproduced as it was found: `python -m bench` stops
+with one line and loses or doubles no record; the CSV download runs no formula."""
 
 from __future__ import annotations
 
@@ -212,3 +212,58 @@ def test_the_next_run_ends_a_setsid_child_that_runner_and_keeper_left_when_kille
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(worker, signal.SIGKILL)
+
+
+# ---- CSV cells a spreadsheet would run -------------------------------------------------------
+
+def test_the_csv_download_quotes_text_a_spreadsheet_would_run_and_keeps_numbers(tmp_path):
+    import csv
+    import dataclasses
+    import json
+
+    from fixtures import make_results as fx
+
+    from report import export
+    from report.analysis import Data, load
+
+    env = dataclasses.replace(fx.ENV_CPU, machine="@SUM(1+1)",
+                              device_name='=HYPERLINK("http://x","y")', cpu_model="\tTab")
+    written = [fx.ok_record(env, "matmul-128", mode, None) for mode in ("eager", "default")]
+    fx.write(tmp_path / "r" / "hostile.jsonl",
+             [dataclasses.replace(r, env_id=env.env_id()) for r in written])
+    paths = export.write(Data(load(tmp_path / "r")), tmp_path / "out")
+    with open(paths[0], newline="", encoding="utf-8") as f:
+        (row,) = [r for r in csv.DictReader(f) if r["mode"] == "default"]
+    assert row["machine"] == "'@SUM(1+1)"
+    assert row["device"] == '\'=HYPERLINK("http://x","y")'
+    assert row["workload"] == "matmul-128" and row["mode"] == "default"  # nothing else changes
+    assert float(row["speedup"]) > 0 and not row["speedup"].startswith("'")
+    (kept,) = [r for r in json.loads(paths[1].read_text()) if r["mode"] == "default"]
+    assert kept["device"] == '=HYPERLINK("http://x","y")'  # the JSON holds it as recorded
+
+
+@pytest.mark.parametrize("cell, shown", [("=1+1", "'=1+1"), ("+1", "'+1"), ("-x", "'-x"),
+                                         ("@A1", "'@A1"), ("\tx", "'\tx"), ("\rx", "'\rx"),
+                                         ("a=b", "a=b"), (-1.5, -1.5), (-3, -3), (None, None)])
+def test_only_text_cells_that_start_a_formula_are_quoted(cell, shown):
+    from report.export import inert
+
+    assert inert(cell) == shown
+
+
+def test_the_pages_that_offer_the_csv_say_that_such_cells_are_quoted(tmp_path):
+    from fixtures import make_results as fx
+
+    from report.analysis import Data, load
+    from report.pages import break_even
+    from report.site import Site
+
+    fx.write(tmp_path / "r" / "a.jsonl", [fx.ok_record(fx.ENV_CPU, "matmul-128", mode, None)
+                                          for mode in ("eager", "default")])
+    site = Site(Data(load(tmp_path / "r")), tmp_path / "docs")
+    break_even.render(site)
+    (page,) = (tmp_path / "docs").rglob("break-even.md")
+    text = " ".join(page.read_text(encoding="utf-8").split())
+    assert "[CSV](../data/speedups.csv)" in text
+    assert ("a text cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return "
+            "begins with a single quote") in text
