@@ -2,10 +2,16 @@
 
 import argparse
 import os
+import sys
 import tempfile
 from pathlib import Path
 
 import nox
+
+# nox puts neither the checkout nor the working folder on sys.path; bench.cmdline is the
+# standard library alone, and holds the one definition of a release string.
+sys.path.insert(0, str(Path(__file__).parent))
+from bench.cmdline import release_problem  # noqa: E402
 
 nox.options.sessions = ["lint", "tests"]
 nox.options.default_venv_backend = "venv"
@@ -30,7 +36,11 @@ def torch_releases(session: nox.Session) -> list[str]:
         else:
             rest.append(arg)
     session.posargs[:] = rest
-    return releases or [os.environ.get("ATLAS_TORCH", TORCH_PIN)]
+    releases = releases or [os.environ.get("ATLAS_TORCH", TORCH_PIN)]
+    for release in releases:  # before any environment is made from it
+        if release_problem(release):
+            session.error(f"--torch {release_problem(release)}")
+    return releases
 
 
 def torch_release(session: nox.Session) -> str:

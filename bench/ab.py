@@ -35,6 +35,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -44,7 +45,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench import REPO
-from bench.cmdline import LABEL, OneLineParser, UsageError, count
+from bench.cmdline import LABEL, OneLineParser, UsageError, count, release_problem
 from bench.records import MalformedRecord, read_records, results_files
 
 TAG_PREFIX = "ab"
@@ -126,12 +127,20 @@ def _turn_key(turn: Turn) -> tuple:
 
 def plan_sizes(python: str, bench_args: list[str]) -> list[Size]:
     """The workload sizes `python -m bench OPTIONS` would measure, asked of `python`."""
-    out = subprocess.run([python, "-m", "bench.ab", "plan", *bench_args], cwd=REPO,
-                         capture_output=True, text=True)
+    try:
+        out = subprocess.run([python, "-m", "bench.ab", "plan", *bench_args], cwd=REPO,
+                             capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    except OSError as error:
+        raise UsageError(f"{python} could not be run: {error.strerror or error}") from None
     if out.returncode != 0:
         last = (out.stderr.strip().splitlines() or ["no output"])[-1]
         raise UsageError(f"{python} could not plan the run: {last}")
-    return [Size(*row) for row in json.loads(out.stdout)]
+    try:
+        return [Size(*row) for row in json.loads(out.stdout)]
+    except (ValueError, TypeError):  # /bin/true, echo: anything but a Python with bench/
+        said = (out.stdout.strip().splitlines() or ["nothing"])[0][:120]
+        raise UsageError(f"{python} is not a Python interpreter that can run this project's "
+                         f"bench: asked for the plan, it printed {said!r}") from None
 
 
 def coldstart_sizes(args) -> list[Size]:
@@ -182,8 +191,14 @@ def _side(value: str) -> Side:
     if not LABEL.fullmatch(label):
         raise argparse.ArgumentTypeError(f"label {label!r} may hold only letters, digits and "
                                          f"_ . + - (not first)")
-    return Side(label, str(Path(python).absolute()) if os.sep in python else python,
-                requested or None)
+    if requested and release_problem(requested):
+        raise argparse.ArgumentTypeError(f"--env {label}@...: {release_problem(requested)}")
+    if os.sep not in python:  # a command name, as a shell would find it
+        found = shutil.which(python)
+        if found is None:
+            raise argparse.ArgumentTypeError(f"--env {label}={python}: no such command on PATH")
+        python = found
+    return Side(label, str(Path(python).absolute()), requested or None)
 
 
 def _group(value: str) -> str:

@@ -13,6 +13,19 @@ import re  # noqa: E402
 
 # A record tag's free part (an A/B side's label, a cold-start run's --tag).
 LABEL = re.compile(r"[A-Za-z0-9._+][A-Za-z0-9._+-]*")
+# A torch release as `nox -s ab -- --torch X` and `python -m bench.ab --env LABEL@X=PYTHON`
+# take it: a version with any pre-release, dev or local part (2.15.0, 2.16.0rc1,
+# 2.16.0.dev20260101, 2.15.0+cpu). It becomes a folder name (.nox/torch-X) and a pip
+# requirement (torch==X), so a path such as ../../x never gets that far.
+RELEASE = re.compile(r"\d+\.\d+(\.\d+)?[a-z0-9.+-]*")
+
+
+def release_problem(value: str) -> str | None:
+    """Why `value` is not a torch release, in one line, or None if it is one."""
+    if RELEASE.fullmatch(value):
+        return None
+    return (f"{value!r} is not a torch release: give a version such as 2.15.0, 2.16.0rc1, "
+            f"2.16.0.dev20260101 or 2.15.0+cpu")
 
 
 class UsageError(Exception):

@@ -112,6 +112,9 @@ class ChildSetup:
     env: dict[str, str] = field(default_factory=dict)
     threads: int | None = None
     cpus: tuple[int, ...] = ()
+    # The child's private scratch folder, where its keeper notes every process below it
+    # (DESCENDANTS_FILE); None: no note (Launcher.start sets it).
+    scratch: str | None = None
 
 
 def _die_with_parent(parent_pid: int, how: int = signal.SIGKILL) -> None:
@@ -176,6 +179,48 @@ def _end_descendants() -> None:
                 os.waitpid(child, 0)
 
 
+NOTE_EVERY_S = 1.0  # how often a keeper notes the processes below it
+
+
+def _pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):  # a kernel before 5.3
+        return None
+
+
+def _wait_readable(fd: int | None, timeout: float) -> None:
+    """Until `fd` (a pidfd: its process ended) is readable, or `timeout` seconds."""
+    if fd is None:
+        time.sleep(min(timeout, 0.05))  # as wait_any does without pidfds
+        return
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        selector.select(timeout)
+
+
+def _descendants(pid: int) -> list[int]:
+    found, todo = [], _children(pid)
+    while todo:
+        child = todo.pop()
+        found.append(child)
+        todo += _children(child)
+    return found
+
+
+def _note_descendants(scratch: str | None) -> None:
+    """Note every process below this keeper, with its start time and this boot, so that a
+    run after one that SIGKILLed runner and keeper together can end a process that left the
+    case's group with setsid(): nothing else would lead to it (end_stale_case_groups)."""
+    if scratch is None:
+        return
+    lines = [f"{pid} {_start_time(pid)}\n" for pid in _descendants(os.getpid())]
+    with contextlib.suppress(OSError):
+        partial = Path(scratch, DESCENDANTS_FILE + ".partial")
+        partial.write_text(_boot_id() + "\n" + "".join(lines))
+        partial.replace(Path(scratch, DESCENDANTS_FILE))
+
+
 def _exit_code(exit_: SystemExit) -> int:
     if exit_.code is None or isinstance(exit_.code, int):
         return exit_.code or 0
@@ -213,10 +258,18 @@ def _keep(setup: ChildSetup, target: list[str]) -> int:
                     sys.stdout.flush()
                     sys.stderr.flush()
                 os._exit(code)
+        watch, noted_at = _pidfd(case), 0.0
         while status is None:
-            pid, found = os.waitpid(-1, 0)  # orphans handed to us are reaped here too
-            if pid == case:
-                status = found
+            if time.monotonic() - noted_at >= NOTE_EVERY_S:
+                _note_descendants(setup.scratch)
+                noted_at = time.monotonic()
+            _wait_readable(watch, NOTE_EVERY_S)
+            while status is None:  # orphans handed to us are reaped here too
+                pid, found = os.waitpid(-1, os.WNOHANG)
+                if pid == 0:
+                    break
+                if pid == case:
+                    status = found
     except _Ended:
         pass
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -365,7 +418,7 @@ class Launcher:
     def start(self, target: list[str], setup: ChildSetup, log_path: Path) -> Child:
         """`log_path` lies in the child's private scratch folder, which also holds its TMPDIR."""
         setup = ChildSetup(setup.parent_pid, setup.env | private_temp(log_path.parent),
-                           setup.threads, setup.cpus)
+                           setup.threads, setup.cpus, str(log_path.parent))
         if self.isolation == "spawn":
             with open(log_path, "wb") as log:
                 popen = subprocess.Popen(
@@ -465,6 +518,9 @@ def remove_stale_scratch() -> list[Path]:
 # next run ends the groups of runners that no longer exist, before it measures anything.
 
 GROUP_FILE = "case-group"  # "<pid> <start time>" of the child that leads the group
+# The boot id, then "<pid> <start time>" of every process below the keeper, as its keeper
+# last saw them (every NOTE_EVERY_S).
+DESCENDANTS_FILE = "case-descendants"
 
 
 def _proc_stat(pid: int) -> list[str] | None:
@@ -478,6 +534,13 @@ def _proc_stat(pid: int) -> list[str] | None:
 def _start_time(pid: int) -> str:
     fields = _proc_stat(pid)
     return fields[19] if fields else "?"  # field 22, starttime, in clock ticks since boot
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return "?"
 
 
 def _note_group(folder: Path, pid: int) -> None:
@@ -527,8 +590,44 @@ def end_stale_case_groups() -> list[tuple[int, list[int]]]:
         if members:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGKILL)
+        members += _end_noted_descendants(folder, members)
+        if members:
             ended.append((pgid, members))
     return ended
+
+
+def _end_noted_descendants(folder: Path, ended: list[int]) -> list[int]:
+    """SIGKILL what the keeper noted below it (DESCENDANTS_FILE) and still runs: a process
+    that left the case's group with setsid(), and the group it leads. Only a process that is
+    provably the one noted: the note is ours (checked by the caller for its folder), of this
+    boot, the pid has the start time noted, and it and all of its group run as us."""
+    note = folder / DESCENDANTS_FILE
+    if not _ours(note, folder=False):
+        return []
+    try:
+        boot, *lines = note.read_text().splitlines()
+        noted = [(int(pid), started) for pid, started in map(str.split, lines)]
+    except (OSError, ValueError):
+        return []
+    if boot != _boot_id() or boot == "?":
+        return []  # start times count from this boot only
+    found = []
+    for pid, started in noted:
+        fields = _proc_stat(pid)
+        if (pid <= 1 or pid in ended or fields is None or fields[0] in ("Z", "X")
+                or _start_time(pid) != started or _uid(pid) != os.geteuid()):
+            continue
+        leads = fields[2] == str(pid)
+        members = _group_members(pid) if leads else [pid]
+        if any(_uid(member) != os.geteuid() for member in members):
+            continue
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if leads:
+                os.killpg(pid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+        found += [m for m in members if m not in found and m not in ended]
+    return found
 
 
 # ---- the spawned child's entry point ----------------------------------------------------
@@ -536,7 +635,7 @@ def end_stale_case_groups() -> list[tuple[int, list[int]]]:
 def main(argv: list[str]) -> int:
     data = json.loads(argv[0])
     setup = ChildSetup(parent_pid=data["parent_pid"], env=data["env"], threads=data["threads"],
-                       cpus=tuple(data["cpus"]))
+                       cpus=tuple(data["cpus"]), scratch=data["scratch"])
     return _keep(setup, argv[1:])
 
 

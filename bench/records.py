@@ -540,13 +540,15 @@ def _convert(value: Any, hint: Any, where: str) -> Any:
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"{where}: expected a number, got {value!r}")
-        if not math.isfinite(value):
+        if isinstance(value, int):
+            _check_int_range(value, where)
+        elif not math.isfinite(value):
             raise ValueError(f"{where}: {value!r} is not a finite number")
         return float(value)
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"{where}: expected an integer, got {value!r}")
-        return value
+        return _check_int_range(value, where)
     if hint in (str, bool):
         if not isinstance(value, hint):
             raise ValueError(f"{where}: expected {hint.__name__}, got {value!r}")
@@ -554,11 +556,23 @@ def _convert(value: Any, hint: Any, where: str) -> Any:
     raise TypeError(f"{where}: no converter for {_describe(hint)}")
 
 
+# Integers a record may hold: those of a signed 64-bit column, as the report's DataFrame
+# keeps them; a larger one is no measurement and would stop the report with a traceback.
+INT_MIN, INT_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _check_int_range(value: int, where: str) -> int:
+    if not INT_MIN <= value <= INT_MAX:
+        shown = str(value) if len(str(value)) <= 40 else f"an integer of {len(str(value))} digits"
+        raise ValueError(f"{where}: {shown} is outside the 64-bit integer range "
+                         f"(-2^63 to 2^63-1)")
+    return value
+
+
 def _finite_numbers(values: list | tuple) -> bool:
-    """Whether every item passes `_convert`'s float check (a finite int or float, never a
-    bool), tested for the whole list at once; where not, the item-by-item path names it."""
-    return (all(type(v) is float or type(v) is int for v in values)
-            and all(map(math.isfinite, values)))
+    """Whether every item is a finite float, tested for the whole list at once (timing
+    samples: thousands per file); anything else, an int included, goes item by item."""
+    return all(type(v) is float for v in values) and all(map(math.isfinite, values))
 
 
 @dataclass(frozen=True)
@@ -607,23 +621,28 @@ def _build(cls: type, data: dict[str, Any], where: str) -> Any:
     values = {}
     for name, value in data.items():
         kind = type(value)
-        if kind in fields.plain.get(name, ()) and (kind is not float or math.isfinite(value)):
+        if kind in fields.plain.get(name, ()) and (
+                kind is str or kind is bool or value is None
+                or (math.isfinite(value) if kind is float else INT_MIN <= value <= INT_MAX)):
             values[name] = value  # already what `_convert` would return
         else:
             values[name] = _convert(value, hints[name], prefix + name)
     return cls(**values)
 
 
-def record_from_dict(data: Any) -> Record:
-    """A validated Record from a parsed JSON line of any supported schema version."""
+def record_from_dict(data: Any, note=None) -> Record:
+    """A validated Record from a parsed JSON line of any supported schema version; `note`
+    is told what an upgrade drops (`upgrade` says how)."""
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object, got {type(data).__name__}")
-    return _build(Record, upgrade(data), "")
+    return _build(Record, upgrade(data, note), "")
 
 
 # ---- upgrades ---------------------------------------------------------------------------
 
-def _v1_probe(name: str, found: dict[str, Any]) -> dict[str, Any]:
+def _v1_probe(name: str, found: Any) -> dict[str, Any]:
+    if not isinstance(found, dict) or not isinstance(found.get("summary"), str):
+        raise ValueError(f"extra.probes.{name}: expected an object with a summary")
     value = found.get("value")
     if isinstance(value, dict):
         return {"name": name, "summary": found["summary"], "outcome": None, "figures": value}
@@ -651,53 +670,82 @@ _V1_TRAITS = {
     "default-dynamic": (True, False, False, True, "torch.compile(dynamic=True): one graph with "
                         "symbolic shapes from the first call"),
 }
+# What version 1 kept in `extra`, by the field that holds it from version 2 on.
+_V1_EXTRA = {"stage_s": "stages_s", "log_tail": "log_tail", "probes": "probes"}
 
 
-def _upgrade_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
+def _upgrade_1_to_2(data: dict[str, Any], note) -> dict[str, Any]:
     """Version 1 kept stage times, probes and log tails in a free-form `extra`, compared
-    outputs with eager, and ran each case in one process with an empty cache."""
+    outputs with eager, and ran each case in one process with an empty cache. A field the
+    record already holds is kept as recorded; what of `extra` has no field is dropped,
+    and `note` says so."""
     data = dict(data)
-    extra = data.pop("extra", None) or {}
+    extra = data.pop("extra", None)
+    if extra is None:
+        extra = {}
+    if not isinstance(extra, dict):
+        raise ValueError(f"extra: expected an object, got {type(extra).__name__}")
     data["schema_version"] = 2
-    data["stages_s"] = extra.get("stage_s", {})
-    data["log_tail"] = extra.get("log_tail", [])
-    data["probes"] = [_v1_probe(name, found) for name, found in extra.get("probes", {}).items()]
-    data["process"] = {"repeat": 0, "repeats": 1, "run_id": None, "gpu": None, "workers": 1,
-                       "parent_import_s": None, "cache": "cold"}
-    traits = _V1_TRAITS.get(data.get("key", {}).get("mode"))
-    if traits is None:
-        raise ValueError(f"key.mode {data.get('key', {}).get('mode')!r} is not a known mode")
-    data["mode_traits"] = dict(zip(("compiled", "cuda_graphs", "autotune", "dynamic",
-                                    "description"), traits, strict=True))
+    for old, new in _V1_EXTRA.items():
+        if old not in extra:
+            continue
+        value = extra[old]
+        if new == "probes":
+            if not isinstance(value, dict):
+                raise ValueError(f"extra.probes: expected an object, got {type(value).__name__}")
+            value = [_v1_probe(name, found) for name, found in value.items()]
+        if new not in data:
+            data[new] = value
+        elif data[new] != value:
+            note(f"extra.{old} differs from the record's own {new}; keeping {new}, "
+                 f"dropping extra.{old}")
+    unknown = sorted(set(extra) - set(_V1_EXTRA))
+    if unknown:
+        note(f"schema version 1's extra.{', extra.'.join(unknown)} has no field in version "
+             f"{SCHEMA_VERSION}; dropped")
+    data.setdefault("process", {"repeat": 0, "repeats": 1, "run_id": None, "gpu": None,
+                                "workers": 1, "parent_import_s": None, "cache": "cold"})
+    if "mode_traits" not in data:
+        mode = data.get("key", {}).get("mode") if isinstance(data.get("key"), dict) else None
+        traits = _V1_TRAITS.get(mode) if isinstance(mode, str) else None
+        if traits is None:
+            raise ValueError(f"key.mode {mode!r} is not a known mode")
+        data["mode_traits"] = dict(zip(("compiled", "cuda_graphs", "autotune", "dynamic",
+                                        "description"), traits, strict=True))
     return data
 
 
-def _upgrade_2_to_3(data: dict[str, Any]) -> dict[str, Any]:
+def _upgrade_2_to_3(data: dict[str, Any], note) -> dict[str, Any]:
     """Version 3 added paired processes, the host section and CUDA reserved-memory peaks;
     every field it added has a default that says a version 2 record had none of them."""
     return dict(data, schema_version=3)
 
 
-def _upgrade_3_to_4(data: dict[str, Any]) -> dict[str, Any]:
+def _upgrade_3_to_4(data: dict[str, Any], note) -> dict[str, Any]:
     """Version 4 put the precision in the case key; every earlier case ran in float32 (or,
-    for a model of your own, its own dtype, which key.dtype "float32" also stands for)."""
+    for a model of your own, its own dtype, which key.dtype "float32" also stands for).
+    A key that already names its dtype keeps it."""
     key = data.get("key")
-    key = dict(key, dtype="float32") if isinstance(key, dict) else key
+    key = {"dtype": "float32", **key} if isinstance(key, dict) else key
     return dict(data, key=key, schema_version=4)
 
 
 UPGRADES = {1: _upgrade_1_to_2, 2: _upgrade_2_to_3, 3: _upgrade_3_to_4}
 
 
-def upgrade(data: dict[str, Any]) -> dict[str, Any]:
-    """Bring a record of an older schema version up to SCHEMA_VERSION, in memory only."""
+def upgrade(data: dict[str, Any], note=None) -> dict[str, Any]:
+    """Bring a record of an older schema version up to SCHEMA_VERSION, in memory only.
+    A value the record holds is never changed; what must be dropped is said through `note`
+    (one line, without the record's place; a warning on stderr by default)."""
     version = data.get("schema_version")
-    while version in UPGRADES:
-        data = UPGRADES[version](data)
+    # `true == 1` and `1.0 == 1` in Python: only a JSON integer is a version.
+    while type(version) is int and version in UPGRADES:
+        data = UPGRADES[version](data, note or _warn)
         version = data.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if type(version) is not int or version != SCHEMA_VERSION:
         known = ", ".join(str(v) for v in [*UPGRADES, SCHEMA_VERSION])
-        raise ValueError(f"schema_version {version!r} is not supported (this reader knows {known})")
+        raise ValueError(f"schema_version {json.dumps(version)} is not supported (this reader "
+                         f"knows {known})")
     return data
 
 
@@ -707,9 +755,9 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def parse_line(raw: bytes) -> Record:
+def parse_line(raw: bytes, note=None) -> Record:
     text = raw.decode("utf-8")  # UnicodeDecodeError is a ValueError
-    return record_from_dict(json.loads(text, parse_constant=_reject_constant))
+    return record_from_dict(json.loads(text, parse_constant=_reject_constant), note)
 
 
 def read_records(path: Path, warn=None) -> Iterator[Record]:
@@ -723,7 +771,8 @@ def read_records(path: Path, warn=None) -> Iterator[Record]:
         if not raw.strip():
             continue
         try:
-            yield parse_line(raw)
+            yield parse_line(raw, lambda message, at=f"{path}:{number}":
+                             (warn or _warn)(f"{at}: {message}"))
         except (ValueError, TypeError) as error:
             raise MalformedRecord(f"{path}:{number}: malformed record: {error}") from None
     if torn.strip():

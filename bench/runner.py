@@ -400,8 +400,34 @@ def _write_owner(fd: int, lock: Path) -> None:
         raise RunError(f"cannot write {lock}: {error.strerror or error}") from None
 
 
+@dataclass(frozen=True)
+class HeldLock:
+    """The lock `exclusive` holds on a results file, open as `fd`."""
+
+    path: Path  # the lock file
+    results: Path  # the results file it guards
+    fd: int
+
+    def in_place(self) -> bool:
+        """Whether the file at `path` is still the one this run locked."""
+        try:
+            there, held = os.stat(self.path), os.fstat(self.fd)
+        except OSError:
+            return False
+        return (there.st_dev, there.st_ino) == (held.st_dev, held.st_ino)
+
+    def check(self) -> None:
+        """RunError once the lock is gone (`rm -rf` of the results folder): a record written
+        now would go to a new folder no lock guards, where a second runner may measure the
+        same cases."""
+        if not self.in_place():
+            raise RunError(f"{self.path} was removed or replaced during the run (the results "
+                           f"folder deleted?): stopping rather than write {self.results.name} "
+                           f"without its lock; run again to measure what is missing")
+
+
 @contextlib.contextmanager
-def exclusive(path: Path) -> Iterator[None]:
+def exclusive(path: Path) -> Iterator[HeldLock]:
     """Hold `<path>.lock` for the whole run, or RunError at once if another runner holds it."""
     lock = path.with_name(path.name + ".lock")
     check_results_file(path)
@@ -424,12 +450,17 @@ def exclusive(path: Path) -> Iterator[None]:
             if os.stat(lock).st_ino == os.fstat(fd).st_ino:
                 break
         os.close(fd)
+    held = HeldLock(lock, path, fd)
     try:
         _write_owner(fd, lock)
-        yield
+        yield held
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            lock.unlink()
+        # Never another runner's lock, made after ours was removed; and a folder turned
+        # read-only keeps ours, which the next run takes over as it finds it unlocked: the
+        # error that stopped this run is the one to show.
+        if held.in_place():
+            with contextlib.suppress(OSError):
+                lock.unlink()
         os.close(fd)
 
 
@@ -572,8 +603,10 @@ class _Run:
 
     def __init__(self, todo: list[Job], env: Environment, config: RunConfig, path: Path,
                  slots: list[Slot], launcher: Launcher, out,
-                 durations: dict[tuple, float] | None = None) -> None:
+                 durations: dict[tuple, float] | None = None,
+                 lock: HeldLock | None = None) -> None:
         self.queue, self.env, self.config, self.path = list(todo), env, config, path
+        self.lock = lock
         self.slots, self.launcher, self.out = slots, launcher, out
         self.durations = durations or {}  # by signature(job): what such a job took before
         self.total, self.started = len(todo), 0
@@ -609,6 +642,8 @@ class _Run:
         """Append one record, or a paired process's records all at once: a group is never
         left half-written for the report to misread."""
         batch = record if isinstance(record, list) else [record]
+        if self.lock:
+            self.lock.check()
         try:
             append_records(self.path, batch)
         except RecordWriteError as error:
@@ -820,9 +855,10 @@ def _terminate(signum, frame):
 
 
 def run(cases: list[CaseKey], env: Environment, config: RunConfig, out=sys.stdout,
-        slots: list[Slot] | None = None, launcher: Launcher | None = None) -> Path:
+        slots: list[Slot] | None = None, launcher: Launcher | None = None,
+        lock: HeldLock | None = None) -> Path:
     """Measure every (case, repeat) not yet recorded for `env`; the results file's path.
-    The caller holds the results file's lock (see `exclusive`)."""
+    The caller holds the results file's lock (see `exclusive`), checked before each save."""
     path = results_path(config.results_dir, env, config.shard)
     done = Recorded() if config.force else recorded(config.results_dir, env)
     # Only a deadline asks what a job will take; --force re-measures, but costs stay known.
@@ -836,7 +872,7 @@ def run(cases: list[CaseKey], env: Environment, config: RunConfig, out=sys.stdou
     launcher = launcher or Launcher(config.isolation)
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        _Run(todo, env, config, path, slots or [Slot()], launcher, out, took).loop()
+        _Run(todo, env, config, path, slots or [Slot()], launcher, out, took, lock).loop()
     finally:
         signal.signal(signal.SIGTERM, previous)
     return path
@@ -902,8 +938,10 @@ def measure(plans: dict[str, list[CaseKey]], config: RunConfig, machine: str | N
         check_same_device(config.results_dir, env)
     paths = []
     with contextlib.ExitStack() as locks:
-        for env in envs.values():
-            locks.enter_context(exclusive(results_path(config.results_dir, env, config.shard)))
+        held = {backend: locks.enter_context(exclusive(results_path(config.results_dir, env,
+                                                                    config.shard)))
+                for backend, env in envs.items()}
         for backend, cases in plans.items():
-            paths.append(run(cases, envs[backend], config, out, slots_of[backend], launcher))
+            paths.append(run(cases, envs[backend], config, out, slots_of[backend], launcher,
+                             held[backend]))
     return paths

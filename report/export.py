@@ -37,6 +37,24 @@ COLUMNS = ("backend", "device", "torch", "workload", "size", "mode", "baseline",
            "machine", "env_id", "paired", *host.PUBLISHED_COLUMNS)
 FILES = ("speedups.csv", "speedups.json")
 PARQUET = "speedups.parquet"
+# A spreadsheet runs a cell that starts with one of these as a formula, and a record's
+# strings (a machine or device name) reach the CSV: such a text cell gets a leading single
+# quote, as OWASP recommends against CSV injection. Numbers stay numbers; the JSON and
+# Parquet files hold every string as recorded.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def inert(value: object) -> object:
+    """`value`, with a single quote before it where it is text a spreadsheet would run."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
+
+def csv_text(rows: pd.DataFrame) -> str:
+    """`rows` as the CSV download: text cells made `inert`, numbers as they are."""
+    text_columns = [c for c, kind in rows.dtypes.items()
+                    if pd.api.types.is_object_dtype(kind) or isinstance(kind, pd.StringDtype)]
+    safe = rows.assign(**{c: rows[c].map(inert) for c in text_columns})
+    return safe.to_csv(index=False, float_format="%.6g")
 
 
 def _calls(value) -> object:
@@ -102,7 +120,7 @@ def write(data: Data, folder: Path) -> list[Path]:
     safe_output.make_folders(folder, Path())
     rows = table(data)
     csv_path, json_path = (folder / name for name in FILES)
-    safe_output.write_bytes(csv_path, rows.to_csv(index=False, float_format="%.6g").encode())
+    safe_output.write_bytes(csv_path, csv_text(rows).encode())
     records = [{k: analysis._plain(v) for k, v in row.items()} for row in rows.to_dict("records")]
     safe_output.write_bytes(json_path,
                             (json.dumps(records, indent=0, allow_nan=False) + "\n").encode())

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from bench_helpers import ROOT, bench_env, records, results_files
@@ -79,8 +80,9 @@ def test_a_side_named_with_its_release_records_it_as_requested(smoke):
 
 
 def test_a_side_is_label_release_and_interpreter():
-    assert ab._side("2.15.0-aa@2.15.0=python3") == ab.Side("2.15.0-aa", "python3", "2.15.0")
-    assert ab._side("a=python3").requested is None
+    python = str(Path(sys.executable).absolute())
+    assert ab._side(f"2.15.0-aa@2.15.0={python}") == ab.Side("2.15.0-aa", python, "2.15.0")
+    assert ab._side(f"a={python}").requested is None
 
 
 @pytest.mark.slow

@@ -379,3 +379,74 @@ def test_concurrent_appends_leave_only_complete_lines(tmp_path):
     assert len(path.read_bytes().splitlines()) == len(found) == workers * each
     assert sorted(r.key.tag for r in found) == sorted(
         f"w{w}-{n}" for w in range(workers) for n in range(each))
+
+
+# ---- b2: upgrades never change a recorded value, nor drop one silently ---------------------
+
+def v1_dict(record: Record) -> dict:
+    data = as_dict(record)
+    for name in ("process", "mode_traits", "probes", "warmup", "stages_s", "log_tail", "host",
+                 "paired"):
+        data.pop(name)
+    del data["key"]["dtype"]
+    data["schema_version"] = 1
+    data["extra"] = {"stage_s": {"build": 0.5}}
+    return data
+
+
+def test_a_version_3_record_whose_key_names_bfloat16_stays_bfloat16():
+    data = as_dict(make_record())
+    data["key"]["dtype"] = "bfloat16"
+    data["schema_version"] = 3
+    assert record_from_dict(data).key.dtype == "bfloat16"
+
+
+def test_a_version_1_record_keeps_its_own_stages_probes_and_process():
+    record = make_record(repeat=2)
+    data = v1_dict(record)
+    for name in ("stages_s", "probes", "process"):
+        data[name] = as_dict(record)[name]
+    notes = []
+    upgraded = record_from_dict(data, notes.append)
+    assert upgraded.stages_s == record.stages_s and upgraded.probes == record.probes
+    assert upgraded.process == record.process  # repeat 2 of 3, not "repeat 0 of 1"
+    # extra's stage times ({"build": 0.5}) differ from the record's own: dropped, and said
+    assert notes == ["extra.stage_s differs from the record's own stages_s; keeping stages_s, "
+                     "dropping extra.stage_s"]
+
+
+def test_a_version_1_record_takes_its_stages_from_extra_without_a_note():
+    notes = []
+    upgraded = record_from_dict(v1_dict(make_record()), notes.append)
+    assert upgraded.stages_s == {"build": 0.5} and upgraded.process.repeats == 1
+    assert notes == []
+
+
+def test_an_extra_field_with_no_place_is_dropped_with_a_warning_naming_file_and_line(tmp_path):
+    data = v1_dict(make_record())
+    data["extra"]["gpu_temperature_c"] = 71
+    path = tmp_path / "v1.jsonl"
+    path.write_text(json.dumps(as_dict(make_record())) + "\n" + json.dumps(data) + "\n")
+    warnings = []
+    assert len(list(read_records(path, warn=warnings.append))) == 2
+    assert warnings == [f"{path}:2: schema version 1's extra.gpu_temperature_c has no field in "
+                        f"version {SCHEMA_VERSION}; dropped"]
+
+
+@pytest.mark.parametrize("version", [True, 1.0, "1"])
+def test_a_schema_version_that_is_not_an_integer_is_refused(version):
+    data = as_dict(make_record())
+    data["schema_version"] = version
+    with pytest.raises(ValueError, match=r"schema_version .* is not supported"):
+        record_from_dict(data)
+
+
+@pytest.mark.parametrize("extra, says", [(True, "extra: expected an object, got bool"),
+                                         ({"probes": {"p": "x"}}, "extra.probes.p: expected an")])
+def test_a_malformed_version_1_extra_names_its_field(tmp_path, extra, says):
+    data = v1_dict(make_record())
+    data["extra"] = extra
+    path = tmp_path / "v1.jsonl"
+    path.write_text(json.dumps(data) + "\n")
+    with pytest.raises(MalformedRecord, match=re.escape(f"{path}:1: malformed record: {says}")):
+        list(read_records(path))

@@ -103,3 +103,47 @@ def test_the_models_group_is_installed_only_for_profiles_with_real_models(noxfil
     quick = Session(Path("unused"))
     noxfile.run_bench(quick, RELEASE)
     assert not any("<models>" in command for command in quick.commands)
+
+
+# ---- a release string is checked before any environment is made from it (issue 94, j2) -----
+
+class Refused(Exception):
+    pass
+
+
+def nox_session(tmp_path: Path, *posargs: str) -> Session:
+    session = Session(tmp_path / ".nox" / "ab", posargs)
+
+    def error(message):
+        raise Refused(message)
+
+    session.error = error
+    return session
+
+
+@pytest.mark.parametrize("release", ["../../../../x", "2.15.0/../../x", "latest", ""])
+def test_nox_refuses_a_torch_release_that_is_no_version_before_making_an_environment(
+        noxfile, tmp_path, release):
+    session = nox_session(tmp_path, "--torch", "2.15.0", "--torch", release)
+    with pytest.raises(Refused) as caught:
+        noxfile.ab(session)
+    assert str(caught.value) == (f"--torch {release!r} is not a torch release: give a version "
+                                 f"such as 2.15.0, 2.16.0rc1, 2.16.0.dev20260101 or 2.15.0+cpu")
+    assert session.commands == []  # no venv, no pip
+    assert not (tmp_path / ".nox").exists()
+
+
+def test_nox_refuses_a_bad_atlas_torch_too(noxfile, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATLAS_TORCH", "../x")
+    session = nox_session(tmp_path, "--profile", "quick")
+    with pytest.raises(Refused, match="'../x' is not a torch release"):
+        noxfile.bench(session)
+    assert session.commands == []
+
+
+@pytest.mark.parametrize("release", ["2.15.0", "2.16.0rc1", "2.16.0.dev20260101", "2.15.0+cpu"])
+def test_nox_takes_every_documented_form_of_a_release(noxfile, tmp_path, release):
+    session = nox_session(tmp_path, "--torch", release, "--torch", release)
+    noxfile.ab(session)
+    assert session.commands[-1][:3] == ["python", "-m", "bench.ab"]
+    assert f"{release}-aa@{release}=" in " ".join(session.commands[-1])

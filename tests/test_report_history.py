@@ -284,3 +284,19 @@ def test_one_disturbed_process_does_not_flatten_the_history_chart(tmp_path, monk
     # the cut bar ends in a marker at the edge, in its mode's colour
     marks = [line for line in ax.get_lines() if line.get_marker() == "^"]
     assert [list(m.get_xdata()) for m in marks] == [[0]]
+
+
+@pytest.mark.xfail(strict=True, raises=IndexError, reason=(
+    "j4 (issue 94): report/pages/history.py takes the backend of a lineage from its older "
+    "runs (`of['backend'].iloc[0]`), and a lineage of A/B groups alone has none; the fix "
+    "belongs to that file's owner, who removes this mark with it"))
+def test_an_ab_group_measured_with_eager_only_renders(tmp_path):
+    from ab_fixtures import group_records
+    from test_report_ab import LABELS
+
+    # `python -m bench.ab --mode eager`: isolated processes only, nothing to pair
+    eager = [r for r in group_records("g1", LABELS) if r.key.mode == "eager" and not r.paired]
+    site = Site(Data(analysis.load(write(tmp_path / "r", eager))), tmp_path / "docs")
+    history_page.render(site)
+    text = page(site, "history.md")
+    assert "ab-cpu" in text and "2.15.0" in text

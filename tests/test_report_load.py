@@ -260,3 +260,14 @@ def test_the_rows_cache_is_in_the_checkout_wherever_the_report_runs(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert not (tmp_path / ".cache").exists()
     assert loading.ROWS_CACHE.is_relative_to(ROOT)
+
+
+def test_what_an_upgrade_drops_is_a_warning_naming_file_and_line_at_every_load(tmp_path):
+    data = json.loads(fx.v1_line(fx.ok_record(fx.ENV_A, "matmul-128", "default", None)))
+    data["extra"]["fan_rpm"] = 3000
+    path = write_lines(tmp_path / "r" / "v1.jsonl", json.dumps(good_line()), json.dumps(data))
+    for _ in range(2):  # a file that warns is never served from the rows cache
+        warnings = []
+        assert len(analysis.load(tmp_path / "r", warn=warnings.append)) == 2
+        assert warnings == [f"{path}:2: schema version 1's extra.fan_rpm has no field in "
+                            f"version {SCHEMA_VERSION}; dropped"]

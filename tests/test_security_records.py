@@ -107,3 +107,57 @@ def test_names_that_differ_in_more_than_case_still_render(tmp_path):
                   record_dict(workload="matmul-256"))
     site = build(tmp_path / "r", tmp_path / "docs")
     assert (tmp_path / "docs" / "workloads" / "matmul-256.md") in site.written
+
+
+HUGE = {  # D4y: integers past a signed 64-bit column, where the report's DataFrame broke
+    "parameters-2^63": (lambda d: d["workload_info"].update(parameters=2**63),
+                        "workload_info.parameters: 9223372036854775808 is outside"),
+    "peak-rss-2^64": (lambda d: d["memory"].update(peak_rss_bytes=2**64),
+                      "memory.peak_rss_bytes: 18446744073709551616 is outside"),
+    "batch-size-2^63": (lambda d: d["key"].update(batch_size=2**63),
+                        "key.batch_size: 9223372036854775808 is outside"),
+    "shape-2^63": (lambda d: d["workload_info"].update(input_shapes=[[2**63, 8]]),
+                   "workload_info.input_shapes[0][0]: 9223372036854775808 is outside"),
+    "figure-10^400": (lambda d: d["probes"].append({"name": "p", "summary": "s", "outcome": None,
+                                                    "figures": {"v": 10**400}}),
+                      "probes[0].figures.v: an integer of 401 digits is outside"),
+}
+
+
+@pytest.mark.parametrize("case", HUGE, ids=HUGE.keys())
+def test_an_integer_past_64_bits_is_refused_with_file_and_line(tmp_path, case):
+    spoil, phrase = HUGE[case]
+    data = record_dict()
+    spoil(data)
+    path = write_records(tmp_path / "r" / "huge.jsonl", record_dict(mode="eager"), data)
+    with pytest.raises(ResultsError) as caught:
+        analysis.load(tmp_path / "r")
+    message = str(caught.value)
+    assert message.startswith(f"{path}:2: malformed record: ")
+    assert phrase in message and "\n" not in message
+
+
+def test_the_largest_64_bit_integer_is_still_read(tmp_path):
+    data = record_dict()
+    data["workload_info"]["parameters"] = 2**63 - 1
+    write_records(tmp_path / "r" / "edge.jsonl", data)
+    assert analysis.load(tmp_path / "r")["parameters"].iloc[0] == 2**63 - 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [["report"], ["report", "compare", "{r}", "{r}"],
+                                     ["report", "export", "{out}"]],
+                         ids=["render", "compare", "export"])
+def test_every_report_command_refuses_a_huge_integer_in_one_line(tmp_path, command):
+    data = record_dict()
+    data["workload_info"]["parameters"] = 2**63
+    results = tmp_path / "r"
+    path = write_records(results / "huge.jsonl", record_dict(mode="eager"), data)
+    words = [w.format(r=results, out=tmp_path / "out") for w in command]
+    done = subprocess.run([sys.executable, "-m", *words, "--results", str(results),
+                           *(["--docs", str(tmp_path / "docs")] if command == ["report"] else [])],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+                          env=os.environ | {"PYTHONWARNINGS": "ignore"})
+    assert done.returncode != 0
+    (line,) = done.stderr.splitlines()
+    assert f"{path}:2: malformed record: workload_info.parameters: 9223372036854775808" in line

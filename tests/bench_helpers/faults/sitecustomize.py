@@ -11,6 +11,8 @@ case builds, in the runner (whose forked cases inherit it) and in spawned cases 
          its parent; writes both pids to $ATLAS_TEST_FAULT_DIR/hang.pids; sleeps until killed
   orphan as hang, but the `sleep` grandchild does not ask to die with its parent (as a
          model's own subprocess might not); pids in $ATLAS_TEST_FAULT_DIR/orphan.pids
+  setsid as orphan, and the grandchild leaves the case's session and process group too,
+         as a daemon does; pids in $ATLAS_TEST_FAULT_DIR/setsid.pids
 
 Each fault first prints "injected fault: KIND" to stderr, which lands in the case's log.
 """
@@ -42,9 +44,10 @@ if _FAULTS:
                 os.kill(os.getpid(), signal.SIGSEGV)
             if kind == "raise":
                 raise RuntimeError("boom")
-            if kind in ("hang", "orphan"):
+            if kind in ("hang", "orphan", "setsid"):
                 worker = subprocess.Popen(["sleep", "1000"], preexec_fn=_die_with_parent
-                                          if kind == "hang" else None)
+                                          if kind == "hang" else None,
+                                          start_new_session=kind == "setsid")
                 pids = Path(os.environ["ATLAS_TEST_FAULT_DIR"]) / f"{kind}.pids"
                 partial = pids.with_suffix(".partial")
                 partial.write_text(f"{os.getpid()} {worker.pid}\n")
