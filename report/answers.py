@@ -84,17 +84,43 @@ def fastest_at(data: Data, workload: str, batch: int | None, backend: str,
     return out
 
 
+def published_rows(data: Data) -> dict[tuple, dict[str, Any]]:
+    """Every row of the published table by (env_id, workload, batch_size, mode, dtype), the
+    first where two shapes share one: built once, so that an answer looks a case up. A scan
+    of the table per environment made the home page's time grow with the square of the
+    environments (issue 94, fault f)."""
+    def index() -> dict[tuple, dict[str, Any]]:
+        found: dict[tuple, dict[str, Any]] = {}
+        for r in analysis.rows(data.published):
+            found.setdefault((r["env_id"], r["workload"], r["batch_size"], r["mode"],
+                              r[analysis.DTYPE]), r)
+        return found
+    return data.memo("answers-published-rows", index)
+
+
+def _choices(data: Data, workload: str, batch: int | None, dtype: str,
+             calls: int) -> dict[str, dict[str, Any]]:
+    """`analysis.choose` at one point (workload, batch; None: unbatched) in one dtype, of
+    every environment at once, by env_id: an answer never sets two dtypes side by side."""
+    def choose() -> dict[str, dict[str, Any]]:
+        table = data.published
+        here = table[(table["workload"] == workload) & (table[analysis.DTYPE] == dtype)]
+        here = here[here["batch_size"].isna()] if batch is None else here[here["batch_size"] == batch]
+        found: dict[str, dict[str, Any]] = {}
+        for r in analysis.rows(analysis.choose(here, calls)):
+            found.setdefault(r["env_id"], r)
+        return found
+    return data.memo(("answers-choices", workload, batch, dtype, calls), choose)
+
+
 def _choice_in(data: Data, env: analysis.Environment, device: str, workload: str,
                batch: int | None, calls: int, dtype: str) -> dict[str, Any] | None:
-    table = _at(data.published, env.env_id, workload, batch, dtype)
-    if table.empty:
+    row = _choices(data, workload, batch, dtype, calls).get(env.env_id)
+    if row is None:
         return None
-    found = analysis.choose(table, calls)
-    if found.empty:
-        return None
-    row = analysis.rows(found)[0]
-    eager = analysis.row_of(table, env.env_id, workload, batch, BASELINE, dtype) or {}
-    chosen = analysis.row_of(table, env.env_id, workload, batch, row["mode"], dtype) or {}
+    published = published_rows(data)
+    eager = published.get((env.env_id, workload, batch, BASELINE, dtype)) or {}
+    chosen = published.get((env.env_id, workload, batch, row["mode"], dtype)) or {}
     return {
         "device": device, "env": env, "mode": row["mode"], "calls": calls,
         # The environment's label without the device, which the answer names already.
@@ -133,15 +159,6 @@ def host_prediction(data: Data, env_id: str, workload: str, batch: int | None, m
             "outside_us": found.outside_s * 1e6, "speedup": found.speedup, "low": found.low,
             "high": None if math.isinf(found.high) else found.high,
             "processes": model.processes}
-
-
-def _at(table: pd.DataFrame, env_id: str, workload: str, batch: int | None,
-        dtype: str = analysis.DEFAULT_DTYPE) -> pd.DataFrame:
-    """The rows of `table` at one point (env, workload, batch; None: unbatched) in one
-    dtype: an answer never sets two dtypes side by side."""
-    here = table[(table["env_id"] == env_id) & (table["workload"] == workload)
-                 & (table[analysis.DTYPE] == dtype)]
-    return here[here["batch_size"].isna()] if batch is None else here[here["batch_size"] == batch]
 
 
 def pays_within(data: Data, calls: int) -> list[dict[str, Any]]:
@@ -286,7 +303,7 @@ def precision(data: Data) -> dict[str, Any]:
             dtypes = [_dtype_counts(here, dtype) for dtype in sorted(
                 here[analysis.DTYPE].unique(), key=lambda d: (d != analysis.DEFAULT_DTYPE, d))]
             devices.append({"device": device, "backend": backend, "dtypes": dtypes,
-                            **_moves(table, envs)})
+                            **_moves(published_rows(data), envs)})
     return {"devices": devices, "lower": LOWER_PRECISION, "mode": PRECISION_MODE,
             "workload": LANGUAGE_MODEL}
 
@@ -330,13 +347,15 @@ def _first_line(reason: Any, most: int = 120) -> str | None:
     return line if len(line) <= most else line[:most - 1] + "…"
 
 
-def _moves(table: pd.DataFrame, envs: list[analysis.Environment]) -> dict[str, Any]:
+def _moves(published: dict[tuple, dict[str, Any]],
+           envs: list[analysis.Environment]) -> dict[str, Any]:
     """PRECISION_MODE over eager at batch 1, float32 against bfloat16, in each environment of
     the device that timed one of MOVED_WORKLOADS in both (the first such, LANGUAGE_MODEL where
-    it can), as `moves`; and, where LANGUAGE_MODEL's two dtypes were timed only in different
-    environments of the device, which ones (`apart`): those are not compared."""
+    it can), as `moves`, each looked up in `published` (`published_rows`); and, where
+    LANGUAGE_MODEL's two dtypes were timed only in different environments of the device,
+    which ones (`apart`): those are not compared."""
     def both(env, workload):
-        return {dtype: analysis.row_of(table, env.env_id, workload, 1, PRECISION_MODE, dtype)
+        return {dtype: published.get((env.env_id, workload, 1, PRECISION_MODE, dtype))
                 for dtype in (analysis.DEFAULT_DTYPE, LOWER_PRECISION)}
 
     moves = []
