@@ -162,14 +162,16 @@ class Process:
 def processes(rows: Iterable[Row], tag: str | re.Pattern = PROCESS_TAGS) -> list[Process]:
     """The ok paired processes of seed shapes that timed the probe, under the process tags
     (those fitted on), or under `tag`, a name or a pattern (SLOWED_TAGS: those checked)."""
-    groups: dict[str, list[Row]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[Row]] = defaultdict(list)
     for row in rows:
         if (row["status"] == "ok" and row["process_timing"] == "paired"
                 and (row["tag"] == tag if isinstance(tag, str) else tag.match(row["tag"]))
                 and row["shapes"] == SHAPES and row["op_s"] and row["group"]):
-            groups[row["group"]].append(row)
+            # A group is one process of one environment: a group name another environment
+            # also used (a copied plan) must not merge two machines' processes.
+            groups[(row["env_id"], row["group"])].append(row)
     found = []
-    for group, members in groups.items():
+    for (_, group), members in groups.items():
         first = members[0]
         found.append(Process(
             env_id=first["env_id"], device_name=first["device_name"], backend=first["backend"],
