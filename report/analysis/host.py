@@ -279,6 +279,37 @@ def summary(table: pd.DataFrame) -> dict | None:
             "time_sliced_outside": int(_missed_time_sliced(table).sum())}
 
 
+COVERAGE_GOAL = 0.90  # issue 90: leaving one lease out, this share of held-out processes inside
+
+
+def coverage(table: pd.DataFrame, by: list[str]) -> list[dict]:
+    """Leave-one-lease-out coverage (`checks` rows of `held_out`) per value of `by`: the
+    held-out processes and how many fell inside their band at their own probe, the share,
+    the checks (a case on one lease) and cases, and whether the share meets COVERAGE_GOAL."""
+    if table.empty:
+        return []
+    out = []
+    for key, group in table.groupby(by, dropna=False, sort=False):
+        processes, inside = int(group["processes"].sum()), int(group["processes_inside"].sum())
+        out.append({**dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True)),
+                    "processes": processes, "processes_inside": inside,
+                    "share": inside / processes if processes else None,
+                    "checks": len(group), "leases": group["lease"].nunique(),
+                    "cases": group[[*KEY, "baseline"]].drop_duplicates().shape[0],
+                    "meets": bool(processes) and inside / processes >= COVERAGE_GOAL})
+    return out
+
+
+def coverage_by_gpu(table: pd.DataFrame) -> list[dict]:
+    """`coverage` per GPU type (device_name), every environment of it together."""
+    return sorted(coverage(table, ["device_name"]), key=lambda r: str(r["device_name"]))
+
+
+def coverage_by_case(table: pd.DataFrame) -> list[dict]:
+    """`coverage` per case (KEY and baseline), in page order."""
+    return coverage(table, [*KEY, "baseline"])
+
+
 def _missed_time_sliced(table: pd.DataFrame) -> pd.Series:
     """The checks outside their band on a time-sliced host."""
     return ~table["inside"].astype(bool) & table["time_sliced"].astype(bool)
