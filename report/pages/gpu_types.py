@@ -152,8 +152,9 @@ def at_one_host(data: Data, a: Environment, b: Environment) -> list[dict]:
     (`host_probe_us`), and, where both sides have a host model, both predicted at one host
     cost (`at_us`): the left GPU type's reference host, else the right's, else the middle
     of the probes both were fitted on, the first that lies inside both fits (`at`: which).
-    Where no host cost lies inside both, `at_us` is None: the two figures come from hosts
-    of different speed, and only the costs can be set side by side."""
+    Where no host cost lies inside both, or a side has no model (`modelled`: the sides that
+    have one), `at_us` is None: the two figures come from hosts of different speed, and
+    only the costs can be set side by side."""
     table = data.published
     table = table[table["ok"].eq(True) & table["speedup"].notna() & (table["mode"] != BASELINE)]
     left, right = aligned(table, a.env_id, b.env_id)
@@ -166,7 +167,8 @@ def at_one_host(data: Data, a: Environment, b: Environment) -> list[dict]:
         found = {**{c: one[c] for c in KEY}, "speedup_a": one["speedup"],
                  "speedup_b": two["speedup"], "host_a_us": one.get("host_probe_us"),
                  "host_b_us": two.get("host_probe_us"), "at": None, "at_us": None,
-                 "predicted_a": None, "predicted_b": None}
+                 "predicted_a": None, "predicted_b": None,
+                 "modelled": [side for side, m in zip("ab", models, strict=True) if m]}
         if all(models):
             common = _common_probe(models, references)
             if common is not None:
