@@ -5,6 +5,10 @@ kernels. This times the same probe every benchmark process records (bench/host/p
 beside the hosts in the results folder, and predicts each host-dependent speedup of this GPU
 type at this host's probe from the host model (bench/host/model.py), with its band. It refuses
 to predict outside the probe values the model was fitted on, and says how far outside.
+
+With --device and --op-us it predicts for a GPU type from the records alone: this module
+then imports no torch (bench.backends and the probe are imported only where the probe is
+timed or the device here is asked), so `predict.main` runs where torch is not installed.
 """
 
 from __future__ import annotations
@@ -105,7 +109,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--op-us", type=positive, metavar="US",
                         help="an eager op's cost on your host in microseconds, as this command "
                              "printed it, instead of timing the probe here; with --device, "
-                             "nothing imports torch and no GPU is needed")
+                             "no GPU is needed")
     parser.add_argument("--device", metavar="NAME",
                         help="predict for this GPU type (or CPU model) as the records name it, "
                              "e.g. \"NVIDIA H100 80GB HBM3\", instead of the one here")
