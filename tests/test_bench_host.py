@@ -159,10 +159,15 @@ def gpu_models(folder) -> dict[str, host_model.SpeedupModel]:
 
 
 def test_device_predicts_for_a_gpu_type_this_host_does_not_have(gpu_results, capsys):
+    # another GPU type's much faster host: neither listed nor compared with
+    other = dataclasses.replace(fx.ENV_A, machine="h200-a", device_name="NVIDIA H200")
+    append_records(gpu_results / "c.jsonl", host_records.records(other, {"boot-h200": (3e-6, 3e-6)}))
     code = predict.main(["--results", str(gpu_results), "--device", H100, "--op-us", "9"])
     out, err = capsys.readouterr()
     assert code == 0, err
     assert out.startswith(f"the host given ({H100}, cuda): an eager op costs 9.00 us")
+    assert "3.00 us" not in out and "NVIDIA H200" not in out
+    assert "about as fast as the hosts measured (9.00 us against 6.70-10.70 us)" in out
     expected = gpu_models(gpu_results)["vit16x6x384"].at(9e-6)
     assert f"vit16x6x384 batch 1, reduce-overhead: {expected.speedup:.2f}x ({expected.low:.2f}x-" in out
     # the reference host: the median of the five leases' own medians, each lease once

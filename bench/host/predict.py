@@ -76,8 +76,12 @@ def _hosts(records: list[Record]) -> dict[tuple, dict]:
             continue
         lease = (record.env.device_name, record.env.machine, record.host.hostname,
                  record.host.boot_id)
-        found[lease]["op"].extend(record.host.op_s)
-        found[lease]["launch"].extend(record.host.launch_s)
+        # Each process's median, then their median: a lease's probe as the reference host
+        # (host_model.references) takes it, so the two never print different figures.
+        if record.host.op_s:
+            found[lease]["op"].append(statistics.median(record.host.op_s))
+        if record.host.launch_s:
+            found[lease]["launch"].append(statistics.median(record.host.launch_s))
         if record.paired and record.status == "ok":
             groups[record.paired.group].append(record)
     for members in groups.values():
@@ -164,7 +168,10 @@ def main(argv: list[str]) -> int:
           f"a bare kernel launch {_us(launch_s)}")
     if host_model.time_sliced(mine, statistics.fmean(op_s)):
         print(time_sliced_line(mine, statistics.fmean(op_s)))
-    measured = sorted(((statistics.median(h["op"]), lease, h) for lease, h in hosts.items()
+    # The hosts of the GPU type predicted for, where it has any: another GPU type's hosts
+    # say nothing of how fast this one's are.
+    mine_hosts = {lease: h for lease, h in hosts.items() if lease[0] == device} or hosts
+    measured = sorted(((statistics.median(h["op"]), lease, h) for lease, h in mine_hosts.items()
                        if h["op"]), key=lambda row: row[0])
     if not measured:
         print(f"no {backend} record in {args.results} carries the host probe yet, so there is "
