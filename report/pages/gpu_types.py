@@ -3,7 +3,9 @@
 Two CUDA environments are paired when everything that builds, picks and runs the kernels
 is the same (SOFTWARE) and the GPU is not. The host and the lease come with the GPU (other
 CPUs, other busy neighbour GPUs), so a difference between the two sides is host and GPU
-together; the page lists what else differs.
+together; the page lists what else differs. A host-dependent speedup is set against the
+other GPU's at one host cost, predicted by both host models, or named as measured on hosts
+of different speed (`at_one_host`).
 """
 
 from __future__ import annotations
