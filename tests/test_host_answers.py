@@ -128,3 +128,29 @@ def test_the_chooser_carries_the_host_model_of_its_host_dependent_answers(data):
         assert b / m == pytest.approx(expected.speedup, rel=1e-6)
         assert max(b_lo, 0) / m_hi == pytest.approx(expected.low, rel=1e-5)
         assert b_hi / m_lo == pytest.approx(expected.high, rel=1e-5)
+
+
+def test_the_home_page_leads_with_the_reference_host_figure_and_names_both_hosts(tmp_path):
+    """The fixture's vit16x6x384 cases renamed gpt2-small, the home page's language-model
+    question: its answer leads with the prediction at the reference host, then the figure
+    as measured, and names both host costs in the same sentence."""
+    import dataclasses
+
+    from report.pages import overview
+    from report.site import Site
+
+    records = [dataclasses.replace(r, key=dataclasses.replace(r.key, workload=answers.LANGUAGE_MODEL))
+               for r in host_records.records(ENV) if r.key.workload == "vit16x6x384"]
+    data = analysis.Data(analysis.load_file(fx.write(tmp_path / "host.jsonl", records)))
+    (part,) = answers.fastest_at(data, answers.LANGUAGE_MODEL, 1, "cuda")
+    found = part["host"]
+    overview.render(Site(data, tmp_path / "docs"))
+    page = (tmp_path / "docs" / overview.PAGE).read_text(encoding="utf-8").replace("\xa0", " ")
+    line = next(x for x in page.splitlines() if x.startswith(f"**{ENV.device_name}**: **reduce-overhead**")
+                and "reference host" in x)
+    assert line.startswith(f"**{ENV.device_name}**: **reduce-overhead**, {found['speedup']:.2f}× over "
+                           f"eager at the reference host ({found['low']:.2f}×–{found['high']:.2f}×), "
+                           f"as measured {part['speedup']:.2f}×")
+    assert (f"given at the {ENV.device_name} reference host, where an eager op costs "
+            f"{REFERENCE_US:.1f} µs (the median of 4 leases measured, 6.7–10.7 µs); measured "
+            f"where an eager op costs {part['host_us']:.1f} µs") in line
