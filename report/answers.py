@@ -84,17 +84,47 @@ def fastest_at(data: Data, workload: str, batch: int | None, backend: str,
     return out
 
 
+def published_rows(data: Data) -> dict[tuple, dict[str, Any]]:
+    """Every row of the published table by (env_id, workload, batch_size, mode, dtype), the
+    first where two shapes share one: built once, so that an answer looks a case up. A scan
+    of the table per environment made the home page's time grow with the square of the
+    environments (issue 94, fault f)."""
+    def index() -> dict[tuple, dict[str, Any]]:
+        found: dict[tuple, dict[str, Any]] = {}
+        for r in analysis.rows(data.published):
+            found.setdefault((r["env_id"], r["workload"], r["batch_size"], r["mode"],
+                              r[analysis.DTYPE]), r)
+        return found
+    return data.memo("answers-published-rows", index)
+
+
+def _choices(data: Data, workload: str, batch: int | None, dtype: str,
+             calls: int) -> dict[str, dict[str, Any]]:
+    """`analysis.choose` at one point (workload, batch; None: unbatched) in one dtype, of
+    every environment at once, by env_id: an answer never sets two dtypes side by side."""
+    def choose() -> dict[str, dict[str, Any]]:
+        table = data.published
+        here = table[(table["workload"] == workload) & (table[analysis.DTYPE] == dtype)]
+        here = here[here["batch_size"].isna()] if batch is None else here[here["batch_size"] == batch]
+        found: dict[str, dict[str, Any]] = {}
+        for r in analysis.rows(analysis.choose(here, calls)):
+            found.setdefault(r["env_id"], r)
+        return found
+    return data.memo(("answers-choices", workload, batch, dtype, calls), choose)
+
+
 def _choice_in(data: Data, env: analysis.Environment, device: str, workload: str,
                batch: int | None, calls: int, dtype: str) -> dict[str, Any] | None:
-    table = _at(data.published, env.env_id, workload, batch, dtype)
-    if table.empty:
+    row = _choices(data, workload, batch, dtype, calls).get(env.env_id)
+    if row is None:
         return None
-    found = analysis.choose(table, calls)
-    if found.empty:
-        return None
-    row = analysis.rows(found)[0]
-    eager = analysis.row_of(table, env.env_id, workload, batch, BASELINE, dtype) or {}
-    chosen = analysis.row_of(table, env.env_id, workload, batch, row["mode"], dtype) or {}
+    published = published_rows(data)
+    eager = published.get((env.env_id, workload, batch, BASELINE, dtype)) or {}
+    chosen = published.get((env.env_id, workload, batch, row["mode"], dtype)) or {}
+    # A host-dependent figure leads at its GPU type's reference host where its model
+    # predicts there (`at_reference`); the figure as measured follows it.
+    host_at = (host_prediction(data, env.env_id, workload, batch, row["mode"], chosen)
+               if row["host_dependent"] else None)
     return {
         "device": device, "env": env, "mode": row["mode"], "calls": calls,
         # The environment's label without the device, which the answer names already.
@@ -106,8 +136,9 @@ def _choice_in(data: Data, env: analysis.Environment, device: str, workload: str
         "compiling": bool(row["compiling"]), "graph": bool(row["cuda_graphs"]) and not row["compiling"],
         "host_dependent": bool(row["host_dependent"]),
         "host_us": chosen.get("host_probe_us") if row["host_dependent"] else None,
-        "host": host_prediction(data, env.env_id, workload, batch, row["mode"], chosen)
-        if row["host_dependent"] else None,
+        "host": host_at,
+        "reference": reference_host(data, env) if row["host_dependent"] else None,
+        "at_reference": bool(host_at and host_at["reference"] and host_at["speedup"] is not None),
         "outlier": outlier(row["speedup_lo"], row["speedup_hi"]),
         "bound": eager.get("bound"),
         "cold_s": chosen.get("cold_compile_s") if row["mode"] != BASELINE else None,
@@ -115,33 +146,42 @@ def _choice_in(data: Data, env: analysis.Environment, device: str, workload: str
         "not_paid": [{"mode": m, "speedup": sp, "calls": c} for m, sp, c in row["not_paid"]]}
 
 
+def reference_host(data: Data, env: analysis.Environment) -> dict[str, Any] | None:
+    """The reference host of the environment's GPU type (`host.reference_of`): the median
+    lease's eager-op cost, the fastest and slowest lease's, how many leases; None where no
+    lease timed the probe."""
+    found = host.reference_of(data, dict(env.fields)["device_name"][0])
+    if found is None:
+        return None
+    return {"device": found.device_name, "probe_us": found.probe_s * 1e6,
+            "lo_us": found.lo_s * 1e6, "hi_us": found.hi_s * 1e6, "leases": found.leases}
+
+
 def host_prediction(data: Data, env_id: str, workload: str, batch: int | None, mode: str,
                     row: dict[str, Any], probe_us: float | None = None) -> dict[str, Any] | None:
     """A host-dependent speedup predicted by its host model (`host.model_for`) at
-    `probe_us`, by default the median measured host (`host_probe_median_us` of its published
-    row), with the probes the model was fitted on; None where no model was fitted. Outside
-    those probes `outside_us` is how far, and the answer refuses to predict."""
+    `probe_us`, by default the GPU type's reference host (`host_reference_us` of its
+    published row; the median measured host, `host_probe_median_us`, where there is none),
+    with the probes the model was fitted on; None where no model was fitted. Outside those
+    probes `outside_us` is how far, and the answer refuses to predict. `reference`: whether
+    the probe is the reference host's."""
     model = host.model_for(data, env_id, workload, batch, mode,
                            row.get(analysis.DTYPE) or analysis.DEFAULT_DTYPE)
-    median = row.get("host_probe_median_us")
+    median, reference = row.get("host_probe_median_us"), row.get("host_reference_us")
     if model is None or median is None or median != median:
         return None
-    probe_us = median if probe_us is None else probe_us
-    found = model.at(probe_us * 1e-6)
+    known = reference is not None and reference == reference
+    if probe_us is None:
+        probe_us = reference if known else median
     lo, hi = model.probe_range_s
+    outside = model.outside(probe_us * 1e-6)  # first: far outside, the band overflows a float
+    found = None if outside else model.at(probe_us * 1e-6)
     return {"probe_us": probe_us, "median_us": median, "lo_us": lo * 1e6, "hi_us": hi * 1e6,
-            "outside_us": found.outside_s * 1e6, "speedup": found.speedup, "low": found.low,
-            "high": None if math.isinf(found.high) else found.high,
+            "reference": known and probe_us == reference,
+            "outside_us": outside * 1e6, "speedup": found.speedup if found else None,
+            "low": found.low if found else None,
+            "high": None if found is None or math.isinf(found.high) else found.high,
             "processes": model.processes}
-
-
-def _at(table: pd.DataFrame, env_id: str, workload: str, batch: int | None,
-        dtype: str = analysis.DEFAULT_DTYPE) -> pd.DataFrame:
-    """The rows of `table` at one point (env, workload, batch; None: unbatched) in one
-    dtype: an answer never sets two dtypes side by side."""
-    here = table[(table["env_id"] == env_id) & (table["workload"] == workload)
-                 & (table[analysis.DTYPE] == dtype)]
-    return here[here["batch_size"].isna()] if batch is None else here[here["batch_size"] == batch]
 
 
 def pays_within(data: Data, calls: int) -> list[dict[str, Any]]:
@@ -286,7 +326,7 @@ def precision(data: Data) -> dict[str, Any]:
             dtypes = [_dtype_counts(here, dtype) for dtype in sorted(
                 here[analysis.DTYPE].unique(), key=lambda d: (d != analysis.DEFAULT_DTYPE, d))]
             devices.append({"device": device, "backend": backend, "dtypes": dtypes,
-                            **_moves(table, envs)})
+                            **_moves(published_rows(data), envs)})
     return {"devices": devices, "lower": LOWER_PRECISION, "mode": PRECISION_MODE,
             "workload": LANGUAGE_MODEL}
 
@@ -330,13 +370,15 @@ def _first_line(reason: Any, most: int = 120) -> str | None:
     return line if len(line) <= most else line[:most - 1] + "…"
 
 
-def _moves(table: pd.DataFrame, envs: list[analysis.Environment]) -> dict[str, Any]:
+def _moves(published: dict[tuple, dict[str, Any]],
+           envs: list[analysis.Environment]) -> dict[str, Any]:
     """PRECISION_MODE over eager at batch 1, float32 against bfloat16, in each environment of
     the device that timed one of MOVED_WORKLOADS in both (the first such, LANGUAGE_MODEL where
-    it can), as `moves`; and, where LANGUAGE_MODEL's two dtypes were timed only in different
-    environments of the device, which ones (`apart`): those are not compared."""
+    it can), as `moves`, each looked up in `published` (`published_rows`); and, where
+    LANGUAGE_MODEL's two dtypes were timed only in different environments of the device,
+    which ones (`apart`): those are not compared."""
     def both(env, workload):
-        return {dtype: analysis.row_of(table, env.env_id, workload, 1, PRECISION_MODE, dtype)
+        return {dtype: published.get((env.env_id, workload, 1, PRECISION_MODE, dtype))
                 for dtype in (analysis.DEFAULT_DTYPE, LOWER_PRECISION)}
 
     moves = []

@@ -214,3 +214,53 @@ def test_the_environment_table_counts_paired_processes_and_the_cases_still_witho
     data = Data(load(tmp_path))
     view = gpu_types.environment_view(data, data.environments[model_records.ENV.env_id()])
     assert (view["processes"], view["paired"], view["unpaired"]) == ([3], [3], 2)
+
+
+# ---- host-dependent speedups at one host cost (issue 90) ----------------------------------
+
+SLOW_LEASES = {"boot-5": (20e-6, 21e-6), "boot-6": (23e-6, 24e-6), "boot-7": (26e-6, 27e-6),
+               "boot-8": (29e-6, 30e-6)}
+
+
+def host_data(tmp_path, beta_leases) -> Data:
+    from fixtures import host_records
+
+    folder = tmp_path / "results"
+    fx.write(folder / "alpha.jsonl", host_records.records(ALPHA))
+    fx.write(folder / "beta.jsonl", host_records.records(BETA, beta_leases))
+    return Data(load(folder))
+
+
+def test_both_gpus_are_predicted_at_one_host_cost_where_both_have_models(tmp_path):
+    from fixtures import host_records
+
+    data = host_data(tmp_path, host_records.LEASES)
+    a, b = (data.environments[env.env_id()] for env in (ALPHA, BETA))
+    found = {r["workload"]: r for r in gpu_types.at_one_host(data, a, b)}
+    assert set(found) == {"vit16x6x384", "launch-chain-100"}
+    vit = found["vit16x6x384"]
+    reference = analysis.host.reference_of(data, "GPU Alpha").probe_s
+    assert vit["at"] == "a" and vit["at_us"] == pytest.approx(reference * 1e6)
+    for env, side in ((ALPHA, "a"), (BETA, "b")):
+        model = analysis.host.model_for(data, env.env_id(), "vit16x6x384", 1, "reduce-overhead")
+        assert vit[f"predicted_{side}"]["speedup"] == pytest.approx(model.at(reference).speedup)
+
+
+def test_hosts_of_different_speed_are_named_not_compared(tmp_path):
+    data = host_data(tmp_path, SLOW_LEASES)
+    a, b = (data.environments[env.env_id()] for env in (ALPHA, BETA))
+    found = {r["workload"]: r for r in gpu_types.at_one_host(data, a, b)}
+    vit = found["vit16x6x384"]
+    assert vit["at_us"] is None and vit["predicted_a"] is None and vit["predicted_b"] is None
+    assert vit["host_a_us"] < 12 < 19 < vit["host_b_us"]
+    text = render_page(data, tmp_path / "docs")
+    line = next(x for x in section(text, "Host-dependent speedups at one host cost").splitlines()
+                if x.startswith("| vit16x6x384 |"))
+    assert (f"none: hosts of different speed ({vit['host_a_us']:.2f} µs against "
+            f"{vit['host_b_us']:.2f} µs; no host cost inside both fits)") in line.replace("\xa0", " ")
+    assert "0 of 2 compared at one host cost" in text
+
+
+def render_page(data: Data, docs: Path) -> str:
+    gpu_types.render(Site(data, docs))
+    return (docs / gpu_types.PAGE).read_text(encoding="utf-8")

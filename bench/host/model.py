@@ -162,14 +162,16 @@ class Process:
 def processes(rows: Iterable[Row], tag: str | re.Pattern = PROCESS_TAGS) -> list[Process]:
     """The ok paired processes of seed shapes that timed the probe, under the process tags
     (those fitted on), or under `tag`, a name or a pattern (SLOWED_TAGS: those checked)."""
-    groups: dict[str, list[Row]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[Row]] = defaultdict(list)
     for row in rows:
         if (row["status"] == "ok" and row["process_timing"] == "paired"
                 and (row["tag"] == tag if isinstance(tag, str) else tag.match(row["tag"]))
                 and row["shapes"] == SHAPES and row["op_s"] and row["group"]):
-            groups[row["group"]].append(row)
+            # A group is one process of one environment: a group name another environment
+            # also used (a copied plan) must not merge two machines' processes.
+            groups[(row["env_id"], row["group"])].append(row)
     found = []
-    for group, members in groups.items():
+    for (_, group), members in groups.items():
         first = members[0]
         found.append(Process(
             env_id=first["env_id"], device_name=first["device_name"], backend=first["backend"],
@@ -179,6 +181,46 @@ def processes(rows: Iterable[Row], tag: str | re.Pattern = PROCESS_TAGS) -> list
             round_s={r["mode"]: tuple(r["round_s"]) for r in members},
             probe_mean_s=statistics.fmean(first["op_s"])))
     return found
+
+
+# ---- the reference host: one host cost per GPU type, at which every figure is given ----
+
+@dataclass(frozen=True)
+class Reference:
+    """The reference host of one GPU type (a CUDA device name, or a CPU model): the median,
+    over every lease measured with it, of each lease's median probe, each lease weighted
+    once however many processes it ran; with the fastest and the slowest lease."""
+
+    device_name: str
+    probe_s: float
+    lo_s: float
+    hi_s: float
+    leases: int
+
+
+def references(rows: Iterable[Row]) -> dict[str, Reference]:
+    """The reference host of each GPU type, from every ok record that timed the probe under
+    the process tags (those fitted on: a slowed host is never a reference)."""
+    probes: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        if row["status"] == "ok" and row["op_s"] and PROCESS_TAGS.match(row["tag"]):
+            probes[row["device_name"]][lease(row)].append(statistics.median(row["op_s"]))
+    out = {}
+    for device, by_lease in probes.items():
+        each = [statistics.median(values) for values in by_lease.values()]
+        out[device] = Reference(device_name=device, probe_s=statistics.median(each),
+                                lo_s=min(each), hi_s=max(each), leases=len(each))
+    return out
+
+
+def host_dependent(side_by_case: Mapping[tuple, str | None]) -> list[tuple]:
+    """Every case key (`case_key`) whose speedup over eager follows the host (`_ratio`), with
+    or without a model: the cases a prediction for a GPU type owes an answer for."""
+    found = []
+    for key, side in side_by_case.items():
+        if key[-1] != BASELINE and _ratio(side_by_case.get((*key[:-1], BASELINE)), side):
+            found.append(key)
+    return sorted(found, key=str)
 
 
 def next_slowed_tag(tags: Iterable[str]) -> str:
@@ -326,11 +368,16 @@ class SpeedupModel:
         return (max(line.probe_lo_s for line in self.lines),
                 min(line.probe_hi_s for line in self.lines))
 
+    def outside(self, probe_s: float) -> float:
+        """0 inside the fitted probes; else how far below (< 0) or above (> 0) them. Asked
+        before `at`: far outside, the band's terms overflow a float."""
+        lo, hi = self.probe_range_s
+        return probe_s - hi if probe_s > hi else probe_s - lo if probe_s < lo else 0.0
+
     def at(self, probe_s: float) -> Prediction:
         base_lo, base, base_hi = self.base.at(probe_s)
         mode_lo, mode, mode_hi = self.side.at(probe_s)
-        lo, hi = self.probe_range_s
-        outside = probe_s - hi if probe_s > hi else probe_s - lo if probe_s < lo else 0.0
+        outside = self.outside(probe_s)
         if self.ratio_sd is not None:
             line = self.base
             half = t_quantile((1 + BAND) / 2, self.processes - 2) * self.ratio_sd * math.sqrt(

@@ -47,6 +47,7 @@ class HostModels:
     models: list[host_model.SpeedupModel]
     held_out: list[host_model.Check]
     slowed: list[host_model.Check]
+    references: dict[str, host_model.Reference]  # per GPU type (device_name)
 
 
 def host_rows(records: pd.DataFrame) -> list[dict]:
@@ -66,7 +67,8 @@ def fit(records: pd.DataFrame) -> HostModels:
     main = host_model.processes(found)
     models = host_model.models(main, sides)
     return HostModels(models=models, held_out=host_model.held_out(main, sides, models),
-                      slowed=host_model.slowed(host_model.processes(found, host_model.SLOWED_TAGS), models))
+                      slowed=host_model.slowed(host_model.processes(found, host_model.SLOWED_TAGS), models),
+                      references=host_model.references(found))
 
 
 def of(data: Data) -> HostModels:
@@ -141,8 +143,11 @@ def page_rows(data: Data, env_id: str, workload: str | None = None) -> list[dict
     return out
 
 
+REFERENCE_COLUMNS = ["host_reference_us", "host_reference_lo_us", "host_reference_hi_us",
+                     "host_reference_leases", "host_reference_outside_us",
+                     "host_speedup_at_reference", "host_low_at_reference", "host_high_at_reference"]
 PUBLISHED_COLUMNS = ["host_fitted", "host_probe_lo_us", "host_probe_hi_us", "host_probe_median_us",
-                     "host_band_probability", "host_processes", "host_ratio_sd",
+                     "host_band_probability", "host_processes", "host_ratio_sd", *REFERENCE_COLUMNS,
                      *(f"host_{side}_{term}" for side in ("base", "mode")
                        for term in (*LINE_TERMS, *FIGURE_TERMS))]
 EXPORT_COLUMNS = [*KEY, "baseline", *PUBLISHED_COLUMNS]
@@ -160,7 +165,8 @@ def columns(found: HostModels) -> pd.DataFrame:
     are lines (`host_ratio_sd` set), the predicted speedup times exp(+-t * host_ratio_sd *
     sqrt(1 + 1/host_processes + (p - base probe_mean_us)**2 / base probe_sxx_us2)), t the
     Student quantile of host_band_probability with host_processes - 2 degrees of freedom.
-    A speedup without a model has no row."""
+    The same prediction is given at the GPU type's reference host (REFERENCE_COLUMNS,
+    `reference_columns`). A speedup without a model has no row."""
     out = []
     for model in found.models:
         lo, hi = model.probe_range_s
@@ -169,11 +175,37 @@ def columns(found: HostModels) -> pd.DataFrame:
                "host_probe_lo_us": lo * 1e6, "host_probe_hi_us": hi * 1e6,
                "host_probe_median_us": model.probe_median_s * 1e6,
                "host_band_probability": host_model.BAND, "host_processes": model.processes,
-               "host_ratio_sd": model.ratio_sd}
+               "host_ratio_sd": model.ratio_sd,
+               **reference_columns(model, found.references.get(model.device_name))}
         for name, side in (("base", model.base), ("mode", model.side)):
             row.update({f"host_{name}_{term}": value for term, value in _terms(side).items()})
         out.append(row)
     return _sorted(pd.DataFrame(out, columns=EXPORT_COLUMNS).astype({"batch_size": "Int64"}))
+
+
+def reference_columns(model: host_model.SpeedupModel,
+                      reference: host_model.Reference | None) -> dict:
+    """REFERENCE_COLUMNS of one model: its GPU type's reference host (`host_model.references`:
+    the median lease's probe, the fastest and slowest lease, how many), how far that lies
+    outside the probes the model was fitted on (0 inside), and inside them the speedup
+    predicted there with its band (its top None where unbounded; all three None outside)."""
+    if reference is None:
+        return dict.fromkeys(REFERENCE_COLUMNS)
+    outside = model.outside(reference.probe_s)
+    found = None if outside else model.at(reference.probe_s)
+    return {"host_reference_us": reference.probe_s * 1e6,
+            "host_reference_lo_us": reference.lo_s * 1e6,
+            "host_reference_hi_us": reference.hi_s * 1e6,
+            "host_reference_leases": reference.leases,
+            "host_reference_outside_us": outside * 1e6,
+            "host_speedup_at_reference": found.speedup if found else None,
+            "host_low_at_reference": found.low if found else None,
+            "host_high_at_reference": _bounded(found.high) if found else None}
+
+
+def reference_of(data: Data, device_name: str) -> host_model.Reference | None:
+    """The reference host of one GPU type (or CPU model), None where no lease timed the probe."""
+    return of(data).references.get(device_name)
 
 
 def with_columns(table: pd.DataFrame, found: HostModels) -> pd.DataFrame:
@@ -245,6 +277,37 @@ def summary(table: pd.DataFrame) -> dict | None:
             "processes": int(table["processes"].sum()),
             "processes_inside": int(table["processes_inside"].sum()),
             "time_sliced_outside": int(_missed_time_sliced(table).sum())}
+
+
+COVERAGE_GOAL = 0.90  # issue 90: leaving one lease out, this share of held-out processes inside
+
+
+def coverage(table: pd.DataFrame, by: list[str]) -> list[dict]:
+    """Leave-one-lease-out coverage (`checks` rows of `held_out`) per value of `by`: the
+    held-out processes and how many fell inside their band at their own probe, the share,
+    the checks (a case on one lease) and cases, and whether the share meets COVERAGE_GOAL."""
+    if table.empty:
+        return []
+    out = []
+    for key, group in table.groupby(by, dropna=False, sort=False):
+        processes, inside = int(group["processes"].sum()), int(group["processes_inside"].sum())
+        out.append({**dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True)),
+                    "processes": processes, "processes_inside": inside,
+                    "share": inside / processes if processes else None,
+                    "checks": len(group), "leases": group["lease"].nunique(),
+                    "cases": group[[*KEY, "baseline"]].drop_duplicates().shape[0],
+                    "meets": bool(processes) and inside / processes >= COVERAGE_GOAL})
+    return out
+
+
+def coverage_by_gpu(table: pd.DataFrame) -> list[dict]:
+    """`coverage` per GPU type (device_name), every environment of it together."""
+    return sorted(coverage(table, ["device_name"]), key=lambda r: str(r["device_name"]))
+
+
+def coverage_by_case(table: pd.DataFrame) -> list[dict]:
+    """`coverage` per case (KEY and baseline), in page order."""
+    return coverage(table, [*KEY, "baseline"])
 
 
 def _missed_time_sliced(table: pd.DataFrame) -> pd.Series:

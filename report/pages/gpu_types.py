@@ -3,7 +3,9 @@
 Two CUDA environments are paired when everything that builds, picks and runs the kernels
 is the same (SOFTWARE) and the GPU is not. The host and the lease come with the GPU (other
 CPUs, other busy neighbour GPUs), so a difference between the two sides is host and GPU
-together; the page lists what else differs.
+together; the page lists what else differs. A host-dependent speedup is set against the
+other GPU's at one host cost, predicted by both host models, or named as measured on hosts
+of different speed (`at_one_host`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import itertools
 import pandas as pd
 
 from report import analysis
-from report.analysis import BASELINE, Data, Environment, of_env, ordered, processes, rows
+from report.analysis import BASELINE, Data, Environment, host, of_env, ordered, processes, rows
 from report.site import Site
 
 PAGE = "analysis/gpu-types.md"
@@ -143,6 +145,61 @@ def lease_speedups(across: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
     return ordered(out, batch_first=True).reset_index(drop=True)
 
 
+HOST_DEPENDENT = "host-dependent"  # a published row's `ratio_bound` where the host sets the gain
+
+
+def at_one_host(data: Data, a: Environment, b: Environment) -> list[dict]:
+    """Every speedup over eager that is host-dependent on either GPU and ok on both (issue
+    90): each side's figure as measured with the host cost it was measured at
+    (`host_probe_us`), and, where both sides have a host model, both predicted at one host
+    cost (`at_us`): the left GPU type's reference host, else the right's, else the middle
+    of the probes both were fitted on, the first that lies inside both fits (`at`: which).
+    Where no host cost lies inside both, or a side has no model (`modelled`: the sides that
+    have one), `at_us` is None: the two figures come from hosts of different speed, and
+    only the costs can be set side by side."""
+    table = data.published
+    table = table[table["ok"].eq(True) & table["speedup"].notna() & (table["mode"] != BASELINE)]
+    left, right = aligned(table, a.env_id, b.env_id)
+    dependent = left["ratio_bound"].eq(HOST_DEPENDENT) | right["ratio_bound"].eq(HOST_DEPENDENT)
+    references = [host.reference_of(data, field(env, "device_name")[0]) for env in (a, b)]
+    out = []
+    for one, two in zip(rows(left[dependent]), rows(right[dependent]), strict=True):
+        models = [host.model_for(data, env.env_id, one["workload"], one["batch_size"],
+                                 one["mode"], one[analysis.DTYPE]) for env in (a, b)]
+        found = {**{c: one[c] for c in KEY}, "speedup_a": one["speedup"],
+                 "speedup_b": two["speedup"], "host_a_us": one.get("host_probe_us"),
+                 "host_b_us": two.get("host_probe_us"), "at": None, "at_us": None,
+                 "predicted_a": None, "predicted_b": None,
+                 "modelled": [side for side, m in zip("ab", models, strict=True) if m]}
+        if all(models):
+            common = _common_probe(models, references)
+            if common is not None:
+                at, probe_s = common
+                predicted = [m.at(probe_s) for m in models]
+                found.update(at=at, at_us=probe_s * 1e6,
+                             predicted_a=_predicted(predicted[0]), predicted_b=_predicted(predicted[1]))
+        out.append(found)
+    return out
+
+
+def _common_probe(models: list, references: list) -> tuple[str, float] | None:
+    """(which, probe in s): the first of the two reference hosts, then the middle of the
+    probes both models were fitted on, that lies inside both; None where none does."""
+    lo = max(m.probe_range_s[0] for m in models)
+    hi = min(m.probe_range_s[1] for m in models)
+    candidates = [(side, r.probe_s) for side, r in zip(("a", "b"), references, strict=True)
+                  if r is not None]
+    if lo <= hi:
+        candidates.append(("overlap", (lo + hi) / 2))
+    return next(((which, p) for which, p in candidates
+                 if all(m.outside(p) == 0 for m in models)), None)
+
+
+def _predicted(found) -> dict:
+    return {"speedup": found.speedup, "low": found.low,
+            "high": None if found.high == float("inf") else found.high}
+
+
 def summary(latency: pd.DataFrame, speedup: pd.DataFrame, by: str) -> list[dict]:
     """Per value of `by` (a column of both tables): cases compared, how many agree, how many
     each side is faster in, the median ratio, how many rest on a single run; of the
@@ -217,6 +274,7 @@ def render(site: Site) -> None:
             "fastest_same": sum(bool(r["same"]) for r in leads),
             "fastest_within": sum(not r["same"] and bool(r["tie"] or r["tie_b"]) for r in leads),
             "leases": rows(lease_speedups(across, a.env_id, b.env_id)),
+            "host": at_one_host(data, a, b),
             "page": pair_page(a, b).removeprefix("analysis/")}
         site.page(pair_page(a, b), "gpu-types-pair.md.j2", s=section)
         sections.append(section)

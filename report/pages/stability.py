@@ -85,6 +85,7 @@ def _host_model(data, env: Environment, leases: pd.DataFrame, held_out: pd.DataF
     return {"fits": rows(of_env(host.fits(data), env.env_id)),
             "models": host.page_rows(data, env.env_id),
             "held_out": rows(held), "held_summary": host.summary(held),
+            "held_by_case": host.coverage_by_case(held),
             "slowed": rows(slowed), "slowed_summary": host.summary(slowed),
             "not_predictable": rows(host.not_predictable(slowed)),
             "time_sliced": host.time_sliced(slowed),
@@ -140,6 +141,7 @@ def render(site: Site) -> None:
         if all(view is None for view in found.values()):
             return None
         site.page(env_page(env.env_id), "stability-env.md.j2", env=env, **found,
+                  coverage_goal=host.COVERAGE_GOAL,
                   transfers=analysis.TRANSFERS, agree=AGREE, band=host_model.BAND,
                   least=host_model.MIN_PROCESSES, slowed_tag=host_model.SLOWED_TAG,
                   near=host_model.NEAR)
@@ -158,6 +160,7 @@ def render(site: Site) -> None:
 
     site.page(PAGE, "stability.md.j2", **{name: section(name) for name in SECTIONS},
               held_overall=host.summary(held_out),
+              held_by_gpu=host.coverage_by_gpu(held_out), coverage_goal=host.COVERAGE_GOAL,
               slowed_overall=host.summary(slowed),
               transfers=analysis.TRANSFERS, agree=AGREE, band=host_model.BAND,
               least=host_model.MIN_PROCESSES, slowed_tag=host_model.SLOWED_TAG, near=host_model.NEAR)
