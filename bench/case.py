@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -179,28 +178,6 @@ def _measure(spec: Spec, result: dict, workload: Workload, mode: Mode, backend: 
     del result["stage"]
 
 
-# What torch says in a forked child whenever its parent asked the CUDA runtime anything, as
-# the runner's `torch.cuda.is_available()` does where NVML cannot answer (no driver): it
-# hides the host's own reason, which only a fresh process can get from torch.
-FORKED_CUDA = "Cannot re-initialize CUDA in forked subprocess"
-
-
-def failure(error: BaseException) -> str:
-    """`error` in one line; for the forked child's CUDA error on a host where CUDA is not
-    available, the host's reason, as torch gives it to a fresh process."""
-    if FORKED_CUDA not in str(error) or torch.cuda.is_available():
-        return core.one_line(error)  # CUDA works here: the fork is the cause
-    try:
-        fresh = subprocess.run([sys.executable, "-c", "import torch; torch.cuda.init()"],
-                               capture_output=True, text=True, timeout=300,
-                               stdin=subprocess.DEVNULL)
-        said = [line for line in fresh.stderr.splitlines() if line.strip()]
-        why = said[-1].strip()[:300] if fresh.returncode and said else "no reason given"
-    except (OSError, subprocess.SubprocessError) as failed:
-        why = f"no reason found ({core.one_line(failed)})"
-    return f"CUDA is not available on this host (torch.cuda.is_available() is False): {why}"
-
-
 def main(argv: list[str]) -> int:
     spec_path, result_path = Path(argv[0]), Path(argv[1])
     result: dict = {"status": "ok", "reason": None}
@@ -214,7 +191,7 @@ def main(argv: list[str]) -> int:
                       f"{core.one_line(error)}")
     except Exception as error:  # noqa: BLE001 - every failure becomes this case's status
         result.update(status="error", reason=f"during {result.get('stage') or 'setup'}: "
-                      f"{failure(error)}")
+                      f"{core.failure(error)}")
     result.pop("stage", None)
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
     result.setdefault("memory", {"peak_device_bytes": None})

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import subprocess
+import sys
 from collections.abc import Callable
 
 import torch
@@ -32,6 +34,28 @@ PROFILED_CALLS, PROFILE_BUDGET_S = 5, 0.5
 def one_line(error: BaseException) -> str:
     text = str(error).strip().splitlines()
     return f"{type(error).__name__}: {text[0][:300] if text else ''}".rstrip(": ")
+
+
+# What torch says in a forked child whenever its parent asked the CUDA runtime anything, as
+# the runner's `torch.cuda.is_available()` does where NVML cannot answer (no driver): it
+# hides the host's own reason, which only a fresh process can get from torch.
+FORKED_CUDA = "Cannot re-initialize CUDA in forked subprocess"
+
+
+def failure(error: BaseException) -> str:
+    """`error` in one line; for the forked child's CUDA error on a host where CUDA is not
+    available, the host's reason, as torch gives it to a fresh process."""
+    if FORKED_CUDA not in str(error) or torch.cuda.is_available():
+        return one_line(error)  # CUDA works here: the fork is the cause
+    try:
+        fresh = subprocess.run([sys.executable, "-c", "import torch; torch.cuda.init()"],
+                               capture_output=True, text=True, timeout=300,
+                               stdin=subprocess.DEVNULL)
+        said = [line for line in fresh.stderr.splitlines() if line.strip()]
+        why = said[-1].strip()[:300] if fresh.returncode and said else "no reason given"
+    except (OSError, subprocess.SubprocessError) as failed:
+        why = f"no reason found ({one_line(failed)})"
+    return f"CUDA is not available on this host (torch.cuda.is_available() is False): {why}"
 
 
 def unsupported(workload: Workload, mode: Mode) -> str | None:

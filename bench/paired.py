@@ -78,7 +78,7 @@ class Member:
 
 def _fail(member: Member, stage: str, error: BaseException) -> None:
     status = "oom" if isinstance(error, torch.cuda.OutOfMemoryError) else "error"
-    member.entry.update(status=status, reason=f"during {stage}: {core.one_line(error)}")
+    member.entry.update(status=status, reason=f"during {stage}: {core.failure(error)}")
     member.call = member.built = member.call_fn = None
 
 
@@ -221,7 +221,7 @@ def main(argv: list[str]) -> int:
     try:
         run(PairedSpec.from_json(spec_path.read_text()), result)
     except Exception as error:  # noqa: BLE001 - the group as a whole failed (a bad spec)
-        result.update(status="error", reason=core.one_line(error))
+        result.update(status="error", reason=core.failure(error))
     result["duration_s"] = time.perf_counter() - started
     write_result(result_path, result, modes={})
     return 0

@@ -286,10 +286,6 @@ def test_one_disturbed_process_does_not_flatten_the_history_chart(tmp_path, monk
     assert [list(m.get_xdata()) for m in marks] == [[0]]
 
 
-@pytest.mark.xfail(strict=True, raises=IndexError, reason=(
-    "j4 (issue 94): report/pages/history.py takes the backend of a lineage from its older "
-    "runs (`of['backend'].iloc[0]`), and a lineage of A/B groups alone has none; the fix "
-    "belongs to that file's owner, who removes this mark with it"))
 def test_an_ab_group_measured_with_eager_only_renders(tmp_path):
     from ab_fixtures import group_records
     from test_report_ab import LABELS

@@ -195,7 +195,7 @@ def record_from_dict(data: object) -> ColdRecord:
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object, got {type(data).__name__}")
     version = data.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if type(version) is not int or version != SCHEMA_VERSION:  # true and 1.0 equal 1 in Python
         raise ValueError(f"schema_version {version!r} is not supported (this reader knows "
                          f"{SCHEMA_VERSION})")
     return _build(ColdRecord, data, "")

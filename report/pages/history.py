@@ -175,8 +175,11 @@ def render(site: Site) -> None:
         shown = found[(found["lineage"] == lineage) & (found["in_releases"] >= 2)]
         ab_shown = points[points["lineage"] == lineage]
         if shown.empty and ab_shown.empty:
+            # A lineage of A/B groups alone with nothing to draw (eager only): its sides.
+            listed = of if not of.empty else side_rows[side_rows["lineage"] == lineage]
             single.append({"lineage": {"lineage_label": labels[lineage],
-                                       "backend": of["backend"].iloc[0]}, "releases": rows(of)})
+                                       "backend": listed["backend"].iloc[0]},
+                           "releases": rows(listed)})
             continue
         releases = history.sort_releases({*map(public_release, of["release"]),
                                           *map(public_release, ab_shown["release"])})
