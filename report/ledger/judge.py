@@ -24,7 +24,8 @@ from report.ledger.schema import Claim, Test
 from report.ledger.values import LATER_MEMORY, RATIO_METRICS, median, missing, process_values
 
 KEPT = ("ok", "status", "median_s", "lo_s", "hi_s", "n_processes", "env_repeated", "flops",
-        "cold_first_call_s", *RATIO_METRICS)
+        "cold_first_call_s", "timing", *(f"{c}_isolated" for c in analysis.ISOLATED),
+        *RATIO_METRICS)
 # What the evidence for a figure is: the anchor on the workload's page.
 EVIDENCE_ANCHOR = {"speedup": "latency", "break-even": "compile-time",
                    "cold_first_call_s": "compile-time", "warm_first_call_s": "compile-time",

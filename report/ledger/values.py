@@ -89,8 +89,12 @@ def process_values(shown: pd.DataFrame, paired: pd.DataFrame | None = None) -> p
         zip(procs.get("cold_first_calls_s", pd.Series(None, index=procs.index)),
             procs["median_s"], strict=True)]
     procs["cold_first_call_s"] = procs["cold_first_call_s"].where(procs["cache"] == "cold")
+    # Idle time of the isolated processes alone: what their medians' saving is set against
+    # (a saving of isolated medians over idle time pooled with paired processes mixes runs).
+    procs["isolated_idle_s_per_call"] = procs["idle_s_per_call"]
     columns = list(dict.fromkeys([
         "median_s", "warm_first_call_s", "rel_error", "passed", "recompiles",
+        "isolated_idle_s_per_call",
         "peak_device_bytes", *RATIO_METRICS, "warmup_calls_to_steady", "mean_kernel_s",
         "cold_first_call_s", "first_calls_to_steady", "graph_launches_per_call",
         "host_probe_us"]))

@@ -108,7 +108,7 @@ def largest(items: list[Comparison], agrees) -> list[Comparison]:
     top = Comparison(workload=best.workload, batch=best.batch, axis=best.axis,
                      family=best.family, flops=best.flops, figure=best.figure, lo=best.lo,
                      hi=best.hi, n=best.n, processes=best.processes, evidence=best.evidence,
-                     busy=best.busy, single=best.single, host_us=best.host_us,
+                     busy=best.busy, single=best.single, paired=best.paired, host_us=best.host_us,
                      host_region=best.host_region,
                      note=f"the largest of {len(measured)} cases")
     top.agrees = agrees(best.figure)
