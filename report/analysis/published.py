@@ -65,7 +65,8 @@ def published_cases(isolated_cases: pd.DataFrame, isolated: pd.DataFrame,
     figures = paired.assign(iqr_ratio=paired["iqr_s"] / paired["median_s"])
     out = with_paired_latencies(isolated_cases, paired_latencies(figures, PUBLISHED_LATENCY))
     use = publishes_paired(out) & out["n_processes_paired"].notna()
-    out = out.assign(**{f"{column}_isolated": out[column] for column in ISOLATED})
+    out = pd.concat([out, pd.DataFrame({f"{column}_isolated": out[column] for column in ISOLATED},
+                                       index=out.index)], axis=1)
     for column in PUBLISHED_LATENCY:
         out[column] = out[column].where(~use, out[f"{column}_paired"])
     out["n_processes"] = out["n_processes"].astype(int)

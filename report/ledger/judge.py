@@ -31,7 +31,7 @@ EVIDENCE_ANCHOR = {"speedup": "latency", "break-even": "compile-time",
                    "cold_first_call_s": "compile-time", "warm_first_call_s": "compile-time",
                    "recompiles": "graph-breaks-recompiles-and-cuda-graph-skips",
                    "correctness": "correctness", "rel_error": "correctness",
-                   "warmup_calls_to_steady": "", "first_calls_to_steady": ""}
+                   "warmup_calls_to_steady": "", "first_calls_much_slower": ""}
 
 
 def _point_keys(frame: pd.DataFrame) -> list[tuple]:

@@ -21,8 +21,8 @@ LEDGER = Path(__file__).resolve().parents[1] / "claims.yaml"
 CLAIM_KEYS = ("id", "seed", "line", "paraphrase", "figures", "metric", "conditions", "test",
               "testable", "missing")
 METRICS = ("speedup", "per-launch-overhead", "kernels-per-call", "launches-per-call",
-           "busy-fraction", "cold-compile-time", "warm-compile-time", "memory", "correctness",
-           "recompiles", "warmup-calls", "mode-options")
+           "busy-fraction", "idle-time", "cold-compile-time", "warm-compile-time", "memory",
+           "correctness", "recompiles", "warmup-calls", "mode-options")
 BACKENDS = ("cuda", "cpu", "mps", "any")
 # A stated point (`about`: within its tolerance, at least POINT_TOLERANCE), a lower bound
 # (`at_least`, with `at_most`: a range), an upper bound (`below`) or "no change" (`within`).
@@ -70,6 +70,13 @@ class Test:
         """Judged as a ratio of two modes, where a direction is implied by the figure."""
         from report.ledger.kinds import KINDS
         return KINDS[self.kind].ratio
+
+    @property
+    def larger(self) -> str:
+        """What a larger figure is: more of the claimed effect or more cost (rules.EFFECT,
+        rules.COST), as the test's kind says."""
+        from report.ledger.kinds import larger_of
+        return larger_of(self)
 
     @property
     def range(self) -> bool:
