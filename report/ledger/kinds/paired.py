@@ -67,8 +67,9 @@ def two_sided(judge, here, test, column: str, agrees) -> list[Comparison]:
                 comparison.processes, comparison.paired = (comparison.n, comparison.n), True
         else:
             m, b = median(mine), median(base)
-            if not b:
-                comparison.note = f"{test.baseline} has {column} 0"
+            if not b or (column == "launches_per_call" and b <= 1):  # a graph adds copies
+                comparison.note = (f"{test.baseline} has {column} 0" if not b else
+                                   f"{test.baseline} issues one launch per call: none to group")
                 out.append(comparison)
                 continue
             comparison.figure = m / b

@@ -17,11 +17,12 @@ UNITS = {"cold_first_call_s": "seconds", "warm_first_call_s": "seconds",
 
 
 # Which way each field grows when the claim's effect does (rules.EFFECT, rules.COST):
-# compile times and counts of graph replays are what their claims assert ("compiling is
-# slow", "it replays a graph"), so larger is more of it; latencies, overheads, kernel
-# durations, idle time, memory and calls are costs, and a cost past its stated point is
-# never more of the claim: it fails there.
-COSTS = {"mean_kernel_s", "idle_s_per_call", "idle_fraction", "peak_device_bytes",
+# compile times, the idle share and counts of graph replays are what their claims assert
+# ("compiling is slow", "the GPU sits idle a large share of the run", "it replays a
+# graph"), so larger is more of it; latencies, overheads, kernel durations, idle time per
+# call, memory and calls are costs, and a cost past its stated point is never more of the
+# claim: it fails there.
+COSTS = {"mean_kernel_s", "idle_s_per_call", "peak_device_bytes",
          "warmup_calls_to_steady", "first_calls_much_slower", "first_call_ratio", "rel_error",
          *LATER_MEMORY}
 
