@@ -181,3 +181,15 @@ def test_a_baseline_of_one_launch_a_call_has_no_launches_to_group(tmp_path):
     j = only(data_of(tmp_path, records), BOOK.claim("ro-uses-graphs-under-hood"))
     assert j.verdict == "not measured"
     assert "none to group" in j.reason
+
+
+def test_the_hundredfold_cut_sets_a_graphs_call_against_forty_launches_one_by_one(tmp_path):
+    """Eager: 5 µs a launch, so 200 µs for forty; the graph: 2 µs a call whatever its
+    length. The seed's 100x is their ratio, 0.01; a graph costing 8 µs cuts it 25x."""
+    from tests.test_ledger import _chains, data_of, only
+    claim_ = BOOK.claim("graph-100x-less-overhead")
+    cut = _chains(CUDA, "eager", 5e-6) + _chains(CUDA, "cuda-graph", 1.2e-6, fixed=2e-6)
+    j = only(data_of(tmp_path / "a", cut), claim_)
+    assert j.figure == pytest.approx(0.01) and j.verdict == "holds"
+    less = _chains(CUDA, "eager", 5e-6) + _chains(CUDA, "cuda-graph", 1.2e-6, fixed=8e-6)
+    assert only(data_of(tmp_path / "b", less), claim_).verdict == "fails"

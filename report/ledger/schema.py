@@ -31,7 +31,7 @@ POINT_TOLERANCE = 0.25  # a point holds within ±25%, or within the seed's own s
 CONDITION_KEYS = ("backend", "training", "workloads", "families", "batch", "note")
 TEST_KEYS = ("kind", "mode", "baseline", "metric", "field", "about", "at_least", "at_most",
              "below", "within", "value", "tolerance", "aggregate", "axis", "above",
-             "reference", "fixed", "fixed_batch", "option")
+             "reference", "fixed", "fixed_batch", "option", "launches")
 CONTRADICTION_KEYS = ("id", "title", "claims", "question")
 SEED_KEYS = ("claims", "contradictions", "seeds")
 ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -63,6 +63,7 @@ class Test:
     reference: str | None = None  # share-of-gain: the mode whose gain is the whole, or idle
     fixed: str | None = None  # fixed-vs-varying: the fixed-shape workload ...
     fixed_batch: int | None = None  # ... at the batch matching the varying one's work
+    launches: int | None = None  # overhead-ratio: against the baseline's cost of this many launches
     option: str | None = None  # mode-option: the Inductor option the documentation names
 
     @property

@@ -72,8 +72,9 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
     Kind("launch-chain", launch.chains, "seconds", launch.WORDS, scoped=False,
          validate=launch.problems, larger=COST),
     Kind("overhead-ratio", launch.ratio, "ratio", "{field} of {mode} divided by that of "
-         "{baseline}, each fitted over the launch chains", baseline=True, ratio=True,
-         scoped=False, validate=launch.problems),
+         "{baseline} (where the claim names a number of launches, by {baseline}'s per-launch "
+         "overhead times that many), each fitted over the launch chains", baseline=True,
+         ratio=True, scoped=False, validate=launch.ratio_problems),
     Kind("extra-kernels", kernels.extra, "extra kernels", kernels.WORDS, baseline=True,
          stated=False, agrees=lambda test: kernels.within_copies,
          rule_words="it holds where the extra kernels are no fewer than none and no more than "

@@ -62,13 +62,23 @@ def chains(judge, here, env_id, test, agrees) -> list[Comparison]:
     return [comparison]
 
 
+def ratio_problems(test: dict) -> list[str]:
+    launches = test.get("launches")
+    if launches is not None and (not isinstance(launches, int) or launches < 1):
+        return [f"launches {launches!r} is not a positive whole number"]
+    return problems(test)
+
+
 def ratio(judge, here, env_id, test, agrees) -> list[Comparison]:
     """The mode's fitted `field` over the baseline's, both over the same launch chains: a
     call's fixed cost (per_graph_overhead_s) set against another mode's, apart from the
-    work per kernel that fusion changes."""
+    work per kernel that fusion changes. With `launches`, over the baseline's per-launch
+    overhead times that many launches: what the mode's call costs against launching as
+    many kernels one by one."""
     comparison = _comparison()
     mine = _line(judge, env_id, test.mode, test.field, comparison)
-    base = _line(judge, env_id, test.baseline, test.field, comparison)
+    base = _line(judge, env_id, test.baseline,
+                 "per_launch_overhead_s" if test.launches else test.field, comparison)
     if mine is None or base is None:
         return [comparison]
     (mode_sides, mode_fit, comparison.workload), (base_sides, base_fit, _) = mine, base
@@ -76,7 +86,7 @@ def ratio(judge, here, env_id, test, agrees) -> list[Comparison]:
     split = len(mode_sides)
 
     def of(*latencies):
-        below = base_fit(*latencies[split:])
+        below = base_fit(*latencies[split:]) * (test.launches or 1)
         return mode_fit(*latencies[:split]) / below if below else float("nan")
 
     comparison.figure = of(*[median(s) for s in (*mode_sides, *base_sides)])
