@@ -195,8 +195,9 @@ def test_a_within_claim_names_both_edges_of_its_band(tmp_path):
             "tolerance": 0}
     j = only(data, claim(test))
     assert j.verdict == "depends"
-    assert j.condition == ("below the band for batch ≤ 2, holds at batch 4, above the band "
-                           "from batch 8 (vit16x6x384)")
+    # Read after "it" on the contradictions page: every word of the condition is a verb.
+    assert j.condition == ("falls below the band for batch ≤ 2, holds at batch 4, rises above "
+                           "the band from batch 8 (vit16x6x384)")
 
 
 # ---- unsettled: some pairing of processes gives the other answer -------------------------------
@@ -585,9 +586,15 @@ def test_a_contradiction_says_what_the_data_says_and_who_is_right(tmp_path):
             f"-&gt; 2518 ms; 0.1% slower): holds on {label} (1.00×, 2×2\u00a0proc.).") in part
     assert ("- Seed 001's [`vit-large-skip-compilation`](seed-001.md#vit-large-skip-compilation)"
             f" (0% (large)): fails on {label} (1.30×, 2×2\u00a0proc.).") in part
-    assert ("The data support seed 001's [`vit-large-ro-no-gain`](seed-001.md#vit-large-ro-"
-            "no-gain) (1.00×), seed 003's [`heavier-models-win`](seed-003.md#heavier-models-win)"
-            " (1.30×); they refute seed 001's [`vit-large-skip-compilation`]") in part
+    # The answer opens with what the settled comparisons say, claim by claim.
+    opening = part[part.index("**Answer.**"):].splitlines()[1]
+    assert opening.startswith("Where the records settle a comparison: ")
+    assert ("seed 001's [`vit-large-ro-no-gain`](seed-001.md#vit-large-ro-no-gain) is "
+            "supported: its one settled comparison agrees with it (1.00×)") in opening
+    assert ("seed 001's [`vit-large-skip-compilation`](seed-001.md#vit-large-skip-compilation)"
+            " is refuted: its one settled comparison contradicts it (1.30×)") in opening
+    assert ("seed 003's [`heavier-models-win`](seed-003.md#heavier-models-win) is supported"
+            ) in opening
 
 
 def test_the_added_contradictions_are_in_the_ledger():

@@ -106,11 +106,13 @@ from report.analysis.published import (
     row_of,
 )
 from report.analysis.shown import (
+    ISOLATED,
     LATENCY,
     RATIO_BOUND,
     SAVING,
     bound_of,
     cases,
+    isolated,
     latest,
     lease_of,
     paired_latencies,
@@ -167,7 +169,8 @@ __all__ = [
     'Environment', 'environments', 'COLUMNS', 'PROCESS', 'ROWS_CACHE', 'ROWS_CACHE_DAYS',
     'TIE_RULE', '_is_section', 'frame', 'load', 'load_file', '_plain', 'by_env', 'mode_rank',
     'of_env', 'ordered', 'rows', 'workload_rank', 'FIGURES', 'PUBLISHED_LATENCY', 'PUBLISHED_RULE',
-    'published', 'published_cases', 'publishes_paired', 'row_of', 'LATENCY', 'RATIO_BOUND',
+    'published', 'published_cases', 'publishes_paired', 'row_of', 'ISOLATED', 'isolated',
+    'LATENCY', 'RATIO_BOUND',
     'SAVING', 'bound_of', 'cases', 'latest', 'lease_of', 'paired_latencies', 'paired_processes',
     'probe_us',
     'paired_speedups', 'processes', 'ratio_bound', 'round_ratios', 'shown_round_ratios',

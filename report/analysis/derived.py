@@ -12,7 +12,16 @@ import pandas as pd
 from bench.ab import TAG as AB_TAG
 from report.analysis.loading import PROCESS
 from report.analysis.ordering import mode_rank, of_env, ordered, rows
-from report.analysis.shown import SAVING, bound_of, lease_of, processes, ratio_bound, round_ratios
+from report.analysis.shown import (
+    ISOLATED,
+    SAVING,
+    bound_of,
+    isolated,
+    lease_of,
+    processes,
+    ratio_bound,
+    round_ratios,
+)
 from report.analysis.vocabulary import (
     ALONE_TAG,
     BASELINE,
@@ -34,15 +43,16 @@ def _judge(ratio: pd.Series, at_least: float | None, below: float | None) -> pd.
 
 def compare(cases: pd.DataFrame, mode: str, baseline: str = BASELINE, *,
             at_least: float | None = None, below: float | None = None) -> pd.DataFrame:
-    """`mode` against `baseline` at every point (env, workload, batch) where either exists.
+    """`mode` against `baseline` at every point (env, workload, batch) where either exists:
+    the one function every published ratio of two modes goes through.
 
-    `speedup` is baseline median / mode median (medians over processes; above 1 the
-    mode is faster). `speedup_lo`/`speedup_hi` span every pairing of a baseline process
-    with a mode process. With a threshold (`at_least`, or `below`; neither means
-    "faster": at_least=1), `holds` is the answer of the medians and `settled` whether
-    every pairing gives the same answer; `pairings` is how many there were (1: a single
-    run on each side, settled by definition but resting on one draw; 0: the baseline
-    against itself, exactly 1). Columns of the
+    `speedup` is baseline median / mode median (medians over each side's isolated
+    processes, `isolated`; above 1 the mode is faster). `speedup_lo`/`speedup_hi` span
+    every pairing of a baseline process with a mode process. With a threshold
+    (`at_least`, or `below`; neither means "faster": at_least=1), `holds` is the answer
+    of the medians and `settled` whether every pairing gives the same answer; `pairings`
+    is how many there were (1: a single run on each side, settled by definition but
+    resting on one draw; 0: the baseline against itself, exactly 1). Columns of the
     mode's case keep their names; the baseline's carry a `_base` suffix.
 
     Where paired processes timed both modes (`with_paired`), their figures replace those:
@@ -51,7 +61,9 @@ def compare(cases: pd.DataFrame, mode: str, baseline: str = BASELINE, *,
     comparison is `settled` only when every process, on every lease, gives the same answer
     and there are two or more. `paired` says which; `leases`, `rounds` and
     `host_probe_us` come with them. `bound` says whether the ratio carries to another
-    host (`ratio_bound`).
+    host (`ratio_bound`). `timing` labels the ratio ("paired" or "isolated": never a
+    paired median over an isolated one) and `compared_processes` is what it rests on (the
+    paired processes, or the fewer side of isolated ones).
 
     `saving_s` is the time the mode saves per call (baseline median - mode median;
     `saving_lo_s`/`saving_hi_s` over every pairing), with the two medians behind it as
@@ -66,14 +78,20 @@ def compare(cases: pd.DataFrame, mode: str, baseline: str = BASELINE, *,
     out = this.merge(base, on=POINT, how="outer", suffixes=("", "_base")).copy()
     out["mode"], out["baseline"] = mode, baseline
     timed = out["ok"].eq(True) & out["ok_base"].eq(True)
-    out["speedup"] = (out["median_s_base"] / out["median_s"]).where(timed)
-    out["speedup_lo"] = (out["lo_s_base"] / out["hi_s"]).where(timed)
-    out["speedup_hi"] = (out["hi_s_base"] / out["lo_s"]).where(timed)
-    out["pairings"] = (out["n_processes"] * out["n_processes_base"]).where(timed)
-    out["latency_base_s"], out["latency_s"] = out["median_s_base"], out["median_s"]
-    out["saving_s"] = (out["median_s_base"] - out["median_s"]).where(timed)
-    out["saving_lo_s"] = (out["lo_s_base"] - out["hi_s"]).where(timed)
-    out["saving_hi_s"] = (out["hi_s_base"] - out["lo_s"]).where(timed)
+    # Unpaired, both sides' isolated figures: a case that publishes paired figures (its
+    # paired processes timed it beside eager) keeps its isolated ones beside them, so a
+    # mode timed only in isolated processes is never divided by a paired median.
+    iso = {f"{c}{side}": isolated(out, c, side) for c in ISOLATED for side in ("", "_base")}
+    out["speedup"] = (iso["median_s_base"] / iso["median_s"]).where(timed)
+    out["speedup_lo"] = (iso["lo_s_base"] / iso["hi_s"]).where(timed)
+    out["speedup_hi"] = (iso["hi_s_base"] / iso["lo_s"]).where(timed)
+    out["pairings"] = (iso["n_processes"] * iso["n_processes_base"]).where(timed)
+    out["latency_base_s"], out["latency_s"] = iso["median_s_base"], iso["median_s"]
+    out["saving_s"] = (iso["median_s_base"] - iso["median_s"]).where(timed)
+    out["saving_lo_s"] = (iso["lo_s_base"] - iso["hi_s"]).where(timed)
+    out["saving_hi_s"] = (iso["hi_s_base"] - iso["lo_s"]).where(timed)
+    out["compared_processes"] = pd.concat([iso["n_processes"], iso["n_processes_base"]],
+                                          axis=1).min(axis=1).where(timed)
     prefix = f"paired_{baseline}_"
     paired = pd.Series(False, index=out.index)
     if f"{prefix}speedup" in out:
@@ -84,10 +102,18 @@ def compare(cases: pd.DataFrame, mode: str, baseline: str = BASELINE, *,
         for name in ("leases", "rounds", "host_probe_us"):
             out[name] = out[prefix + name].where(paired)
     out["paired"] = paired
+    out["compared_processes"] = out["pairings"].where(paired, out["compared_processes"])
     if mode == baseline:  # the baseline against itself: exactly 1, no pairings to judge
         out.loc[timed, ["speedup", "speedup_lo", "speedup_hi", "pairings"]] = (1.0, 1.0, 1.0, 0)
         out.loc[timed, ["saving_s", "saving_lo_s", "saving_hi_s"]] = 0.0
+        out["latency_base_s"] = out["latency_s"] = out["median_s"]
+        out["compared_processes"] = out["n_processes"].where(timed)
         out["paired"] = False
+    # The label of the ratio: what both its medians rest on. The baseline against itself
+    # is no ratio, and keeps its case's own timing.
+    label = paired.map({True: "paired", False: "isolated"}).where(timed)
+    out["timing"] = (out["timing"].where(timed) if mode == baseline and "timing" in out
+                     else label)
     out["holds"] = _judge(out["speedup"], at_least, below)
     lo, hi = _judge(out["speedup_lo"], at_least, below), _judge(out["speedup_hi"], at_least, below)
     out["settled"] = (lo == hi).where(timed)
@@ -110,8 +136,9 @@ def speedups(cases: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
 
 def fastest(cases: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per point (env, workload, batch) with a timed mode: the fastest mode (lowest median
-    over processes; ties broken by name), the runner-up where there is one (columns with
-    a `_runner_up` suffix) and the lead (`margin`: runner-up median / fastest median - 1).
+    over its isolated processes, `median_s_rank`; ties broken by name), the runner-up where
+    there is one (columns with a `_runner_up` suffix) and the lead (`margin`: runner-up
+    median / fastest median - 1, both isolated).
     `tie` is true where the lead is inside the spread: some pairing of their processes
     has the runner-up faster.
 
@@ -127,7 +154,11 @@ def fastest(cases: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataF
     by_paired = (timed.groupby(POINT, dropna=False)[column].transform(lambda s: s.notna().all())
                  if column in timed else pd.Series(False, index=timed.index))
     timed["paired_rank"] = by_paired.astype(bool)
-    timed["rank_s"] = timed["median_s"].astype(float)
+    # Ranked by latency, every mode of the point by its isolated medians: a paired median
+    # beside an isolated one mixes two timing methods.
+    for figure in ISOLATED:
+        timed[f"{figure}_rank"] = isolated(timed, figure)
+    timed["rank_s"] = timed["median_s_rank"].astype(float)
     if column in timed:
         timed["rank_s"] = (1.0 / timed[column].astype(float)).where(timed["paired_rank"],
                                                                      timed["rank_s"])
@@ -135,9 +166,9 @@ def fastest(cases: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataF
     ranked = timed.groupby(POINT, dropna=False, sort=False)
     best, second = ranked.nth(0), ranked.nth(1)
     out = best.merge(second, on=POINT, how="left", suffixes=("", "_runner_up"))
-    out["margin"] = out["median_s_runner_up"] / out["median_s"] - 1.0
-    out["tie"] = out["hi_s"] >= out["lo_s_runner_up"]
-    out["pairings"] = out["n_processes"] * out["n_processes_runner_up"]
+    out["margin"] = out["median_s_rank_runner_up"] / out["median_s_rank"] - 1.0
+    out["tie"] = out["hi_s_rank"] >= out["lo_s_rank_runner_up"]
+    out["pairings"] = out["n_processes_rank"] * out["n_processes_rank_runner_up"]
     if column in out:
         # Ranked by their paired speedups over eager, two modes that no process timed side
         # by side (the autotuning modes run in paired processes of their own) lead by the

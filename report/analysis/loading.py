@@ -7,6 +7,7 @@ import dataclasses
 import hashlib
 import os
 import pickle
+import re
 import sys
 import time
 import types
@@ -49,8 +50,15 @@ COLUMNS = _columns()
 _INTEGER = [c for _, _, c, h in COLUMNS if h is int or typing.get_args(h) == (int, type(None))]
 
 
-def _row(source: str, record: Record) -> dict[str, Any]:
-    row: dict[str, Any] = {"source": source}
+# The schema version a record was written in, before bench.records upgraded it: what an
+# older bench measured differently (a version 1 record's device-memory peak includes the
+# library workspaces its first calls allocated) is told apart by it.
+WRITTEN = "schema_written"
+_VERSION = re.compile(rb'"schema_version"\s*:\s*(\d+)')
+
+
+def _row(source: str, record: Record, written: int | None = None) -> dict[str, Any]:
+    row: dict[str, Any] = {"source": source, WRITTEN: written}
     for field, name, column, _ in COLUMNS:
         value = getattr(record, field)
         row[column] = value if name is None or value is None else getattr(value, name)
@@ -59,7 +67,8 @@ def _row(source: str, record: Record) -> dict[str, Any]:
 
 def frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """One DataFrame from `_row` dicts, with integer columns kept integer (nullable)."""
-    df = pd.DataFrame(rows, columns=list(dict.fromkeys(["source", *(c for _, _, c, _ in COLUMNS)])))
+    df = pd.DataFrame(rows, columns=list(dict.fromkeys(["source", WRITTEN,
+                                                       *(c for _, _, c, _ in COLUMNS)])))
     for column in _INTEGER:
         df[column] = df[column].astype("Int64")
     df["started_at"] = pd.to_datetime(df["started_at"], utc=True, format="ISO8601")
@@ -124,7 +133,7 @@ def _file_rows(path: Path, warn) -> list[dict[str, Any]]:
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, KeyError, IndexError):
         pass
     warned = []
-    rows = [_row(f"{path}:{n}", r) for n, r in _numbered(path, lambda m: warned.append(m))]
+    rows = [_row(f"{path}:{n}", r, v) for n, r, v in _numbered(path, lambda m: warned.append(m))]
     for message in warned:
         (warn or _warn)(message)
     if not warned:
@@ -152,10 +161,13 @@ def _prune_rows_cache() -> None:
 
 
 def _numbered(path: Path, warn):
-    """Records of `path` with their line numbers (blank lines keep their numbers)."""
-    numbers = [n for n, raw in enumerate(read_results_file(path).split(b"\n")[:-1], start=1)
-               if raw.strip()]
-    return zip(numbers, list(read_records(path, warn=warn)), strict=True)
+    """Records of `path` with their line numbers (blank lines keep their numbers) and the
+    schema version each was written in (WRITTEN)."""
+    lines = [(n, raw) for n, raw in enumerate(read_results_file(path).split(b"\n")[:-1], start=1)
+             if raw.strip()]
+    written = [int(found.group(1)) if (found := _VERSION.search(raw)) else None
+               for _, raw in lines]
+    return zip([n for n, _ in lines], list(read_records(path, warn=warn)), written, strict=True)
 
 
 # One process of a case: at most one record is shown. An isolated and a paired process

@@ -10,14 +10,23 @@ import pandas as pd
 
 from report.analysis.derived import speedups, with_break_even
 from report.analysis.ordering import ordered, rows
-from report.analysis.shown import LATENCY, lease_of, paired_latencies, processes, with_paired_latencies
+from report.analysis.shown import (
+    ISOLATED,
+    LATENCY,
+    lease_of,
+    paired_latencies,
+    processes,
+    with_paired_latencies,
+)
 from report.analysis.vocabulary import BASELINE, CASE, DEFAULT_DTYPE, DTYPE
 
 # The one rule that decides which processes a case publishes. Paired processes time every
 # mode in alternating rounds beside eager, so where they exist the speedup, the latency and
 # its spread all come from them, and a row's latency and speedup rest on the same processes.
 PUBLISHED_RULE = ("a case publishes the figures of its paired processes where one or more "
-                  "paired processes timed it beside eager, else those of its isolated processes")
+                  "paired processes timed it beside eager, else those of its isolated processes; "
+                  "a ratio of two modes divides the medians of paired processes that timed "
+                  "both, else the medians of both modes' isolated processes, never one of each")
 PUBLISHED_LATENCY = [*LATENCY, "medians_s", "iqr_s", "iqr_ratio"]
 # The columns of the published table beyond the case's own: what every page, answer, the
 # chooser and the export may show.
@@ -56,6 +65,8 @@ def published_cases(isolated_cases: pd.DataFrame, isolated: pd.DataFrame,
     figures = paired.assign(iqr_ratio=paired["iqr_s"] / paired["median_s"])
     out = with_paired_latencies(isolated_cases, paired_latencies(figures, PUBLISHED_LATENCY))
     use = publishes_paired(out) & out["n_processes_paired"].notna()
+    out = pd.concat([out, pd.DataFrame({f"{column}_isolated": out[column] for column in ISOLATED},
+                                       index=out.index)], axis=1)
     for column in PUBLISHED_LATENCY:
         out[column] = out[column].where(~use, out[f"{column}_paired"])
     out["n_processes"] = out["n_processes"].astype(int)
@@ -78,10 +89,11 @@ def published(case_rows: pd.DataFrame) -> pd.DataFrame:
     `backend`), every figure a page shows, each chosen once, here.
 
     From `published_cases` rows: the case's columns, then FIGURES: its latency with spread
-    (`latency_s`, `latency_lo_s`, `latency_hi_s`) and eager's at the point
-    (`latency_base_s`); its speedup over eager with spread (`speedup`, `speedup_lo`,
-    `speedup_hi`, from the same processes as the latency: paired round ratios, or ratios of
-    isolated medians) and the time saved per call (`saving_s`); `bound` (`bound_of` the
+    (`latency_s`, `latency_lo_s`, `latency_hi_s`) and eager's median that its speedup
+    divides (`latency_base_s`); its speedup over eager with spread (`speedup`,
+    `speedup_lo`, `speedup_hi`: paired round ratios where paired processes timed both,
+    else ratios of both sides' isolated medians, never one of each; `timing` says which)
+    and the time saved per call (`saving_s`); `bound` (`bound_of` the
     case) and `ratio_bound` (whether the speedup carries to another host); cold and warm
     compile times (`cold_compile_s`, `warm_compile_s`: the first call, for every mode that
     is not eager); `cold_calls`/`warm_calls`, the calls after which each is paid back;
@@ -91,14 +103,13 @@ def published(case_rows: pd.DataFrame) -> pd.DataFrame:
     table = speedups(case_rows)
     out = table.assign(
         latency_s=table["median_s"], latency_lo_s=table["lo_s"], latency_hi_s=table["hi_s"],
-        latency_base_s=table["median_s_base"],
+        latency_base_s=table["latency_base_s"],
         cold_compile_s=table["cold_first_call_s"].where(table["mode"] != BASELINE),
         warm_compile_s=table["warm_first_call_s"].where(table["mode"] != BASELINE),
         compiling=table["compiled"].fillna(False).astype(bool))
-    # Paired, the speedup rests on the paired processes that timed the mode beside eager.
-    out["processes"] = out["pairings"].where(
-        out["paired"], out[["processes", "processes_base"]].min(axis=1)).fillna(0)
-    out["processes"] = out["processes"].astype(int)
+    # Paired, the speedup rests on the paired processes that timed the mode beside eager;
+    # else on the fewer side of isolated processes (compare's `compared_processes`).
+    out["processes"] = out["compared_processes"].fillna(0).astype(int)
     out = with_break_even(out)
     out.loc[out["mode"] == BASELINE, ["cold_calls", "warm_calls"]] = np.nan
     return ordered(out).reset_index(drop=True)

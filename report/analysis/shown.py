@@ -63,6 +63,19 @@ def lease_of(df: pd.DataFrame) -> pd.Series:
 
 
 LATENCY = ["median_s", "lo_s", "hi_s", "n_processes"]
+# The latency figures a case keeps from its isolated processes, as `<column>_isolated`,
+# where it publishes paired ones (report.analysis.published): a ratio of two cases that
+# were not timed in the same processes divides these, never one paired median by an
+# isolated one.
+ISOLATED = ("median_s", "lo_s", "hi_s", "n_processes")
+
+
+def isolated(table: pd.DataFrame, column: str, side: str = "") -> pd.Series:
+    """The isolated figure `column` (one of ISOLATED) of each row, with a merge's `side`
+    suffix: `<column>_isolated<side>` where the table keeps one, else the column itself
+    (a table of isolated cases alone)."""
+    kept = f"{column}_isolated{side}"
+    return table[kept] if kept in table else table[f"{column}{side}"]
 # What a mode saves per call, and the two medians behind it (`compare`).
 SAVING = ("saving_s", "saving_lo_s", "saving_hi_s", "latency_base_s", "latency_s")
 

@@ -75,6 +75,7 @@ from report.ledger.values import (
                                       DERIVED_FIELDS,
                                       LATER_MEMORY,
                                       LEVEL_WINDOW,
+                                      MUCH_SLOWER,
                                       RATIO_METRICS,
                                       STEADY_BAND,
                                       STEADY_RUN,
@@ -88,7 +89,7 @@ from report.ledger.words import figure_text, span_text
 __all__ = [
     "ABSOLUTE_FIELDS", "CLAIM_KEYS", "COMPARATORS", "DEPENDS", "DERIVED_FIELDS",
     "DOC_SEED", "DOES_NOT_APPLY", "EXCEEDS", "FAILS", "HOLDS", "KINDS", "LATER_MEMORY", "LEDGER",
-    "LEVEL_WINDOW", "MIN_PROCESSES", "NOT_MEASURED", "NOT_TESTABLE", "POINT_TOLERANCE",
+    "LEVEL_WINDOW", "MIN_PROCESSES", "MUCH_SLOWER", "NOT_MEASURED", "NOT_TESTABLE", "POINT_TOLERANCE",
     "RATIO_METRICS", "SEED_PAGE", "STEADY_BAND", "STEADY_RUN", "UNSETTLED", "VERDICTS",
     "Claim", "ClaimResult", "Comparison", "Contradiction", "Judge", "Judgement", "Kind",
     "Ledger", "LedgerError", "Region", "Rule", "Test", "claim_problems", "counts",

@@ -24,13 +24,14 @@ from report.ledger.schema import Claim, Test
 from report.ledger.values import LATER_MEMORY, RATIO_METRICS, median, missing, process_values
 
 KEPT = ("ok", "status", "median_s", "lo_s", "hi_s", "n_processes", "env_repeated", "flops",
-        "cold_first_call_s", *RATIO_METRICS)
+        "cold_first_call_s", "timing", *(f"{c}_isolated" for c in analysis.ISOLATED),
+        *RATIO_METRICS)
 # What the evidence for a figure is: the anchor on the workload's page.
 EVIDENCE_ANCHOR = {"speedup": "latency", "break-even": "compile-time",
                    "cold_first_call_s": "compile-time", "warm_first_call_s": "compile-time",
                    "recompiles": "graph-breaks-recompiles-and-cuda-graph-skips",
                    "correctness": "correctness", "rel_error": "correctness",
-                   "warmup_calls_to_steady": "", "first_calls_to_steady": ""}
+                   "warmup_calls_to_steady": "", "first_calls_much_slower": ""}
 
 
 def _point_keys(frame: pd.DataFrame) -> list[tuple]:
@@ -217,6 +218,10 @@ class Judge:
             if quantity in LATER_MEMORY and env.backend == "cuda":
                 # A CUDA field newer than these records: it can be measured, it was not.
                 out.reason = f"no record of these cases carries {quantity} yet"
+                return
+            if quantity == "peak_device_bytes" and env.backend == "cuda":
+                out.reason = ("these records are of schema version 1, whose device-memory "
+                              "peak includes the workspaces of the first calls' libraries")
                 return
             # The cases ran, but this backend's records never hold the quantity.
             out.verdict = NOT_TESTABLE

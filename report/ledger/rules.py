@@ -8,12 +8,17 @@ from dataclasses import dataclass
 
 from report.ledger.schema import Test
 
+# What a larger figure of a test's quantity is: more of the effect the claim states, or
+# more of a cost (each kind in report/ledger/kinds says which).
+EFFECT, COST = "effect", "cost"
+
 
 @dataclass(frozen=True)
 class Rule:
     """lo <= figure (or lo < figure) and figure < hi (or figure <= hi). A range or a
     point is judged by side (`banded`): a figure past it on the side where the effect is
-    larger than stated (`exceeds_side`: 1 above, -1 below, 0 none) is exceeded, not failed."""
+    larger than stated (`exceeds_side`: 1 above, -1 below, 0 none: a cost) is exceeded,
+    not failed."""
 
     lo: float | None = None
     hi: float | None = None
@@ -53,10 +58,15 @@ def _lower(test: Test, x: float, t: float) -> tuple[float, bool, str]:
 
 
 def _effect_side(test: Test, stated: float) -> int:
-    """Where past its band a figure is larger than stated: above, as for a range, except
-    for a ratio of two modes that states a loss or a reduction (below 1), whose effect
-    grows downwards ("71x fewer" is exceeded by 100x fewer, not by 1.0x)."""
-    return -1 if test.ratio and stated < 1 else 1
+    """Where past its band the claim's effect is larger than stated: for a ratio of two
+    modes, away from 1 on the side it states (a speedup grows upwards; a loss or a
+    reduction below 1 downwards: "71x fewer" is exceeded by 100x fewer, not by 1.0x); for
+    any other quantity, above where larger is the effect (`Test.larger`: a share removed,
+    compile time a claim calls slow), and nowhere where it is a cost (a latency, an
+    overhead, idle time): past a cost's point on either side the claim fails."""
+    if test.ratio:
+        return -1 if stated < 1 else 1
+    return 1 if test.larger == EFFECT else 0
 
 
 def rule(test: Test) -> Rule:

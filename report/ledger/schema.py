@@ -21,8 +21,8 @@ LEDGER = Path(__file__).resolve().parents[1] / "claims.yaml"
 CLAIM_KEYS = ("id", "seed", "line", "paraphrase", "figures", "metric", "conditions", "test",
               "testable", "missing")
 METRICS = ("speedup", "per-launch-overhead", "kernels-per-call", "launches-per-call",
-           "busy-fraction", "cold-compile-time", "warm-compile-time", "memory", "correctness",
-           "recompiles", "warmup-calls", "mode-options")
+           "busy-fraction", "idle-time", "cold-compile-time", "warm-compile-time", "memory",
+           "correctness", "recompiles", "warmup-calls", "mode-options")
 BACKENDS = ("cuda", "cpu", "mps", "any")
 # A stated point (`about`: within its tolerance, at least POINT_TOLERANCE), a lower bound
 # (`at_least`, with `at_most`: a range), an upper bound (`below`) or "no change" (`within`).
@@ -31,7 +31,7 @@ POINT_TOLERANCE = 0.25  # a point holds within ±25%, or within the seed's own s
 CONDITION_KEYS = ("backend", "training", "workloads", "families", "batch", "note")
 TEST_KEYS = ("kind", "mode", "baseline", "metric", "field", "about", "at_least", "at_most",
              "below", "within", "value", "tolerance", "aggregate", "axis", "above",
-             "reference", "fixed", "fixed_batch", "option")
+             "reference", "fixed", "fixed_batch", "option", "launches")
 CONTRADICTION_KEYS = ("id", "title", "claims", "question")
 SEED_KEYS = ("claims", "contradictions", "seeds")
 ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -63,6 +63,7 @@ class Test:
     reference: str | None = None  # share-of-gain: the mode whose gain is the whole, or idle
     fixed: str | None = None  # fixed-vs-varying: the fixed-shape workload ...
     fixed_batch: int | None = None  # ... at the batch matching the varying one's work
+    launches: int | None = None  # overhead-ratio: against the baseline's cost of this many launches
     option: str | None = None  # mode-option: the Inductor option the documentation names
 
     @property
@@ -70,6 +71,13 @@ class Test:
         """Judged as a ratio of two modes, where a direction is implied by the figure."""
         from report.ledger.kinds import KINDS
         return KINDS[self.kind].ratio
+
+    @property
+    def larger(self) -> str:
+        """What a larger figure is: more of the claimed effect or more cost (rules.EFFECT,
+        rules.COST), as the test's kind says."""
+        from report.ledger.kinds import larger_of
+        return larger_of(self)
 
     @property
     def range(self) -> bool:

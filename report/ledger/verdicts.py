@@ -152,7 +152,8 @@ def _runs(items: list[tuple[float, int]]) -> list[tuple[int, float, float]] | No
 
 
 SIDE_WORDS = {0: "holds", -1: "fails", 1: "fails"}
-BAND_WORDS = {0: "holds", -1: "below the band", 1: "above the band"}
+# Verbs, as the condition reads after "it": "it falls below the band for batch ≤ 1".
+BAND_WORDS = {0: "holds", -1: "falls below the band", 1: "rises above the band"}
 
 
 def _runs_text(runs, axis: str, words: dict[int, str]) -> str:

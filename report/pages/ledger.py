@@ -311,13 +311,35 @@ def _lean(js: list[dict[str, Any]], results: dict[str, Judgement]) -> dict[str, 
     return {"to": to, "count": len(found), "unanimous": unanimous}
 
 
+def settled_answer(judgements: list[Judgement]) -> dict[str, Any]:
+    """What a claim's settled comparisons say, over every environment that judged it:
+    `answer` "supported" (every one holds or exceeds), "refuted" (every one fails),
+    "depends" (some each way) or "" (none settled); how many agree (`agree`, with the
+    span of their figures `agree_span`) and fail (`fail`, `fail_span`), and `count`."""
+    settled = [c for j in judgements if j.verdict in JUDGED for c in j.measured if c.settled]
+    unit = next((j.unit for j in judgements), "")
+
+    def span(found: list) -> str:
+        figures = [c.figure for c in found if c.figure is not None]
+        return ledger.span_text(min(figures), max(figures), unit) if figures else ""
+
+    agree = [c for c in settled if c.outcome in GOOD]
+    fail = [c for c in settled if c.outcome == ledger.FAILS]
+    answer = ("depends" if agree and fail else "supported" if agree else "refuted" if fail
+              else "")
+    return {"answer": answer, "count": len(settled), "agree": len(agree),
+            "agree_span": span(agree), "fail": len(fail), "fail_span": span(fail),
+            "exceed": sum(1 for c in agree if c.outcome == ledger.EXCEEDS)}
+
+
 def contradiction_views(book: ledger.Ledger, views: list[dict[str, Any]],
                         results: list[ClaimResult] | None = None) -> list[dict[str, Any]]:
     """Each contradiction's claims, every one of them, with its stance (`stance`), its
     verdicts grouped per environment (`judged`; `listed` splits the unsettled ones by
     their lean), the span of its figures over every judged environment (`span`), for an
-    unsettled one the answer it leans to, and for a split one its regions (`split`).
-    `sides` groups the rows by stance for the answer sentence."""
+    unsettled one the answer it leans to, for a split one its regions (`split`), and
+    what its settled comparisons say (`settled`, `settled_answer`): the answer opens with
+    those. `sides` groups the rows by stance for the sentences after it."""
     by_id = {v["claim"].id: v for v in views}
     judged_by = {r.claim.id: {j.env_id: j for j in r.judgements} for r in results or []}
     out = []
@@ -338,7 +360,8 @@ def contradiction_views(book: ledger.Ledger, views: list[dict[str, Any]],
                 "span": ledger.span_text(min(figures), max(figures), unit) if figures else "",
                 "lean": _lean(judged.get(ledger.UNSETTLED, []), mine) if mine else
                 {"to": "", "count": 0, "unanimous": False},
-                "open": [j for j in view["judgements"] if j["verdict"] not in JUDGED]})
+                "open": [j for j in view["judgements"] if j["verdict"] not in JUDGED],
+                "settled": settled_answer(list(mine.values()))})
         out.append({"item": item, "rows": rows,
                     "sides": {s: [r for r in rows if r["stance"] == s] for s in STANCES}})
     return out
@@ -362,6 +385,7 @@ def context(data: analysis.Data, book: ledger.Ledger | None = None) -> dict[str,
             "rules": {"band": ledger.STEADY_BAND, "window": ledger.LEVEL_WINDOW,
                       "run": ledger.STEADY_RUN, "processes": ledger.MIN_PROCESSES,
                       "gain": analysis.MEANINGFUL_GAIN, "point": ledger.POINT_TOLERANCE,
+                      "much_slower": formatting.sig(ledger.MUCH_SLOWER),
                       "host_band": host_model.BAND, "host_processes": host_model.MIN_PROCESSES}}
 
 

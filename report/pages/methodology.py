@@ -123,6 +123,21 @@ def span(values) -> tuple | None:
     return (int(values.min()), int(values.max())) if len(values) else None
 
 
+def cpu_agreement(data: analysis.Data) -> list[dict]:
+    """Per CPU environment with paired processes: every case timed both ways on one lease,
+    its isolated and paired medians (`analysis.paired_against_isolated`), and how many
+    agree within MOVED: a CPU figure one process cannot carry shows here first."""
+    table = analysis.paired_against_isolated(analysis.latest(data.records), data.cases)
+    out = []
+    for env in sorted((e for e in data.environments.values() if e.backend == "cpu"),
+                      key=lambda e: e.label):
+        here = of_env(table, env.env_id)
+        if len(here):
+            out.append({"env": env, "rows": rows(here), "cases": len(here),
+                        "within": int((here["agreement"].abs() <= analysis.MOVED).sum())})
+    return out
+
+
 def render(site: Site) -> None:
     data = site.data
     procs = processes(data.shown)
@@ -205,4 +220,5 @@ def render(site: Site) -> None:
         concurrency={"check": CONCURRENCY_CHECK, "rows": rows(alone), "summary": summary_of,
                      "sessions": rows(sessions)},
         low_precision=tolerance_table(data.records, labels),
+        cpu_agreement=cpu_agreement(data), moved=analysis.MOVED,
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from report.ledger.kinds import compile as compile_
 from report.ledger.kinds import docs, kernels, launch, paired, shapes, share, single
+from report.ledger.rules import COST, EFFECT
 from report.ledger.schema import Test
 
 
@@ -34,6 +35,10 @@ class Kind:
     agrees: Callable[[Test], Callable] | None = None  # None: the stated figure's rule
     crossover: bool = False  # judged by where the answer flips, not point by point
     rule_words: str = ""  # a kind without a stated figure: when it holds, in words
+    # What a larger figure is (rules.EFFECT or rules.COST, or a function of the test): where
+    # past a stated point the claim is exceeded rather than failed (rules._effect_side). A
+    # ratio of two modes grows its effect away from 1, on the side it states.
+    larger: str | Callable[[Test], str] = EFFECT
 
 
 KINDS: dict[str, Kind] = {k.name: k for k in (
@@ -48,24 +53,28 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "{baseline} (above 1: {mode} wins)", baseline=True, stated=False,
          validate=paired.crossover_problems, agrees=lambda test: paired.wins, crossover=True),
     Kind("absolute", single.absolute, single.unit, "{field} of {mode}, at each measured point",
-         validate=single.field_problems),
+         validate=single.field_problems, larger=single.larger),
     Kind("correctness", single.correctness, "pass", "whether {mode} matches the case's "
          "reference output within its tolerance in every process, at each measured point",
          stated=False, agrees=lambda test: single.passes,
          rule_words="it holds where every process passes"),
     Kind("break-even", compile_.break_even, "calls", "calls for {mode} to break even with "
          "eager: its cold first call / (eager median − {mode} median), never where it is not "
-         "faster, at each measured point"),
+         "faster, at each measured point", larger=COST),
     Kind("compile-extra", compile_.compile_extra, "seconds", "the compile time {mode} adds "
          "over {baseline}: its cold first call less {baseline}'s, at each measured point",
-         baseline=True),
+         baseline=True, larger=EFFECT),
     Kind("share-of-gain", share.share, "fraction", share.WORDS, baseline=True,
-         validate=share.reference_problems),
+         validate=share.reference_problems, larger=EFFECT),
     Kind("fixed-vs-varying", shapes.fixed_vs_varying, "ratio", "{mode} on the varying-shape "
          "workload against {mode} on {fixed} at batch {fixed_batch} (varying median / fixed "
          "median; above 1, fixed shapes run faster)", ratio=True, validate=shapes.problems),
     Kind("launch-chain", launch.chains, "seconds", launch.WORDS, scoped=False,
-         validate=launch.problems),
+         validate=launch.problems, larger=COST),
+    Kind("overhead-ratio", launch.ratio, "ratio", "{field} of {mode} divided by that of "
+         "{baseline} (where the claim names a number of launches, by {baseline}'s per-launch "
+         "overhead times that many), each fitted over the launch chains", baseline=True,
+         ratio=True, scoped=False, validate=launch.ratio_problems),
     Kind("extra-kernels", kernels.extra, "extra kernels", kernels.WORDS, baseline=True,
          stated=False, agrees=lambda test: kernels.within_copies,
          rule_words="it holds where the extra kernels are no fewer than none and no more than "
@@ -83,6 +92,12 @@ def unit_of(test: Test) -> str:
     """How a test's figure reads: ratio, seconds, fraction, count, bytes, calls, pass."""
     unit = KINDS[test.kind].unit
     return unit(test) if callable(unit) else unit
+
+
+def larger_of(test: Test) -> str:
+    """What a larger figure of the test's quantity is: rules.EFFECT or rules.COST."""
+    larger = KINDS[test.kind].larger
+    return larger(test) if callable(larger) else larger
 
 
 def words_of(test: Test) -> str:

@@ -23,28 +23,73 @@ def problems(test: dict) -> list[str]:
     return []
 
 
-def chains(judge, here, env_id, test, agrees) -> list[Comparison]:
+def _line(judge, env_id: str, mode: str, field: str, comparison: Comparison):
+    """`mode`'s per-process latencies on each launch chain and the function that fits its
+    `field` to one latency per chain; None (with the comparison's note) under two chains."""
     found = analysis.per_kernel(judge.env_cases(env_id))
-    found = found[(found["mode"] == test.mode) & found["ok"]]
-    comparison = Comparison(workload=", ".join(found["workload"]) or "launch chains",
-                            batch=None, axis="batch", family="launch-overhead", flops=None,
-                            evidence=LAUNCH_PAGE)
+    found = found[(found["mode"] == mode) & found["ok"]]
     measured = [(float(n), v) for n, v in zip(found["chain"], found["median_s_v"], strict=True)
                 if isinstance(v, tuple) and v]
     lengths, sides = [n for n, _ in measured], [v for _, v in measured]
-    comparison.processes = tuple(len(s) for s in sides)
     if len(set(lengths)) < 2:
-        comparison.note = f"needs {test.mode} on two or more launch-chain-N workloads"
-        return [comparison]
-    part = FIELDS[test.field]
-
+        comparison.note = f"needs {mode} on two or more launch-chain-N workloads"
+        return None
+    part = FIELDS[field]
     shortest = lengths.index(min(lengths))
 
     def fit(*latencies):
         slope = slope_and_intercept(lengths, latencies)[0]
         return slope if part == 0 else latencies[shortest] - lengths[shortest] * slope
 
+    return sides, fit, ", ".join(found["workload"])
+
+
+def _comparison() -> Comparison:
+    return Comparison(workload="launch chains", batch=None, axis="batch",
+                      family="launch-overhead", flops=None, evidence=LAUNCH_PAGE)
+
+
+def chains(judge, here, env_id, test, agrees) -> list[Comparison]:
+    comparison = _comparison()
+    line = _line(judge, env_id, test.mode, test.field, comparison)
+    if line is None:
+        return [comparison]
+    sides, fit, comparison.workload = line
+    comparison.processes = tuple(len(s) for s in sides)
     comparison.figure = fit(*[median(s) for s in sides])
     values, comparison.n = combine(sides, fit)
+    judged(comparison, values, agrees)
+    return [comparison]
+
+
+def ratio_problems(test: dict) -> list[str]:
+    launches = test.get("launches")
+    if launches is not None and (not isinstance(launches, int) or launches < 1):
+        return [f"launches {launches!r} is not a positive whole number"]
+    return problems(test)
+
+
+def ratio(judge, here, env_id, test, agrees) -> list[Comparison]:
+    """The mode's fitted `field` over the baseline's, both over the same launch chains: a
+    call's fixed cost (per_graph_overhead_s) set against another mode's, apart from the
+    work per kernel that fusion changes. With `launches`, over the baseline's per-launch
+    overhead times that many launches: what the mode's call costs against launching as
+    many kernels one by one."""
+    comparison = _comparison()
+    mine = _line(judge, env_id, test.mode, test.field, comparison)
+    base = _line(judge, env_id, test.baseline,
+                 "per_launch_overhead_s" if test.launches else test.field, comparison)
+    if mine is None or base is None:
+        return [comparison]
+    (mode_sides, mode_fit, comparison.workload), (base_sides, base_fit, _) = mine, base
+    comparison.processes = (min(len(s) for s in mode_sides), min(len(s) for s in base_sides))
+    split = len(mode_sides)
+
+    def of(*latencies):
+        below = base_fit(*latencies[split:]) * (test.launches or 1)
+        return mode_fit(*latencies[:split]) / below if below else float("nan")
+
+    comparison.figure = of(*[median(s) for s in (*mode_sides, *base_sides)])
+    values, comparison.n = combine([*mode_sides, *base_sides], of)
     judged(comparison, values, agrees)
     return [comparison]

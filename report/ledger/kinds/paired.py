@@ -67,8 +67,9 @@ def two_sided(judge, here, test, column: str, agrees) -> list[Comparison]:
                 comparison.processes, comparison.paired = (comparison.n, comparison.n), True
         else:
             m, b = median(mine), median(base)
-            if not b:
-                comparison.note = f"{test.baseline} has {column} 0"
+            if not b or (column == "launches_per_call" and b <= 1):  # a graph adds copies
+                comparison.note = (f"{test.baseline} has {column} 0" if not b else
+                                   f"{test.baseline} issues one launch per call: none to group")
                 out.append(comparison)
                 continue
             comparison.figure = m / b
@@ -108,7 +109,7 @@ def largest(items: list[Comparison], agrees) -> list[Comparison]:
     top = Comparison(workload=best.workload, batch=best.batch, axis=best.axis,
                      family=best.family, flops=best.flops, figure=best.figure, lo=best.lo,
                      hi=best.hi, n=best.n, processes=best.processes, evidence=best.evidence,
-                     busy=best.busy, single=best.single, host_us=best.host_us,
+                     busy=best.busy, single=best.single, paired=best.paired, host_us=best.host_us,
                      host_region=best.host_region,
                      note=f"the largest of {len(measured)} cases")
     top.agrees = agrees(best.figure)

@@ -2,7 +2,8 @@
 what the mode saves per call over what the reference saves. Where both savings were
 timed paired (analysis.compare's saving_s, per paired process), they come from those
 processes; otherwise from the isolated medians. Against `idle`, the whole is the
-baseline's idle time per call (its latency less its device-busy time)."""
+baseline's idle time per call (its latency less its device-busy time) in the same isolated
+processes as the medians."""
 
 from __future__ import annotations
 
@@ -42,8 +43,9 @@ def share(judge, here, env_id, test, agrees) -> list[Comparison]:
     for row in records(pairs):
         comparison = judge.point(row, "speedup")
         found = judge.sides(row, test, "median_s", comparison)
+        # The latencies compared are the isolated processes' medians: so is the idle time.
         whole = (row.get("ref_median_s_v") if test.reference != IDLE
-                 else row.get("idle_s_per_call_v_base"))
+                 else row.get("isolated_idle_s_per_call_v_base"))
         whole = whole if isinstance(whole, tuple) else ()
         if found is not None and not whole:
             comparison.note = (f"no idle time for {test.baseline}" if test.reference == IDLE

@@ -5,17 +5,34 @@ from __future__ import annotations
 
 from report import analysis
 from report.ledger.comparison import Comparison, judged
+from report.ledger.rules import COST, EFFECT
 from report.ledger.schema import Test
 from report.ledger.values import ABSOLUTE_FIELDS, LATER_MEMORY, as_float, median, missing, records
 
 UNITS = {"cold_first_call_s": "seconds", "warm_first_call_s": "seconds",
          "mean_kernel_s": "seconds", "idle_s_per_call": "seconds", "busy_fraction": "fraction",
+         "idle_fraction": "fraction",
          "rel_error": "number", "peak_device_bytes": "bytes", "warmup_calls_to_steady": "calls",
-         "first_calls_to_steady": "calls", **{f: "bytes" for f in LATER_MEMORY}}
+         "first_calls_much_slower": "calls", **{f: "bytes" for f in LATER_MEMORY}}
+
+
+# Which way each field grows when the claim's effect does (rules.EFFECT, rules.COST):
+# compile times, the idle share and counts of graph replays are what their claims assert
+# ("compiling is slow", "the GPU sits idle a large share of the run", "it replays a
+# graph"), so larger is more of it; latencies, overheads, kernel durations, idle time per
+# call, memory and calls are costs, and a cost past its stated point is never more of the
+# claim: it fails there.
+COSTS = {"mean_kernel_s", "idle_s_per_call", "peak_device_bytes",
+         "warmup_calls_to_steady", "first_calls_much_slower", "first_call_ratio", "rel_error",
+         *LATER_MEMORY}
 
 
 def unit(test: Test) -> str:
     return UNITS.get(test.field, "count")
+
+
+def larger(test: Test) -> str:
+    return COST if test.field in COSTS else EFFECT
 
 
 def field_problems(test: dict) -> list[str]:
@@ -42,7 +59,7 @@ def one_sided(judge, here, test, column: str, agrees) -> list[Comparison]:
             out.append(comparison)
             continue
         comparison.busy = as_float(row.get("busy_fraction"))
-        if column in ("warmup_calls_to_steady", "first_calls_to_steady") and (
+        if column in ("warmup_calls_to_steady", "first_calls_much_slower") and (
                 test.mode != analysis.BASELINE):
             comparison.floor = judge.floor(here, row, column)
         comparison.figure = float(all(mine)) if column == "passed" else median(mine)
