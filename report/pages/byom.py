@@ -20,7 +20,7 @@ def render(site: Site) -> None:
     data = site.data
     models = [w for w in data.workloads if data.family(w) == EXTERNAL_FAMILY]
     cases = data.cases[data.cases["workload"].isin(models)]
-    recs, flows = guide_rules.for_workloads(data.cases, models, data.published)
+    recs, _ = guide_rules.for_workloads(data.cases, models, data.published)
 
     def model_view(workload: str) -> list[dict]:
         def build(env: Environment):
@@ -30,7 +30,6 @@ def render(site: Site) -> None:
             of = cases[(cases["env_id"] == env.env_id) & (cases["workload"] == workload)]
             return {"points": [{"batch_size": r["batch_size"], "rec": r["recommendation"]}
                                for r in rows(here)],
-                    "flow": flows[env.env_id],
                     "others": int((data.cases["env_id"] == env.env_id).sum() - len(of)),
                     "tolerance": of["tolerance"].dropna().max() if of["tolerance"].notna().any()
                     else None,
