@@ -14,7 +14,7 @@ import pandas as pd
 
 from bench.host import model as host_model
 from report import analysis, answers, formatting, guide_rules
-from report.analysis import BASELINE, Environment, of_env, rows
+from report.analysis import BASELINE, Environment, choice, of_env, rows
 from report.coldstart import data as coldstart_data
 from report.pages import cold_start
 from report.site import Site
@@ -119,10 +119,10 @@ def model_kind(workload: str, family: str) -> str:
     return next((kind for part, kind in KINDS if part in workload), family)
 
 
-CHOICE_FIELDS = ("mode", "speedup", "speedup_lo", "speedup_hi", "cold_calls", "cold_compile_s",
-                 "processes", "timing", "mode_runner_up", "speedup_runner_up", "margin", "tie",
-                 "host_dependent", "compiling", "cuda_graphs", "cold_calls_runner_up",
-                 "cold_compile_s_runner_up")
+# The calls to pay back travel as "pays_back" and "pays_back_runner_up", the home page's text.
+CHOICE_FIELDS = ("mode", "speedup", "speedup_lo", "speedup_hi", "cold_compile_s", "processes",
+                 "timing", "mode_runner_up", "speedup_runner_up", "margin", "tie",
+                 "host_dependent", "compiling", "cuda_graphs", "cold_compile_s_runner_up")
 # How the pages print each figure the chooser prints: the JSON keeps the digits that print
 # the same (report/formatting.py; chooser.js rounds as Python does). Compile times travel
 # as the pages' text: chooser.js prints them as they are.
@@ -194,6 +194,7 @@ def chooser_data(data: analysis.Data) -> dict:
         if r["mode"] in chosen and (terms := host_terms(r)):
             hosts.setdefault(key, {})[r["mode"]] = terms
     envs = [e for e in data.environments.values() if any(k[0] == e.env_id for k in answers_by_point)]
+    names = env_names(data, envs)
     workloads = {}
     for workload in data.workloads:
         info = data.workload_info(workload) or {}
@@ -203,14 +204,45 @@ def chooser_data(data: analysis.Data) -> dict:
                                "description": info.get("description"),
                                "kind": model_kind(workload, data.family(workload))}
     return {"calls": list(analysis.CALLS_STEPS), "calls_answered": analysis.CALLS_ANSWERED,
-            "dtype_answered": analysis.DEFAULT_DTYPE,
+            "dtype_answered": analysis.DEFAULT_DTYPE, "tie_below": choice.TIE_BELOW,
             "fields": [*CHOICE_FIELDS, "pays_back", "pays_back_runner_up"],
-            "environments": [{"id": e.env_id, "label": e.label, "backend": e.backend}
+            "probe_us": _precise(reference_probe_us(data.published)),
+            "environments": [{"id": e.env_id, "label": names[e.env_id], "backend": e.backend}
                              for e in sorted(envs, key=lambda e: (e.backend != "cuda", e.label))],
             "workloads": workloads,
             "host_fields": list(HOST_FIELDS),
             "points": [[*key, answers, *([hosts[key]] if key in hosts else [])]
                        for key, answers in answers_by_point.items()]}
+
+
+def reference_probe_us(published: pd.DataFrame) -> float | None:
+    """The host the chooser's host box starts from: the export's reference host where it
+    carries one (a `host_reference*_us` column), else the median of the measured hosts'
+    median probes."""
+    for column in sorted(c for c in published.columns
+                         if c.startswith("host_reference") and c.endswith("_us")):
+        found = published[column].dropna()
+        if len(found):
+            return float(found.median())
+    found = published["host_probe_median_us"].dropna() if "host_probe_median_us" in published else []
+    return float(pd.Series(found).median()) if len(found) else None
+
+
+def env_names(data: analysis.Data, envs: list[Environment]) -> dict[str, str]:
+    """A name a reader picks an environment by: the device, the torch release, the host
+    class and the days it was measured; the env_id only where two still read the same."""
+    days = data.shown.groupby("env_id")["started_at"].agg(["min", "max"]) if len(envs) else None
+    names = {}
+    for env in envs:
+        fields = dict(env.fields)
+        device = (f"{', '.join(fields['cpu_model'])}, {'/'.join(fields['cpu_count'])} cores"
+                  if env.backend == "cpu" else ", ".join(fields["device_name"]))
+        first, last = (str(days.at[env.env_id, c])[:10] for c in ("min", "max"))
+        names[env.env_id] = " · ".join((device, f"torch {env.field('torch')}",
+                                        env.field("machine"),
+                                        first if first == last else f"{first} to {last}"))
+    clash = Counter(names.values())
+    return {e: f"{n} · {e}" if clash[n] > 1 else n for e, n in names.items()}
 
 
 def _pays_back(answer: dict, suffix: str = "") -> str | None:
