@@ -1,37 +1,21 @@
 // On a phone a wide table scrolls sideways, and the column a reader came for can be off
-// the screen. A page's first table is where it puts its answer, so that table (the first
-// outside a collapsed block, the first of each <details>, and, in a content tab, the first
-// of each of that tab set's tabs) is stacked on a narrow screen: a block per row, each cell under its column's name. This script gives
-// each cell its column's name and marks the table; atlas.css stacks it. A mark, not a
-// class: the theme styles only tables without a class.
+// the screen. So on a narrow screen every table a reader meets as the page opens (every one
+// outside a collapsed block, in every content tab) and the first of each <details> is
+// stacked: a block per row, each cell under its column's name. This script gives each cell
+// its column's name and marks the table; atlas.css stacks it. A mark, not a class: the
+// theme styles only tables without a class. The other tables of a <details> are secondary,
+// and may scroll.
 (function () {
   "use strict";
 
-  function first(tables) {
-    return tables.length ? [tables[0]] : [];
-  }
-
-  // The first table outside a collapsed block, as the page opens; and the first table of
-  // each <details>, the first one a reader meets on opening it.
-  function firstTables(article) {
+  function stacked(article) {
     var all = Array.prototype.slice.call(article.querySelectorAll("table"));
-    var found = first(all.filter(function (table) { return !table.closest("details"); }));
+    var found = all.filter(function (table) { return !table.closest("details"); });
     article.querySelectorAll("details").forEach(function (details) {
-      found = found.concat(first(all.filter(function (table) {
-        return table.closest("details") === details;
-      })));
+      var inside = all.filter(function (table) { return table.closest("details") === details; });
+      if (inside.length) found.push(inside[0]);
     });
-    var tabbed = [];
-    // Tabs nest (a dtype tab inside a backend tab): every enclosing tab set's tabs count.
-    found.forEach(function (table) {
-      for (var tab = table.closest(".tabbed-block"); tab;
-           tab = tab.parentElement.closest(".tabbed-block")) {
-        Array.prototype.forEach.call(tab.parentElement.children, function (block) {
-          tabbed = tabbed.concat(first(block.querySelectorAll("table")));
-        });
-      }
-    });
-    return found.concat(tabbed);
+    return found;
   }
 
   // Again for a table already marked: a script may have redrawn its rows.
@@ -52,13 +36,13 @@
 
   var watched = typeof WeakSet !== "undefined" ? new WeakSet() : null;
 
-  // A page's script (the guide's chooser) may draw its first table after the page loads.
+  // A page's script (the guide's chooser, a sorted header) may redraw a table after the page loads.
   function enable(root) {
     root.querySelectorAll("article").forEach(function (article) {
-      firstTables(article).forEach(mark);
+      stacked(article).forEach(mark);
       if (!watched || watched.has(article)) return;
       watched.add(article);
-      new MutationObserver(function () { firstTables(article).forEach(mark); })
+      new MutationObserver(function () { stacked(article).forEach(mark); })
         .observe(article, { childList: true, subtree: true });
     });
   }
