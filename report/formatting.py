@@ -47,6 +47,11 @@ def seconds(value: float | None) -> str:
     return f"{sig(value / scale)}{UNIT_SPACE}{unit}"
 
 
+def minutes(value_s: float | None) -> str:
+    """A duration of minutes, from seconds: "5.2 min"."""
+    return NOT_MEASURED if _missing(value_s) else f"{sig(value_s / 60, 2)}{UNIT_SPACE}min"
+
+
 def seconds_range(low: float | None, high: float | None) -> str:
     """"13.5–23.2 s": one unit where both ends share it, and no line break inside (a word
     joiner after the dash), so that a narrow table cell keeps a range on one line."""
@@ -238,6 +243,7 @@ FILTERS = {
     "microseconds": microseconds,
     "day": day,
     "seconds": seconds,
+    "minutes": minutes,
     "seconds_range": seconds_range,
     "latency": latency,
     "speedup": speedup,

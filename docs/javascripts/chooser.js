@@ -11,7 +11,7 @@
   const form = root.querySelector("form");
   const out = root.querySelector(".atlas-chooser-answer");
   const skipped = new Set(["launch-overhead", "warmup"]); // microbenchmarks, not models
-  let guideProbe = null; // the reference host's probe (µs), from the data
+  let guideReference = null; // the reference host's probe (µs), where the data names one
 
   function times(x) { return x.toFixed(2) + "×"; }
   function count(x) { return x === "never" ? "never" : Number(x).toLocaleString("en"); }
@@ -87,7 +87,8 @@
     const points = guide.points.map(([env, workload, batch, dtype, answers, hosts]) =>
       ({env, workload, batch, dtype, answers: answers.map((a) => a && named(a)),
         hosts: Object.fromEntries(Object.entries(hosts || {}).map(([m, v]) => [m, hostNamed(v)]))}));
-    // The reader's probe: pre-filled with the reference host until the reader types a value.
+    // The reader's probe: pre-filled with the reference host (else the median measured
+    // host) until the reader types a value.
     if (guide.probe_us !== null) el.probe.value = guide.probe_us.toFixed(1);
     el.probe.addEventListener("input", () => { el.probe.dataset.typed = el.probe.value ? "1" : ""; });
     fill(el.device, guide.environments.map((e) => e.id), (id) => {
@@ -152,7 +153,7 @@
     // Untyped, the box takes the reference host where the data names one inside this
     // model's hosts, else the median host this model was measured on.
     if (!probe.dataset.typed) {
-      const reference = guideProbe;
+      const reference = guideReference;
       probe.value = (reference !== null && reference >= model.probe_lo_us && reference <= model.probe_hi_us
         ? reference : model.probe_median_us).toFixed(1);
     }
@@ -227,6 +228,6 @@
 
   fetch(root.dataset.guide)
     .then((r) => { if (!r.ok) throw new Error(`${root.dataset.guide}: ${r.status}`); return r.json(); })
-    .then((guide) => { guideProbe = guide.probe_us; setup(guide); })
+    .then((guide) => { guideReference = guide.reference_probe_us; setup(guide); })
     .catch((error) => { out.textContent = `The measured answers could not be loaded (${error.message}).`; });
 })();

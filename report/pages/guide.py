@@ -206,7 +206,9 @@ def chooser_data(data: analysis.Data) -> dict:
     return {"calls": list(analysis.CALLS_STEPS), "calls_answered": analysis.CALLS_ANSWERED,
             "dtype_answered": analysis.DEFAULT_DTYPE, "tie_below": choice.TIE_BELOW,
             "fields": [*CHOICE_FIELDS, "pays_back", "pays_back_runner_up"],
-            "probe_us": _precise(reference_probe_us(data.published)),
+            "reference_probe_us": _precise(reference_probe_us(data.published)),
+            "probe_us": _precise(reference_probe_us(data.published)
+                                 or median_probe_us(data.published)),
             "environments": [{"id": e.env_id, "label": names[e.env_id], "backend": e.backend}
                              for e in sorted(envs, key=lambda e: (e.backend != "cuda", e.label))],
             "workloads": workloads,
@@ -216,14 +218,18 @@ def chooser_data(data: analysis.Data) -> dict:
 
 
 def reference_probe_us(published: pd.DataFrame) -> float | None:
-    """The host the chooser's host box starts from: the export's reference host where it
-    carries one (a `host_reference*_us` column), else the median of the measured hosts'
-    median probes."""
+    """The reference host's probe where the host model's export carries one (a
+    `host_reference*_us` column of the published table), else None."""
     for column in sorted(c for c in published.columns
                          if c.startswith("host_reference") and c.endswith("_us")):
         found = published[column].dropna()
         if len(found):
             return float(found.median())
+    return None
+
+
+def median_probe_us(published: pd.DataFrame) -> float | None:
+    """The median of the measured hosts' median probes."""
     found = published["host_probe_median_us"].dropna() if "host_probe_median_us" in published else []
     return float(pd.Series(found).median()) if len(found) else None
 
