@@ -216,6 +216,10 @@
     }
     out.append(head);
     if (a.host_dependent) out.append(hostAnswer(point.hosts[a.mode]));
+    else if (el.probe.dataset.typed) {
+      out.append(text("p", "Your host's eager op cost does not change this answer: its gain "
+                           + "was not found to depend on the host.", {class: "atlas-chooser-host"}));
+    }
     const conditions = text("p", `${env.label}; ${el.work.value}, ${el.shapes.value} shapes, `
       + `${point.workload} at batch ${batchText(point.batch)}, ${point.dtype}. `,
       {class: "atlas-chooser-conditions"});
