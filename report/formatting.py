@@ -160,6 +160,12 @@ def calls(value: float | None) -> str:
     return "never" if math.isinf(value) else f"{int(value):,}"
 
 
+def about_calls(value: float | None, lo: float | None = None, hi: float | None = None) -> str:
+    """`about` with its noun: "1 call", "about 2,000 calls", "never"."""
+    text = about(value, lo, hi)
+    return text if text in (NOT_MEASURED, "never") else f"{text} call{'' if text == '1' else 's'}"
+
+
 def about(value: float | None, lo: float | None = None, hi: float | None = None) -> str:
     """A count rounded to what its range supports: one significant figure where the range
     spans more than a factor of three, else two ("about 10,000"); exact when it is small."""
@@ -255,6 +261,7 @@ FILTERS = {
     "number": number,
     "calls": calls,
     "about": about,
+    "about_calls": about_calls,
     "sci": scientific,
     "batch": batch,
     "passfail": yes_no,

@@ -271,6 +271,14 @@ def test_guide_flow_rounds_break_even_calls_to_what_their_range_supports():
     assert about(7, 3, 40) == "7"
 
 
+def test_a_count_of_calls_agrees_with_its_number():
+    from report.formatting import about_calls
+
+    assert about_calls(1) == "1 call"  # not "pays back in 1 calls" (issue 93)
+    assert about_calls(11_363, 2_000, 40_000) == "about 10,000 calls"
+    assert about_calls(math.inf) == "never"
+
+
 def test_byom_page_says_when_no_model_of_ones_own_was_measured(tmp_path):
     page = (build_docs(tmp_path, vit_on_gpu()) / "analysis" / "bring-your-own-model.md"
             ).read_text("utf-8")
