@@ -100,10 +100,14 @@
     // What the reader picked, kept while an environment that lacks it is shown: the selects
     // list only what the environment measured, and the answer says what was not.
     const wanted = {workload: null, batch: null, dtype: guide.dtype_answered};
-    let batchPicked = false; // else each model opens at batch 1, or its smallest batch
+    // Until the reader picks a model, each environment opens at its own first one; until
+    // they pick a batch, each model opens at batch 1, or its smallest batch.
+    let workloadPicked = false;
+    let batchPicked = false;
     ["workload", "batch", "dtype"].forEach((name) => el[name].addEventListener("change", () => {
       wanted[name] = name === "batch" ? (el.batch.value === "null" ? null : Number(el.batch.value))
         : el[name].value;
+      if (name === "workload") workloadPicked = true;
       if (name !== "dtype") batchPicked = name === "batch";
     }));
     const matching = () => points.filter((p) => {
@@ -113,8 +117,11 @@
     });
     const refresh = () => {
       const found = matching();
-      if (!found.length) { show(null, guide, null); return; }
-      if (wanted.workload === null) wanted.workload = found.map((p) => p.workload).sort(byKind)[0];
+      if (!found.length) { show(null, guide, workloadPicked ? wanted : null); return; }
+      if (!workloadPicked) {
+        const own = found.filter((p) => p.dtype === wanted.dtype);
+        wanted.workload = (own.length ? own : found).map((p) => p.workload).sort(byKind)[0];
+      }
       if (!batchPicked) {
         const batches = found.filter((p) => p.workload === wanted.workload).map((p) => p.batch);
         wanted.batch = batches.includes(1) ? 1 : (batches.length ? batches[0] : null);
@@ -179,16 +186,17 @@
   function show(point, guide, wanted) {
     out.replaceChildren();
     const el = form.elements;
+    const env = guide.environments.find((e) => e.id === (point ? point.env : el.device.value));
+    const notHere = wanted ? `Not measured here: ${wanted.workload} at batch ${batchText(wanted.batch)} `
+      + `in ${wanted.dtype} on ${env.label}.` : "Not measured:";
     if (!point) {
-      out.append(text("p", `Not measured: no ${el.work.value} workload with ${el.shapes.value} `
+      out.append(text("p", `${notHere} No ${el.work.value} workload with ${el.shapes.value} `
                            + "shapes was measured in this environment."));
       return;
     }
-    const env = guide.environments.find((e) => e.id === point.env);
     if (wanted) {
       // The reader's own case was not measured here: said first, with the case answered instead.
-      out.append(text("p", `Not measured here: ${wanted.workload} at batch ${batchText(wanted.batch)} `
-        + `in ${wanted.dtype} on ${env.label}. The nearest measured case, answered below: `
+      out.append(text("p", `${notHere} The nearest measured case, answered below: `
         + `${point.workload} at batch ${batchText(point.batch)} in ${point.dtype}.`,
         {class: "atlas-chooser-unmeasured"}));
     }
