@@ -47,6 +47,11 @@ def seconds(value: float | None) -> str:
     return f"{sig(value / scale)}{UNIT_SPACE}{unit}"
 
 
+def minutes(value_s: float | None) -> str:
+    """A duration of minutes, from seconds: "5.2 min"."""
+    return NOT_MEASURED if _missing(value_s) else f"{sig(value_s / 60, 2)}{UNIT_SPACE}min"
+
+
 def seconds_range(low: float | None, high: float | None) -> str:
     """"13.5–23.2 s": one unit where both ends share it, and no line break inside (a word
     joiner after the dash), so that a narrow table cell keeps a range on one line."""
@@ -155,6 +160,12 @@ def calls(value: float | None) -> str:
     return "never" if math.isinf(value) else f"{int(value):,}"
 
 
+def about_calls(value: float | None, lo: float | None = None, hi: float | None = None) -> str:
+    """`about` with its noun: "1 call", "about 2,000 calls", "never"."""
+    text = about(value, lo, hi)
+    return text if text in (NOT_MEASURED, "never") else f"{text} call{'' if text == '1' else 's'}"
+
+
 def about(value: float | None, lo: float | None = None, hi: float | None = None) -> str:
     """A count rounded to what its range supports: one significant figure where the range
     spans more than a factor of three, else two ("about 10,000"); exact when it is small."""
@@ -238,6 +249,7 @@ FILTERS = {
     "microseconds": microseconds,
     "day": day,
     "seconds": seconds,
+    "minutes": minutes,
     "seconds_range": seconds_range,
     "latency": latency,
     "speedup": speedup,
@@ -249,6 +261,7 @@ FILTERS = {
     "number": number,
     "calls": calls,
     "about": about,
+    "about_calls": about_calls,
     "sci": scientific,
     "batch": batch,
     "passfail": yes_no,

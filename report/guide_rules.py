@@ -33,14 +33,15 @@ import pandas as pd
 from report import analysis, formatting
 from report.analysis import (
     BASELINE,
+    DTYPE,
     MEANINGFUL_GAIN,
     POINT,
     TRAITS,
     break_even_calls,
+    choice,
     compare,
     mode_rank,
     mode_with,
-    of_env,
     workload_rank,
 )
 
@@ -204,11 +205,9 @@ PAIRED = tuple(f"paired_{BASELINE}_{figure}"
 
 def pick(cases: pd.DataFrame) -> Pick:
     """The mode to use at the points of `cases` (any number, all modes): the mode with the
-    highest median speedup over eager, except that a mode within MEANINGFUL_GAIN of it that
-    costs less wins: eager (nothing to compile) first, then the mode with the fewest
-    traits (compiling, CUDA graphs, autotuning, dynamic shapes: each one more thing that
-    can go wrong), then the smallest median cold first call. Only modes timed at every
-    point where eager was are candidates."""
+    highest median speedup over eager, unless the runner-up ties with it and costs less
+    (`analysis.choice.ties` and `cost`, the rule of `analysis.choose`). Only modes timed at
+    every point where eager was are candidates."""
     # In plain Python over the few columns used: `pick` runs once per measured point, and
     # pandas selections, merges and groupbys of small frames were most of the guide's time.
     paired = [c for c in PAIRED if c in cases.columns]  # paired ratios over eager, where measured
@@ -250,7 +249,7 @@ def pick(cases: pd.DataFrame) -> Pick:
                 lo, hi = np.where(measured, ratio_lo, lo), np.where(measured, ratio_hi, hi)
                 saving = np.where(measured, paired_saving, saving)
         table.append({
-            "mode": mode, "traits": int(sum(bool(found[0][0][t]) for t in TRAITS)),
+            "mode": mode,
             "speedup": float(np.median(speedup)), "lo": float(lo.min()), "hi": float(hi.max()),
             "cold_s": _nanmedian(col["cold_first_call_s"]) if mode != BASELINE else None,
             "warm_s": _nanmedian(col["warm_first_call_s"]) if mode != BASELINE else None,
@@ -259,11 +258,13 @@ def pick(cases: pd.DataFrame) -> Pick:
             "warm_calls": _median_calls(break_even_calls(col["warm_first_call_s"], saving))})
     if not table:
         return Pick(None)
-    best = max(row["speedup"] for row in table)
-    close = [row for row in table if row["speedup"] * PAYS >= best]
-    chosen = min(close, key=lambda row: (row["mode"] != BASELINE, row["traits"],
-                                         math.inf if row["cold_s"] is None else row["cold_s"],
-                                         -row["speedup"]))
+    # The rule of analysis.choose: the fastest, unless the runner-up ties with it and costs less.
+    ranked = sorted(table, key=lambda row: (-row["speedup"], mode_rank(row["mode"])))
+    chosen = ranked[0]
+    if len(ranked) > 1 and choice.ties(chosen["speedup"], chosen["lo"], chosen["hi"],
+                                        ranked[1]["speedup"], ranked[1]["lo"], ranked[1]["hi"]):
+        chosen = min(ranked[:2], key=lambda row: choice.cost(
+            row["mode"], row["cold_calls"], row["cold_s"]))
     others = sorted((row for row in table if row["mode"] != chosen["mode"]),
                     key=lambda row: -row["speedup"])
     if chosen["mode"] == BASELINE:
@@ -301,9 +302,11 @@ class Leaf:
 
 @dataclass(frozen=True)
 class Flow:
-    """The questions and leaves of one environment (`env_id`), found in its cases."""
+    """The questions and leaves of one environment (`env_id`) in one dtype, found in its
+    cases: a threshold found in bfloat16 does not hold in float32."""
 
     env_id: str
+    dtype: str
     backend: str
     graphs_mode: str | None  # the compiled mode that adds CUDA graphs
     plain_mode: str | None  # the compiled mode with no extra trait
@@ -381,10 +384,11 @@ def _flow_columns(cases: pd.DataFrame) -> list[str]:
 
 
 def flow(cases: pd.DataFrame) -> Flow:
-    """The guide for the cases of one environment."""
-    env_ids = sorted(set(cases["env_id"]))
-    if len(env_ids) != 1:
-        raise ValueError(f"flow() takes one environment's cases, got {len(env_ids)}")
+    """The guide for the cases of one environment in one dtype."""
+    env_ids, dtypes = sorted(set(cases["env_id"])), sorted(set(cases[DTYPE]))
+    if len(env_ids) != 1 or len(dtypes) != 1:
+        raise ValueError(f"flow() takes the cases of one environment in one dtype, got "
+                         f"{len(env_ids)} environments and dtypes {dtypes}")
     cases = cases.loc[cases["shapes"] == cases["shapes"].iloc[0], _flow_columns(cases)]
     pts = points(cases)
     graphs = mode_with(cases, compiled=True, cuda_graphs=True)
@@ -444,7 +448,7 @@ def flow(cases: pd.DataFrame) -> Flow:
             leaf("fast-call", judged[~slow])
         else:
             leaf("all", fixed)
-    return Flow(cases["env_id"].iloc[0], backend, graphs, plain, dynamic, busy, kernels, latency,
+    return Flow(cases["env_id"].iloc[0], dtypes[0], backend, graphs, plain, dynamic, busy, kernels, latency,
                 leaves, limits, len(varying), len(training))
 
 
@@ -576,10 +580,17 @@ def _plain_key(key: tuple) -> tuple:
     return tuple(None if pd.isna(v) else v for v in key)
 
 
-def recommendations(cases: pd.DataFrame, flows: dict[str, Flow],
+def flows_of(cases: pd.DataFrame) -> dict[tuple[str, str], Flow]:
+    """The flow of every environment and dtype of `cases`, by (env_id, dtype)."""
+    return {(str(env_id), str(dtype)): flow(group)
+            for (env_id, dtype), group in cases.groupby(["env_id", DTYPE], sort=True)}
+
+
+def recommendations(cases: pd.DataFrame, flows: dict[tuple[str, str], Flow],
                     published: pd.DataFrame | None = None) -> pd.DataFrame:
-    """`recommend` at every point of `cases` whose environment has a flow in `flows`;
-    `published`, the published table of the same cases where the caller has it."""
+    """`recommend` at every point of `cases` whose environment and dtype have a flow in
+    `flows` (by (env_id, dtype)); `published`, the published table of the same cases where
+    the caller has it."""
     out = []
     # The proxies of every point at once: `points` per point was half of the time.
     every = points(cases)
@@ -590,10 +601,11 @@ def recommendations(cases: pd.DataFrame, flows: dict[str, Flow],
     narrow = cases[[*dict.fromkeys([*POINT, "mode", "ok", "median_s", "lo_s", "hi_s",
                                     "cold_first_call_s", "warm_first_call_s", *TRAITS,
                                     *(c for c in PAIRED if c in cases.columns)])]]
+    envs = {env_id for env_id, _ in flows}
     own = chosen((cases if published is None else published).pipe(
-        lambda t: t[t["env_id"].isin(set(flows)) & t["workload"].isin(set(cases["workload"]))]))
+        lambda t: t[t["env_id"].isin(envs) & t["workload"].isin(set(cases["workload"]))]))
     for key, group in narrow.groupby(POINT, dropna=False, sort=False):
-        fl = flows.get(key[0])
+        fl = flows.get((key[0], key[POINT.index(DTYPE)]))
         if fl is None:
             continue
         found = of_point.get(_plain_key(key))
@@ -609,10 +621,11 @@ def recommendations(cases: pd.DataFrame, flows: dict[str, Flow],
 
 
 def for_workloads(cases: pd.DataFrame, workloads: list[str], published: pd.DataFrame | None = None
-                  ) -> tuple[pd.DataFrame, dict[str, Flow]]:
-    """`recommendations` at every point of `workloads`, and the flows they were judged by:
-    each environment's flow from all of its cases, so a workload measured beside the
-    built-in ones is judged against the thresholds they set in the same environment."""
+                  ) -> tuple[pd.DataFrame, dict[tuple[str, str], Flow]]:
+    """`recommendations` at every point of `workloads`, and the flows they were judged by
+    (by (env_id, dtype)): each environment's flow from all of its cases in that dtype, so a
+    workload measured beside the built-in ones is judged against the thresholds they set
+    in the same environment."""
     of = cases[cases["workload"].isin(workloads)]
-    flows = {env_id: flow(of_env(cases, env_id)) for env_id in sorted(set(of["env_id"]))}
+    flows = flows_of(cases[cases["env_id"].isin(set(of["env_id"]))])
     return recommendations(of, flows, published), flows

@@ -1,5 +1,5 @@
-"""The claims page judges each claim from the records; the guide names the fastest mode
-of each case, its margin, and ties inside the spread across processes."""
+"""The claims page judges each claim from the records; the guide names the answer at each
+point (analysis.choose's), its lead, and in a tie the cheaper mode with both costs."""
 
 from __future__ import annotations
 
@@ -40,83 +40,113 @@ def section(page: str, slug: str) -> str:
     return page[start:end if end != -1 else None]
 
 
-def fastest_of_each_case(docs) -> str:
-    return under_heading(read(docs, GUIDE_ENV), "The fastest mode of each case")
+def answer_at_each_point(docs) -> str:
+    return under_heading(read(docs, GUIDE_ENV), "The answer at each point")
 
 
-def test_guide_names_the_fastest_mode_and_its_margin(docs):
-    block = fastest_of_each_case(docs)
-    assert row(block, VIT, "1").startswith(
-        f"| {VIT} | 1 | launch-bound | reduce-overhead | 2.86× | eager (1.00×) | 185.7% |")
-    # One process a side: a lead of 5% is not called a tie, the environment is marked
-    # as single runs instead. The workload links on its first row only.
-    assert row(block, "vit16x6x384", "4").startswith(
-        "| vit16x6x384 | 4 | launch-bound | eager | 1.00× | reduce-overhead (0.95×) | 5.0% |")
-    assert row(block, "vit16x6x384", "4").endswith("| none | none |")
+def test_guide_names_the_answer_and_its_lead(docs):
+    block = answer_at_each_point(docs)
+    assert row(block, VIT, "1") == (
+        f"| {VIT} | 1 | float32 | launch-bound | **reduce-overhead** | 2.86× | eager (1.00×) | "
+        "185.7% | 4.00\u00a0s, 2,462 calls |")
+    # Slower than eager, reduce-overhead never pays back: eager is the answer, alone. The
+    # workload links on its first row only.
+    assert row(block, "vit16x6x384", "4") == (
+        "| vit16x6x384 | 4 | float32 | launch-bound | **eager** | 1.00× | none paid back | — | none |")
     assert "single runs: every figure rests on one process" in read(docs, GUIDE_ENV)
     assert "single runs: every figure rests on one process" in read(docs, "analysis/guide.md")
 
 
-def test_guide_marks_a_lead_inside_the_spread_across_processes_as_a_tie(tmp_path):
-    def runs(mode, scales):
-        return [fx.ok_record(fx.ENV_A, "trivial-call", mode, None, scale=s, repeat=i,
-                             repeats=len(scales)) for i, s in enumerate(scales)]
-    records = runs("eager", (1.0, 1.0, 1.0)) + runs("default", (0.99 / 0.8, 1.1 / 0.8, 1.2 / 0.8))
+def tied_docs(tmp_path):
+    """ViT at batch 1 in three processes a mode: max-autotune 2% ahead of reduce-overhead,
+    their processes overlapping, at six times the compile time."""
+    def runs(mode, times):
+        base = fx.latency(fx.ENV_A, "vit16x6x384", mode, 1)
+        return [fx.ok_record(fx.ENV_A, "vit16x6x384", mode, 1, scale=t / base, repeat=i,
+                             repeats=len(times)) for i, t in enumerate(times)]
+    eager = fx.latency(fx.ENV_A, "vit16x6x384", "eager", 1)
+    records = (runs("eager", (eager,) * 3)
+               + runs("reduce-overhead", tuple(eager / 2 * f for f in (1.0, 1.01, 0.99)))
+               + runs("max-autotune", tuple(eager / 2 / 1.02 * f for f in (1.0, 1.03, 0.97))))
     fx.write(tmp_path / "results" / "r.jsonl", records)
     build(tmp_path / "results", tmp_path / "docs")
-    block = fastest_of_each_case(tmp_path / "docs")
-    assert "| eager | 1.00× | default (0.91× (0.83–1.01)) | 10.0% (tie) |" in row(
-        block, TRIVIAL_HERE, "—")
-    summary = under_heading(read(tmp_path / "docs", "analysis/guide.md"), "The fastest mode of each case")
-    assert row(env_block(summary, ENV_A), "eager").startswith("| eager | 1 | 1 | 1.00× | 10.0% |")
+    return tmp_path / "docs"
 
 
-def test_guide_sums_up_the_fastest_mode_of_the_cases_on_the_environment_page(docs):
-    every = table(fastest_of_each_case(docs), "| workload | batch | eager is | fastest |")
+def test_a_tie_names_the_cheaper_mode_first_with_both_costs_everywhere(tmp_path):
+    docs = tied_docs(tmp_path)
+    cells = row(answer_at_each_point(docs), VIT, "1").strip("| ").split(" | ")
+    assert cells[4] == "reduce-overhead (tie)"
+    assert cells[6].startswith("max-autotune (2.04×")
+    assert cells[7].startswith("-") and cells[7].endswith("%")  # the faster one is named second
+    cold, other = cells[8].split("; max-autotune: ")
+    assert cold.startswith("4.00\u00a0s, ") and other.startswith("24.0\u00a0s, ")
+    assert int(cold.split(", ")[1].split()[0].replace(",", "")) < int(
+        other.split(", ")[1].split()[0].replace(",", ""))
+    # The chooser's data gives the same answer, the same tie and both costs.
+    chooser = json.loads((docs / "analysis" / "guide-data.json").read_text("utf-8"))
+    step = chooser["calls"].index(chooser["calls_answered"])
+    ((*_, by_calls),) = [p[:5] for p in chooser["points"] if p[1] == "vit16x6x384"]
+    answer = dict(zip(chooser["fields"], by_calls[step], strict=True))
+    assert (answer["mode"], answer["mode_runner_up"], answer["tie"]) == (
+        "reduce-overhead", "max-autotune", True)
+    assert (answer["cold_compile_s"], answer["cold_compile_s_runner_up"]) == ("4.00\u00a0s", "24.0\u00a0s")
+    assert f"{100 * answer['margin']:.1f}%" == cells[7]
+    summary = under_heading(read(docs, "analysis/guide.md"), "The answer at each point")
+    assert row(env_block(summary, ENV_A), "float32", "reduce-overhead").startswith(
+        "| float32 | reduce-overhead | 1 | 1 | 2.00× | -")
+
+
+def test_guide_sums_up_the_answers_of_the_points_on_the_environment_page(docs):
+    every = table(answer_at_each_point(docs), "| workload | batch | dtype | eager is | answer |")
     won: dict[str, list[list[str]]] = {}
     for cells in every:
-        won.setdefault(cells[3], []).append(cells)
+        won.setdefault(cells[4].strip("*").removesuffix(" (tie)"), []).append(cells)
     guide = read(docs, "analysis/guide.md")
-    block = env_block(under_heading(guide, "The fastest mode of each case"), ENV_A)
-    summary = table(block, "| fastest | cases | ties |")
-    assert len(summary) == len(won) == 3  # reduce-overhead twice, eager and default once
-    for mode, cases, ties, speedup, lead, _ in summary:
+    block = env_block(under_heading(guide, "The answer at each point"), ENV_A)
+    summary = table(block, "| dtype | answer | points | ties |")
+    assert len(summary) == len(won) == 2  # reduce-overhead twice, eager twice
+    for dtype, mode, cases, ties, speedup, lead, _ in summary:
         mine = won.pop(mode)
-        assert cases == str(len(mine))
-        assert ties == str(sum(c[6].endswith("(tie)") for c in mine))
+        assert dtype == "float32" and cases == str(len(mine))
+        assert ties == str(sum(c[4].endswith("(tie)") for c in mine))
         # The summary takes medians of the exact figures, the rows show them rounded.
         assert float(speedup.rstrip("×")) == pytest.approx(
-            median(float(c[4].split("×")[0]) for c in mine), abs=0.01)
-        assert float(lead.rstrip("%")) == pytest.approx(
-            median(float(c[6].split("%")[0]) for c in mine), abs=0.1)
+            median(float(c[5].split("×")[0]) for c in mine), abs=0.01)
+        leads = [float(c[7].rstrip("%")) for c in mine if c[7] != "—"]
+        if leads:
+            assert float(lead.rstrip("%")) == pytest.approx(median(leads), abs=0.1)
+        else:
+            assert lead == "— (no runner-up paid back)"
     assert every == table(link_target(docs, "analysis/guide.md", block,
-                                      f"All {len(every)} cases of this environment"),
-                          "| workload | batch | eager is | fastest |")
-    assert "| workload | batch | eager is |" not in guide
+                                      "Every point of this environment"),
+                          "| workload | batch | dtype | eager is | answer |")
+    assert "| workload | batch | dtype | eager is |" not in guide
 
 
 def test_guide_sums_up_each_path_of_the_rules_from_the_points_on_the_environment_page(docs):
     points = table(under_heading(read(docs, GUIDE_ENV), "What the rules recommend at each point"),
-                   "| workload | batch | path |")
+                   "| dtype | workload | batch | path |")
     guide = read(docs, "analysis/guide.md")
     block = env_block(under_heading(guide, "What the rules recommend at each point"), ENV_A)
-    summary = table(block, "| path | points |")
-    assert sorted(cells[0] for cells in summary) == sorted({p[2] for p in points})
-    for path, count, leaf_mode, picked, agree in summary:
-        mine = [p for p in points if p[2] == path]
-        assert count == str(len(mine)) and {p[3] for p in mine} == {leaf_mode}
-        modes = sorted({p[4] for p in mine}, key=lambda m: (-[p[4] for p in mine].count(m), m))
-        assert picked == ", ".join(f"{m} ({[p[4] for p in mine].count(m)})" for m in modes)
-        assert agree == f"{sum(p[6] == 'yes' for p in mine)} of {len(mine)}"
+    summary = table(block, "| dtype | path | points |")
+    assert sorted(cells[1] for cells in summary) == sorted({p[3] for p in points})
+    for dtype, path, count, leaf_mode, picked, agree in summary:
+        mine = [p for p in points if p[3] == path and p[0] == dtype]
+        assert count == str(len(mine)) and {p[4] for p in mine} == {leaf_mode}
+        modes = sorted({p[5] for p in mine}, key=lambda m: (-[p[5] for p in mine].count(m), m))
+        assert picked == ", ".join(f"{m} ({[p[5] for p in mine].count(m)})" for m in modes)
+        assert agree == f"{sum(p[7] == 'yes' for p in mine)} of {len(mine)}"
     # ViT at batch 1 and 2 pick reduce-overhead against the leaf's eager: two disagree.
-    assert summary[0][4] == "2 of 4"
+    assert summary[0][5] == "2 of 4"
     assert link_target(docs, "analysis/guide.md", block, "Each point's path and pick")
-    assert "| workload | batch | path |" not in guide
+    assert "| dtype | workload | batch | path |" not in guide
 
 
 def test_guide_counts_the_points_of_each_leaf_that_its_environment_page_names(docs):
     guide = read(docs, "analysis/guide.md")
     block = env_block(under_heading(guide, "The branches, as measured"), ENV_A)
+    assert "In float32:" in block
     named = table(under_heading(link_target(docs, "analysis/guide.md", block,
                                       "The points behind each count"),
                           "The branches, as measured"), "| path | recommended |")
@@ -129,12 +159,12 @@ def test_guide_counts_the_points_of_each_leaf_that_its_environment_page_names(do
     assert "](../workloads/" not in block  # the points are named on the environment's page
 
 
-def test_guide_summary_counts_wins_per_class(docs):
+def test_guide_summary_counts_answers_per_class_and_dtype(docs):
     page = read(docs, "analysis/guide.md")
-    summary = env_block(page[page.index("## By how busy"):page.index("## The fastest mode")],
+    summary = env_block(page[page.index("## By how busy"):page.index("## The answer at each point")],
                         ENV_A)
-    assert row(summary, "launch-bound", "4").startswith(
-        "| launch-bound | 4 | reduce-overhead (2), default (1), eager (1) | 1.00× (4) |")
+    assert row(summary, "float32", "launch-bound", "4").startswith(
+        "| float32 | launch-bound | 4 | eager (2), reduce-overhead (2) | 1.00× (4) |")
 
 
 def test_claims_pages_judge_every_ledger_claim_with_its_region(docs):

@@ -199,3 +199,22 @@ def test_a_workload_page_opens_with_the_fastest_mode_its_spread_and_its_cost(tmp
         "reduce-overhead", "2.00× (1.90–2.11, 3\u00a0paired\u00a0proc.)", "default (1.25×)", "60.0%",
         "30.0\u00a0s", "15,000"]
     assert "No point here has two modes timed." in bert
+
+
+def test_each_dtype_tab_lists_the_settings_of_its_own_dtype(tmp_path):
+    """The H100's float32 tab said "weights and inputs in bfloat16": the settings table
+    sat outside the dtype tabs, from each model's newest record of any dtype."""
+    from fixtures import dtype_records as dx
+
+    said = "weights and inputs in bfloat16"
+    records = [dataclasses.replace(r, workload_info=dataclasses.replace(
+        r.workload_info, settings={"mode": "eval", **({"precision": said}
+                                                      if r.key.dtype == "bfloat16" else {})}))
+        for r in dx.records()]
+    fx.write(tmp_path / "results" / "r.jsonl", records)
+    text = render(tmp_path / "results", tmp_path / "docs")
+    float32, bfloat16 = text.split('=== "float32"')[1].split('=== "bfloat16"')
+    settings = "| model | parameters | settings | packages |"
+    assert settings in float32 and settings in bfloat16
+    assert said not in float32 and "mode: eval" in float32.split(settings)[1]
+    assert said in bfloat16.split(settings)[1]

@@ -11,6 +11,7 @@
   const form = root.querySelector("form");
   const out = root.querySelector(".atlas-chooser-answer");
   const skipped = new Set(["launch-overhead", "warmup"]); // microbenchmarks, not models
+  let guideReference = null; // the reference host's probe (µs), where the data names one
 
   function times(x) { return x.toFixed(2) + "×"; }
   function count(x) { return x === "never" ? "never" : Number(x).toLocaleString("en"); }
@@ -58,6 +59,27 @@
   }
   function micro(x) { return x.toFixed(1) + " µs"; }
 
+  // How far a measured point is from the reader's choice, smaller first: another model
+  // (of another kind, farther still), another dtype, then the batches' distance in doublings.
+  function distance(point, wanted, guide) {
+    const kind = (w) => (guide.workloads[w] || {}).kind;
+    const model = point.workload === wanted.workload ? 0
+      : kind(point.workload) === kind(wanted.workload) ? 1 : 2;
+    const batch = point.batch === null || wanted.batch === null ? (point.batch === wanted.batch ? 0 : 1)
+      : Math.abs(Math.log2(point.batch) - Math.log2(wanted.batch));
+    return [model, point.dtype === wanted.dtype ? 0 : 1, batch];
+  }
+  function nearest(points, wanted, guide) {
+    const key = (p) => distance(p, wanted, guide);
+    return points.reduce((best, p) => {
+      if (!best) return p;
+      const [a, b] = [key(p), key(best)];
+      const i = a.findIndex((v, j) => v !== b[j]);
+      return i >= 0 && a[i] < b[i] ? p : best;
+    }, null);
+  }
+  function batchText(b) { return b === null ? "—" : String(b); }
+
   function setup(guide) {
     const el = form.elements;
     const named = (values) => Object.fromEntries(guide.fields.map((f, i) => [f, values[i]]));
@@ -65,15 +87,29 @@
     const points = guide.points.map(([env, workload, batch, dtype, answers, hosts]) =>
       ({env, workload, batch, dtype, answers: answers.map((a) => a && named(a)),
         hosts: Object.fromEntries(Object.entries(hosts || {}).map(([m, v]) => [m, hostNamed(v)]))}));
-    // The reader's probe: pre-filled with the median measured host of the answer's model
-    // until the reader types a value of their own.
+    // The reader's probe: pre-filled with the reference host (else the median measured
+    // host) until the reader types a value.
+    if (guide.probe_us !== null) el.probe.value = guide.probe_us.toFixed(1);
     el.probe.addEventListener("input", () => { el.probe.dataset.typed = el.probe.value ? "1" : ""; });
     fill(el.device, guide.environments.map((e) => e.id), (id) => {
       const env = guide.environments.find((e) => e.id === id);
       return `${env.label} (${env.backend})`;
     });
     fill(el.calls, guide.calls, count);
-    el.calls.value = String(guide.calls[guide.calls.length - 1]);
+    el.calls.value = String(guide.calls_answered);
+    // What the reader picked, kept while an environment that lacks it is shown: the selects
+    // list only what the environment measured, and the answer says what was not.
+    const wanted = {workload: null, batch: null, dtype: guide.dtype_answered};
+    // Until the reader picks a model, each environment opens at its own first one; until
+    // they pick a batch, each model opens at batch 1, or its smallest batch.
+    let workloadPicked = false;
+    let batchPicked = false;
+    ["workload", "batch", "dtype"].forEach((name) => el[name].addEventListener("change", () => {
+      wanted[name] = name === "batch" ? (el.batch.value === "null" ? null : Number(el.batch.value))
+        : el[name].value;
+      if (name === "workload") workloadPicked = true;
+      if (name !== "dtype") batchPicked = name === "batch";
+    }));
     const matching = () => points.filter((p) => {
       const w = guide.workloads[p.workload];
       return p.env === el.device.value && w && !skipped.has(w.family) && w.axis !== "n"
@@ -81,19 +117,32 @@
     });
     const refresh = () => {
       const found = matching();
+      if (!found.length) { show(null, guide, workloadPicked ? wanted : null); return; }
+      if (!workloadPicked) {
+        const own = found.filter((p) => p.dtype === wanted.dtype);
+        wanted.workload = (own.length ? own : found).map((p) => p.workload).sort(byKind)[0];
+      }
+      if (!batchPicked) {
+        const batches = found.filter((p) => p.workload === wanted.workload).map((p) => p.batch);
+        wanted.batch = batches.includes(1) ? 1 : (batches.length ? batches[0] : null);
+      }
+      const exact = found.find((p) => p.workload === wanted.workload && p.batch === wanted.batch
+                                     && p.dtype === wanted.dtype);
+      const point = exact || nearest(found, wanted, guide);
       const dtypes = [...new Set(found.map((p) => p.dtype))].sort();
       fill(el.dtype, dtypes, (d) => d);
-      el.dtype.closest("label").hidden = dtypes.length < 2;
-      const ofDtype = found.filter((p) => p.dtype === el.dtype.value);
-      const byKind = (a, b) => guide.workloads[a].kind.localeCompare(guide.workloads[b].kind);
+      el.dtype.value = point.dtype;
+      el.dtype.closest("label").hidden = dtypes.length < 2 && dtypes[0] === wanted.dtype;
+      const ofDtype = found.filter((p) => p.dtype === point.dtype);
       fill(el.workload, [...new Set(ofDtype.map((p) => p.workload))].sort(byKind),
            (w) => `${guide.workloads[w].kind}: ${w}`);
-      const batches = ofDtype.filter((p) => p.workload === el.workload.value).map((p) => p.batch);
-      fill(el.batch, batches, (b) => (b === null ? "—" : String(b)));
-      const point = ofDtype.find((p) => p.workload === el.workload.value
-                                   && String(p.batch) === el.batch.value);
-      show(point, guide);
+      el.workload.value = point.workload;
+      fill(el.batch, ofDtype.filter((p) => p.workload === point.workload).map((p) => p.batch), batchText);
+      el.batch.value = String(point.batch);
+      show(point, guide, exact ? null : wanted);
     };
+    const byKind = (a, b) => guide.workloads[a].kind.localeCompare(guide.workloads[b].kind)
+      || a.localeCompare(b);
     form.addEventListener("change", refresh);
     el.probe.addEventListener("input", refresh);
     refresh();
@@ -108,7 +157,13 @@
       note.append("No host model was fitted for this mode here, so no prediction for your host.");
       return note;
     }
-    if (!probe.dataset.typed) probe.value = model.probe_median_us.toFixed(1);
+    // Untyped, the box takes the reference host where the data names one inside this
+    // model's hosts, else the median host this model was measured on.
+    if (!probe.dataset.typed) {
+      const reference = guideReference;
+      probe.value = (reference !== null && reference >= model.probe_lo_us && reference <= model.probe_hi_us
+        ? reference : model.probe_median_us).toFixed(1);
+    }
     const p = Number(probe.value);
     const range = `${micro(model.probe_lo_us)}–${micro(model.probe_hi_us)}`;
     if (!(p > 0)) {
@@ -128,36 +183,53 @@
     return note;
   }
 
-  function show(point, guide) {
+  function show(point, guide, wanted) {
     out.replaceChildren();
     const el = form.elements;
+    const env = guide.environments.find((e) => e.id === (point ? point.env : el.device.value));
+    const notHere = wanted ? `Not measured here: ${wanted.workload} at batch ${batchText(wanted.batch)} `
+      + `in ${wanted.dtype} on ${env.label}.` : "Not measured:";
     if (!point) {
-      out.append(text("p", `Not measured: no ${el.work.value} workload with ${el.shapes.value} `
+      out.append(text("p", `${notHere} No ${el.work.value} workload with ${el.shapes.value} `
                            + "shapes was measured in this environment."));
       return;
+    }
+    if (wanted) {
+      // The reader's own case was not measured here: said first, with the case answered instead.
+      out.append(text("p", `${notHere} The nearest measured case, answered below: `
+        + `${point.workload} at batch ${batchText(point.batch)} in ${point.dtype}.`,
+        {class: "atlas-chooser-unmeasured"}));
     }
     const step = guide.calls.indexOf(Number(el.calls.value));
     const a = point.answers[step];
     const head = text("p", undefined, {class: "atlas-chooser-result"});
     head.append(text("strong", a.mode), kind(a));
+    const paysBack = (calls) => `${calls} call${calls === "1" ? "" : "s"}`;
+    const cost = (mode, compile, calls) => (mode === "eager" ? "nothing to compile"
+      : `${compile} to compile, ${paysBack(calls)} to pay back`);
     if (a.mode === "eager") {
       head.append(" — no other mode pays back its compile within "
-                  + `${count(guide.calls[step])} calls and runs faster than eager.`);
+                  + `${count(guide.calls[step])} calls and runs measurably faster than eager.`);
     } else {
       head.append(` — ${times(a.speedup)} faster than eager (${times(a.speedup_lo)}–`
         + `${times(a.speedup_hi)}, ${a.processes} ${a.timing} process${a.processes === 1 ? "" : "es"}); `
-        + `it pays back in ${a.pays_back} calls.`);
+        + `it pays back in ${paysBack(a.pays_back)}.`);
     }
     if (a.mode_runner_up) {
       head.append(` Runner-up: ${a.mode_runner_up}, ${times(a.speedup_runner_up)}; `
-        + (a.tie ? "a tie: the lead is inside the spread between processes."
+        + (a.tie ? `a tie (the lead is inside the spread and below ${(guide.tie_below * 100).toFixed(1)}%), `
+                   + `so the cheaper mode is named first: ${a.mode}, ${cost(a.mode, a.cold_compile_s, a.pays_back)}; `
+                   + `${a.mode_runner_up}, ${cost(a.mode_runner_up, a.cold_compile_s_runner_up, a.pays_back_runner_up)}.`
                  : `a lead of ${(a.margin * 100).toFixed(1)}%.`));
     }
     out.append(head);
     if (a.host_dependent) out.append(hostAnswer(point.hosts[a.mode]));
-    const env = guide.environments.find((e) => e.id === point.env);
+    else if (el.probe.dataset.typed) {
+      out.append(text("p", "Your host's eager op cost does not change this answer: its gain "
+                           + "was not found to depend on the host.", {class: "atlas-chooser-host"}));
+    }
     const conditions = text("p", `${env.label}; ${el.work.value}, ${el.shapes.value} shapes, `
-      + `${point.workload} at batch ${point.batch === null ? "—" : point.batch}, ${point.dtype}. `,
+      + `${point.workload} at batch ${batchText(point.batch)}, ${point.dtype}. `,
       {class: "atlas-chooser-conditions"});
     const about = guide.workloads[point.workload].description;
     if (about) conditions.append(`${point.workload}: ${about}. `);
@@ -168,6 +240,6 @@
 
   fetch(root.dataset.guide)
     .then((r) => { if (!r.ok) throw new Error(`${root.dataset.guide}: ${r.status}`); return r.json(); })
-    .then(setup)
+    .then((guide) => { guideReference = guide.reference_probe_us; setup(guide); })
     .catch((error) => { out.textContent = `The measured answers could not be loaded (${error.message}).`; });
 })();

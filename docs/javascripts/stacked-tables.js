@@ -1,37 +1,21 @@
 // On a phone a wide table scrolls sideways, and the column a reader came for can be off
-// the screen. A page's first table is where it puts its answer, so that table (the first
-// outside a collapsed block, the first of each <details>, and, in a content tab, the first
-// of each of that tab set's tabs) is stacked on a narrow screen: a block per row, each cell under its column's name. This script gives
-// each cell its column's name and marks the table; atlas.css stacks it. A mark, not a
-// class: the theme styles only tables without a class.
+// the screen. So on a narrow screen every table a reader meets as the page opens (every one
+// outside a collapsed block, in every content tab) and the first of each <details> is
+// stacked: a block per row, each cell under its column's name. This script gives each cell
+// its column's name and marks the table; atlas.css stacks it. A mark, not a class: the
+// theme styles only tables without a class. The other tables of a <details> are secondary,
+// and may scroll.
 (function () {
   "use strict";
 
-  function first(tables) {
-    return tables.length ? [tables[0]] : [];
-  }
-
-  // The first table outside a collapsed block, as the page opens; and the first table of
-  // each <details>, the first one a reader meets on opening it.
-  function firstTables(article) {
+  function stacked(article) {
     var all = Array.prototype.slice.call(article.querySelectorAll("table"));
-    var found = first(all.filter(function (table) { return !table.closest("details"); }));
+    var found = all.filter(function (table) { return !table.closest("details"); });
     article.querySelectorAll("details").forEach(function (details) {
-      found = found.concat(first(all.filter(function (table) {
-        return table.closest("details") === details;
-      })));
+      var inside = all.filter(function (table) { return table.closest("details") === details; });
+      if (inside.length) found.push(inside[0]);
     });
-    var tabbed = [];
-    // Tabs nest (a dtype tab inside a backend tab): every enclosing tab set's tabs count.
-    found.forEach(function (table) {
-      for (var tab = table.closest(".tabbed-block"); tab;
-           tab = tab.parentElement.closest(".tabbed-block")) {
-        Array.prototype.forEach.call(tab.parentElement.children, function (block) {
-          tabbed = tabbed.concat(first(block.querySelectorAll("table")));
-        });
-      }
-    });
-    return found.concat(tabbed);
+    return found;
   }
 
   // Again for a table already marked: a script may have redrawn its rows.
@@ -52,20 +36,51 @@
 
   var watched = typeof WeakSet !== "undefined" ? new WeakSet() : null;
 
-  // A page's script (the guide's chooser) may draw its first table after the page loads.
+  // A page's script (the guide's chooser, a sorted header) may redraw a table after the page loads.
   function enable(root) {
     root.querySelectorAll("article").forEach(function (article) {
-      firstTables(article).forEach(mark);
+      stacked(article).forEach(mark);
       if (!watched || watched.has(article)) return;
       watched.add(article);
-      new MutationObserver(function () { firstTables(article).forEach(mark); })
+      new MutationObserver(function () { stacked(article).forEach(mark); })
         .observe(article, { childList: true, subtree: true });
     });
   }
 
+  // Tabs. A backend with no results has a tab that says only "Not measured": it is hidden,
+  // and a tab choice carried from another page (the theme's linked tabs) that lands on one
+  // is undone here, so a page never opens on a tab that hides its answer. The input is
+  // checked directly, not clicked: a click would carry this choice to the next page.
+  // (It belongs in a script of its own once mkdocs.yml lists one.)
+  var EMPTY_TAB = /^Not measured: there are no .* from an? \S+ machine yet\.$/;
+
+  function keepAnswersInView(root) {
+    root.querySelectorAll(".tabbed-set").forEach(function (set) {
+      var inputs = Array.prototype.filter.call(set.children, function (e) { return e.tagName === "INPUT"; });
+      var labels = set.querySelector(":scope > .tabbed-labels");
+      var content = set.querySelector(":scope > .tabbed-content");
+      if (!labels || !content || inputs.length !== content.children.length) return;
+      var empty = Array.prototype.map.call(content.children, function (block) {
+        return EMPTY_TAB.test(block.textContent.trim());
+      });
+      if (empty.every(Boolean)) return; // nothing measured at all: the tabs say so
+      empty.forEach(function (isEmpty, i) {
+        if (isEmpty && labels.children[i]) labels.children[i].hidden = true;
+      });
+      var checked = inputs.findIndex(function (input) { return input.checked; });
+      if (checked < 0 || empty[checked]) inputs[empty.indexOf(false)].checked = true;
+    });
+  }
+
+  function start() {
+    enable(document);
+    // After the theme has applied the tab choice it carries between pages.
+    setTimeout(function () { keepAnswersInView(document); }, 0);
+  }
+
   if (typeof document$ !== "undefined") {
-    document$.subscribe(function () { enable(document); });
+    document$.subscribe(start);
   } else {
-    document.addEventListener("DOMContentLoaded", function () { enable(document); });
+    document.addEventListener("DOMContentLoaded", start);
   }
 })();

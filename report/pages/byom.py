@@ -16,11 +16,27 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "byom" / "tiny_mode
 PAGE = "analysis/bring-your-own-model.md"
 
 
+def run_times(data) -> list[dict]:
+    """Per backend: how long measuring one model at one batch size takes, from the records'
+    own durations: the median case of each mode (its child process from start to record)
+    summed over the modes, with the number of modes and of cases it rests on."""
+    timed = data.shown[data.shown["duration_s"].notna()]
+    out = []
+    for backend in data.backends:
+        here = timed[timed["backend"] == backend]
+        if here.empty:
+            continue
+        per_mode = here.groupby("mode")["duration_s"].median()
+        out.append({"backend": backend, "seconds": float(per_mode.sum()),
+                    "modes": len(per_mode), "cases": len(here)})
+    return out
+
+
 def render(site: Site) -> None:
     data = site.data
     models = [w for w in data.workloads if data.family(w) == EXTERNAL_FAMILY]
     cases = data.cases[data.cases["workload"].isin(models)]
-    recs, flows = guide_rules.for_workloads(data.cases, models, data.published)
+    recs, _ = guide_rules.for_workloads(data.cases, models, data.published)
 
     def model_view(workload: str) -> list[dict]:
         def build(env: Environment):
@@ -30,7 +46,6 @@ def render(site: Site) -> None:
             of = cases[(cases["env_id"] == env.env_id) & (cases["workload"] == workload)]
             return {"points": [{"batch_size": r["batch_size"], "rec": r["recommendation"]}
                                for r in rows(here)],
-                    "flow": flows[env.env_id],
                     "others": int((data.cases["env_id"] == env.env_id).sum() - len(of)),
                     "tolerance": of["tolerance"].dropna().max() if of["tolerance"].notna().any()
                     else None,
@@ -43,4 +58,4 @@ def render(site: Site) -> None:
                        else None),
               models=[{"workload": w, "info": data.workload_info(w), "backends": model_view(w)}
                       for w in models],
-              leaves=guide_rules.LEAVES)
+              leaves=guide_rules.LEAVES, run_times=run_times(data))

@@ -14,7 +14,7 @@ import pandas as pd
 
 from bench.host import model as host_model
 from report import analysis, answers, formatting, guide_rules
-from report.analysis import BASELINE, Environment, of_env, rows
+from report.analysis import BASELINE, Environment, choice, of_env, rows
 from report.coldstart import data as coldstart_data
 from report.pages import cold_start
 from report.site import Site
@@ -31,11 +31,16 @@ def env_page(env_id: str) -> str:
     return f"analysis/guide/{env_id}.md"
 
 
-def flows(data: analysis.Data) -> dict[str, guide_rules.Flow]:
-    """The guide's flow of every environment, by env_id."""
-    parts = analysis.by_env(data.cases)
-    return {env_id: guide_rules.flow(parts[env_id]) for env_id in data.environments
-            if env_id in parts}
+def flows(data: analysis.Data) -> dict[tuple[str, str], guide_rules.Flow]:
+    """The guide's flow of every environment and dtype, by (env_id, dtype)."""
+    return data.memo("guide-flows", lambda: guide_rules.flows_of(
+        data.cases[data.cases["env_id"].isin(set(data.environments))]))
+
+
+def dtypes_of(found: dict[tuple[str, str], guide_rules.Flow], env_id: str) -> list[str]:
+    """The dtypes `env_id` has a flow in, the default dtype first."""
+    return sorted((d for e, d in found if e == env_id),
+                  key=lambda d: (d != analysis.DEFAULT_DTYPE, d))
 
 
 def primary(data: analysis.Data, backend: str) -> Environment | None:
@@ -52,35 +57,54 @@ def sources(data: analysis.Data, env_id: str) -> list[str]:
 
 
 def chart(data: analysis.Data, found: dict[str, guide_rules.Flow]) -> list[dict]:
-    """One branch of the flowchart per backend, measured or not: the questions of its
-    primary environment, and each leaf from there or, where that environment did not
-    measure it (training, varying shapes), from the environment of the same backend with
-    the most points for it, which the leaf then names."""
+    """One branch of the flowchart per backend with results, and in it one flow per dtype:
+    the questions of its primary environment in that dtype, and each leaf from there or,
+    where that environment did not measure it (training, varying shapes), from the
+    environment of the same backend with the most points for it in that dtype, which the
+    leaf then names."""
     out = []
     for backend in data.backends:
         env = primary(data, backend)
-        fl = found.get(env.env_id) if env else None
-        leaves = {}
-        for key in guide_rules.LEAVES:
-            candidates = [(found[e.env_id].leaves[key], e) for e in data.envs(backend)
-                          if e.env_id in found and key in found[e.env_id].leaves]
-            own = fl.leaves.get(key) if fl else None
-            if key not in BORROWED:
-                candidates = []
-            if own is not None and (own.pick.measured or not candidates):
-                leaves[key] = {"leaf": own, "env": None}
-            elif candidates:
-                leaf, other = max(candidates, key=lambda c: (c[0].pick.n, c[1].label))
-                leaves[key] = {"leaf": leaf if leaf.pick.measured else own,
-                               "env": other if leaf.pick.measured and other != env else None}
+        if env is None:
+            continue
+        by_dtype = []
+        for dtype in dtypes_of(found, env.env_id):
+            fl = found[(env.env_id, dtype)]
+            leaves = {}
+            for key in guide_rules.LEAVES:
+                candidates = [(found[(e.env_id, dtype)].leaves[key], e) for e in data.envs(backend)
+                              if (e.env_id, dtype) in found
+                              and key in found[(e.env_id, dtype)].leaves]
+                own = fl.leaves.get(key)
+                if key not in BORROWED:
+                    candidates = []
+                if own is not None and (own.pick.measured or not candidates):
+                    leaves[key] = {"leaf": own, "env": None}
+                elif candidates:
+                    leaf, other = max(candidates, key=lambda c: (c[0].pick.n, c[1].label))
+                    leaves[key] = {"leaf": leaf if leaf.pick.measured else own,
+                                   "env": other if leaf.pick.measured and other != env else None}
+            by_dtype.append({"dtype": dtype, "flow": fl, "leaves": leaves})
         out.append({"name": backend, "id": re.sub(r"\W", "_", backend), "env": env,
-                    "flow": fl, "leaves": leaves})
+                    "dtypes": by_dtype})
     return out
 
 
-def evidence(data: analysis.Data) -> dict:
-    """`analysis.Data.evidence`: the fastest mode of each case and the spreads."""
-    return data.evidence()
+def answered(data: analysis.Data) -> pd.DataFrame:
+    """`analysis.choose` at analysis.CALLS_ANSWERED at every point where two or more modes
+    were timed, with how eager is bound there (`class`): the guide's tables give the answer
+    the chooser, the workload pages and the quick answers give, by the same function."""
+    def compute() -> pd.DataFrame:
+        table = data.published
+        timed = table[table["ok"].eq(True) & table["speedup"].notna()]
+        timed = timed[timed.groupby(analysis.POINT, dropna=False)["mode"].transform("size") >= 2]
+        found = analysis.choose(timed, analysis.CALLS_ANSWERED)
+        eager = timed.loc[timed["mode"] == BASELINE, [*analysis.POINT, "busy_fraction"]]
+        found = found.merge(eager, on=analysis.POINT, how="left")
+        found["class"] = analysis.boundedness(found["busy_fraction"]).fillna(UNPROFILED)
+        found["dtype"] = found[analysis.DTYPE]
+        return found
+    return data.memo("guide-answered", compute)
 
 
 # What a reader's model is like, found in a workload's name: the chooser's picker groups the
@@ -95,9 +119,17 @@ def model_kind(workload: str, family: str) -> str:
     return next((kind for part, kind in KINDS if part in workload), family)
 
 
-CHOICE_FIELDS = ("mode", "speedup", "speedup_lo", "speedup_hi", "cold_calls", "processes",
+# The calls to pay back travel as "pays_back" and "pays_back_runner_up", the home page's text.
+CHOICE_FIELDS = ("mode", "speedup", "speedup_lo", "speedup_hi", "cold_compile_s", "processes",
                  "timing", "mode_runner_up", "speedup_runner_up", "margin", "tie",
-                 "host_dependent", "compiling", "cuda_graphs")
+                 "host_dependent", "compiling", "cuda_graphs", "cold_compile_s_runner_up")
+# How the pages print each figure the chooser prints: the JSON keeps the digits that print
+# the same (report/formatting.py; chooser.js rounds as Python does). Compile times travel
+# as the pages' text: chooser.js prints them as they are.
+SHOWN = {"speedup": formatting.times, "speedup_lo": formatting.times,
+         "speedup_hi": formatting.times, "speedup_runner_up": formatting.times,
+         "margin": formatting.percent}
+AS_TEXT = {"cold_compile_s": formatting.seconds, "cold_compile_s_runner_up": formatting.seconds}
 
 
 # A host model as the chooser predicts from it (docs/javascripts/chooser.js), from the
@@ -152,7 +184,9 @@ def chooser_data(data: analysis.Data) -> dict:
         for r in rows(analysis.choose(data.published, calls)):
             key = (r["env_id"], r["workload"], r["batch_size"], r[analysis.DTYPE])
             answers_by_point.setdefault(key, [None] * len(analysis.CALLS_STEPS))[step] = [
-                *(_compact(r.get(f)) for f in CHOICE_FIELDS), _pays_back(r)]
+                *(_text(r.get(f), AS_TEXT[f]) if f in AS_TEXT else _compact(r.get(f), SHOWN.get(f))
+                  for f in CHOICE_FIELDS), _pays_back(r),
+                _pays_back(r, "_runner_up")]
     hosts: dict[tuple, dict] = {}
     for r in rows(data.published[data.published["host_probe_median_us"].notna()]):
         key = (r["env_id"], r["workload"], r["batch_size"], r[analysis.DTYPE])
@@ -160,6 +194,7 @@ def chooser_data(data: analysis.Data) -> dict:
         if r["mode"] in chosen and (terms := host_terms(r)):
             hosts.setdefault(key, {})[r["mode"]] = terms
     envs = [e for e in data.environments.values() if any(k[0] == e.env_id for k in answers_by_point)]
+    names = env_names(data, envs)
     workloads = {}
     for workload in data.workloads:
         info = data.workload_info(workload) or {}
@@ -168,8 +203,13 @@ def chooser_data(data: analysis.Data) -> dict:
                                "family": data.family(workload), "axis": info.get("axis"),
                                "description": info.get("description"),
                                "kind": model_kind(workload, data.family(workload))}
-    return {"calls": list(analysis.CALLS_STEPS), "fields": [*CHOICE_FIELDS, "pays_back"],
-            "environments": [{"id": e.env_id, "label": e.label, "backend": e.backend}
+    return {"calls": list(analysis.CALLS_STEPS), "calls_answered": analysis.CALLS_ANSWERED,
+            "dtype_answered": analysis.DEFAULT_DTYPE, "tie_below": choice.TIE_BELOW,
+            "fields": [*CHOICE_FIELDS, "pays_back", "pays_back_runner_up"],
+            "reference_probe_us": _precise(reference_probe_us(data.published)),
+            "probe_us": _precise(reference_probe_us(data.published)
+                                 or median_probe_us(data.published)),
+            "environments": [{"id": e.env_id, "label": names[e.env_id], "backend": e.backend}
                              for e in sorted(envs, key=lambda e: (e.backend != "cuda", e.label))],
             "workloads": workloads,
             "host_fields": list(HOST_FIELDS),
@@ -177,31 +217,79 @@ def chooser_data(data: analysis.Data) -> dict:
                        for key, answers in answers_by_point.items()]}
 
 
-def _pays_back(answer: dict) -> str | None:
+def reference_probe_us(published: pd.DataFrame) -> float | None:
+    """The reference host's probe where the host model's export carries one (a
+    `host_reference*_us` column of the published table), else None."""
+    for column in sorted(c for c in published.columns
+                         if c.startswith("host_reference") and c.endswith("_us")):
+        found = published[column].dropna()
+        if len(found):
+            return float(found.median())
+    return None
+
+
+def median_probe_us(published: pd.DataFrame) -> float | None:
+    """The median of the measured hosts' median probes."""
+    found = published["host_probe_median_us"].dropna() if "host_probe_median_us" in published else []
+    return float(pd.Series(found).median()) if len(found) else None
+
+
+def env_names(data: analysis.Data, envs: list[Environment]) -> dict[str, str]:
+    """A name a reader picks an environment by: the device, the torch release, the host
+    class and the days it was measured; the env_id only where two still read the same."""
+    days = data.shown.groupby("env_id")["started_at"].agg(["min", "max"]) if len(envs) else None
+    names = {}
+    for env in envs:
+        fields = dict(env.fields)
+        device = (f"{', '.join(fields['cpu_model'])}, {'/'.join(fields['cpu_count'])} cores"
+                  if env.backend == "cpu" else ", ".join(fields["device_name"]))
+        first, last = (str(days.at[env.env_id, c])[:10] for c in ("min", "max"))
+        names[env.env_id] = " · ".join((device, f"torch {env.field('torch')}",
+                                        env.field("machine"),
+                                        first if first == last else f"{first} to {last}"))
+    clash = Counter(names.values())
+    return {e: f"{n} · {e}" if clash[n] > 1 else n for e, n in names.items()}
+
+
+def _pays_back(answer: dict, suffix: str = "") -> str | None:
     """The break-even as the home page's quick answers write it, so that the chooser and
     the home page give one figure at one precision."""
-    return None if answer["mode"] == BASELINE else formatting.about(answer["cold_calls"])
+    mode = answer.get("mode" + suffix)
+    if mode is None or mode != mode or mode == BASELINE:
+        return None
+    return formatting.about(answer["cold_calls" + suffix])
 
 
-def _compact(value):
-    """A figure as the chooser's JSON holds it: 4 significant digits, NEVER as "never"."""
+def _text(value, shown) -> str | None:
+    return None if value is None or value != value else shown(value)
+
+
+def _compact(value, shown=None):
+    """A figure as the chooser's JSON holds it: the fewest significant digits (4 at least)
+    that `shown`, the pages' formatting, prints as it prints the full figure; NEVER as
+    "never"."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, float):
         if value != value:
             return None
-        return "never" if value == analysis.NEVER else float(f"{value:.4g}")
+        if value == analysis.NEVER:
+            return "never"
+        for digits in range(4, 18):
+            short = float(f"{value:.{digits}g}")
+            if shown is None or shown(short) == shown(value):
+                return short
     return value
 
 
 def fastest_by_mode(best: pd.DataFrame) -> list[dict]:
-    """Per mode that was fastest somewhere (`evidence`'s best rows of one environment), most
-    wins first: at how many cases, how many of those leads are ties, and over them the
-    median speedup over eager, lead over the runner-up and cold calls to break even."""
+    """Per mode that was the answer somewhere (`answered` rows of one environment and
+    dtype), most answers first: at how many points, how many of those are ties, and over
+    them the median speedup over eager, lead over the runner-up and cold calls to break even."""
     if best.empty:
         return []
     found = best.assign(speedup=best["speedup"].astype(float), margin=best["margin"].astype(float),
-                        tie=best["tie"].eq(True))
+                        tie=best["tie"].eq(True), break_even=best["cold_calls"].astype(float))
     summary = found.groupby("mode", sort=False).agg(
         cases=("mode", "size"), ties=("tie", "sum"), speedup=("speedup", "median"),
         margin=("margin", "median"), break_even=("break_even", "median")).reset_index()
@@ -230,19 +318,20 @@ def recommended_by_path(points: list[dict]) -> list[dict]:
                                if p["leaf"] in order else len(order))]
 
 
+def by_dtype(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """`frame` split by dtype, the default dtype first."""
+    return sorted(((str(d), part) for d, part in frame.groupby(analysis.DTYPE, sort=False)),
+                  key=lambda kv: (kv[0] != analysis.DEFAULT_DTYPE, kv[0]))
+
+
 def render(site: Site) -> None:
     data = site.data
     found = flows(data)
     recs = guide_rules.recommendations(data.cases, found, data.published)
-    ev = evidence(data)
-    table, best, spread = ev["table"], ev["best"], ev["spread"]
+    best = answered(data)
+    table, spread = data.published, analysis.spreads(data.cases)
 
-    def build(env: Environment):
-        fl = found.get(env.env_id)
-        here = best[(best["env_id"] == env.env_id) & best["speedup"].notna()]
-        if fl is None and here.empty:
-            return None
-        moves = analysis.move_summary(of_env(spread, env.env_id))
+    def classes_of(here: pd.DataFrame) -> list[dict]:
         classes = []
         for name in CLASSES:
             members = here[here["class"] == name]
@@ -257,23 +346,53 @@ def render(site: Site) -> None:
                             "wins": sorted(((m, int(c)) for m, c in wins.items()),
                                            key=lambda kv: (-kv[1], kv[0])),
                             "speedups": speedups})
+        return classes
+
+    def build(env: Environment):
+        here = of_env(best, env.env_id)
+        dtypes = dtypes_of(found, env.env_id)
+        if not dtypes and here.empty:
+            return None
+        moves = analysis.move_summary(of_env(spread, env.env_id))
         mine = of_env(recs, env.env_id)
-        points = [{"workload": r["workload"], "batch_size": r["batch_size"],
-                   "rec": r["recommendation"]} for r in rows(mine)]
-        shared = {"flow": fl, "sources": sources(data, env.env_id),
+        flows_here = [{"dtype": d, "flow": found[(env.env_id, d)],
+                       "points": [{"workload": r["workload"], "batch_size": r["batch_size"],
+                                   "rec": r["recommendation"]}
+                                  for r in rows(mine[mine[analysis.DTYPE] == d])]}
+                      for d in dtypes]
+        shared = {"flows": flows_here, "sources": sources(data, env.env_id),
                   "move": moves["median_spread"] if moves else None}
-        site.page(env_page(env.env_id), "guide-env.md.j2", env=env,
-                  rows=rows(analysis.ordered(here, batch_first=True)),
-                  points=points, leaves=guide_rules.LEAVES, calls=analysis.CALLS_ANSWERED,
-                  **shared)
-        return {"classes": classes, "paths": recommended_by_path(points),
-                "fastest": fastest_by_mode(here), "cases": len(here),
+        # Each answer with the published rows of its two modes, so that its figures are
+        # printed as the workload page prints them (formatting.speedup of the row).
+        listed = rows(analysis.ordered(here, batch_first=True))
+        of_case = {tuple(r[c] for c in (*analysis.POINT, "mode")): r
+                   for r in rows(of_env(table, env.env_id))}
+        for r in listed:
+            point = tuple(r[c] for c in analysis.POINT)
+            r["row"] = of_case.get((*point, r["mode"]))
+            r["runner_up_row"] = of_case.get((*point, r["mode_runner_up"]))
+        site.page(env_page(env.env_id), "guide-env.md.j2", env=env, rows=listed,
+                  leaves=guide_rules.LEAVES, calls=analysis.CALLS_ANSWERED,
+                  gain=analysis.MEANINGFUL_GAIN, **shared)
+        return {"dtypes": [{"dtype": d, "classes": classes_of(part),
+                            "fastest": fastest_by_mode(part), "cases": len(part),
+                            "paths": recommended_by_path(next(
+                                (f["points"] for f in flows_here if f["dtype"] == d), []))}
+                           for d, part in by_dtype(here)],
                 "page": env_page(env.env_id).removeprefix("analysis/"), **shared}
 
     site.page(PAGE, "guide.md.j2", backends=site.by_backend(build),
               modes=data.modes, chart=chart(data, found), leaves=guide_rules.LEAVES,
-              gain=analysis.MEANINGFUL_GAIN, never=analysis.NEVER,
+              gain=analysis.MEANINGFUL_GAIN, never=analysis.NEVER, calls=analysis.CALLS_ANSWERED,
+              graph_modes=graph_modes(data),
               outlier_spread=answers.OUTLIER_SPREAD, first_call=cold_start.first_call_answer(
                   site.results / coldstart_data.COLDSTART if site.results else None))
     site.write("analysis/guide-data.json",
                json.dumps(chooser_data(data), sort_keys=True, separators=(",", ":")) + "\n")
+
+
+def graph_modes(data: analysis.Data) -> set[str]:
+    """The modes that capture CUDA graphs by hand without compiling: not torch.compile modes,
+    which the guide says wherever one is the answer."""
+    traits = analysis.modes_traits(data.cases)
+    return {m for m, t in traits.items() if t.get("cuda_graphs") and not t.get("compiled")}

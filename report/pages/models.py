@@ -86,7 +86,11 @@ def render(site: Site) -> None:
         for r in details:
             r["no_reference"] = missing_reference.get(
                 (r["env_id"], r["workload"], r["batch_size"], r[DTYPE], r["mode"]))
+        # The settings of the newest record of each model in this dtype: a precision line
+        # ("weights and inputs in bfloat16") belongs under its own dtype's tab only.
+        newest = mine.sort_values("started_at", kind="stable").groupby("workload").tail(1)
         return {"dtype": dtype, "modes": modes, "points": _points(mine, names, modes),
+                "settings": rows(ordered(newest)),
                 "details": details, "choices": _choices(mine),
                 "reasons": [r for r in details if r["graph_break_reasons"] or r["skip_reasons"]],
                 "host_model": [r for r in predicted if r[DTYPE] == dtype]}
@@ -96,11 +100,9 @@ def render(site: Site) -> None:
         if mine.empty:
             return None
         predicted = [r for r in host.page_rows(data, env.env_id) if r["workload"] in names]
-        newest = mine.sort_values("started_at", kind="stable").groupby("workload").tail(1)
         return {"dtypes": [one_dtype(mine, dtype, predicted)
                            for dtype in sorted(set(mine[DTYPE]), key=lambda d: (d != DEFAULT_DTYPE, d))],
-                "stability_page": f"stability/{env.env_id}.md",
-                "settings": rows(ordered(newest))}
+                "stability_page": f"stability/{env.env_id}.md"}
 
     site.page(PAGE, "models.md.j2", backends=site.by_backend(build), models=names,
               calls_steps=analysis.CALLS_STEPS)

@@ -104,6 +104,14 @@ async () => {
   })));
   const charts = images.filter((img) => /\\.svg$/.test(new URL(img.src).pathname))
     .map((img) => ({src: img.src, width: img.getBoundingClientRect().width}));
+  // Every table outside a <details>, in every tab: whether it or its edge runs past the screen.
+  const screenWidth = document.documentElement.clientWidth;
+  document.querySelectorAll("article details").forEach((d) => { d.open = false; });
+  const wide = [...document.querySelectorAll("article table")].filter((t) => !t.closest("details"))
+    .filter((t) => t.scrollWidth > t.clientWidth + 1 || t.getBoundingClientRect().right > screenWidth + 1)
+    .map((t) => `${(t.rows[0] || {innerText: "table"}).innerText.slice(0, 60)}: ${t.scrollWidth} px`);
+  const tableCount = document.querySelectorAll("article table").length;
+  document.querySelectorAll("article details").forEach((d) => { d.open = true; });
   style.remove();
   // The first table outside <details> as the page opens, and the first of each <details>
   // opened (the first a reader meets there), each measured alone.
@@ -171,7 +179,7 @@ async () => {
       return [...range.getClientRects()].some((r) => r.width > 0 && r.left < box.left + 0.3 * box.width);
     })
     .map((td) => `${td.dataset.label}: ${td.innerText.slice(0, 40)}`);
-  return {charts, first, splitFigures, underName};
+  return {charts, first, splitFigures, underName, wide, tableCount};
 }
 """
 
@@ -292,6 +300,8 @@ class Measured:
     first_tables: tuple[dict, ...]  # the first outside <details>, then each <details>' first
     split_figures: tuple[str, ...]  # table cells where a figure and its unit are on two lines
     under_name: tuple[str, ...]  # stacked cells whose content runs under the column's name
+    wide_tables: tuple[str, ...] = ()  # tables outside <details>, any tab, past the screen
+    tables: int = 0
 
 
 @dataclass(frozen=True)
@@ -384,7 +394,8 @@ class _Tab:
         return Measured(charts=tuple((chart["src"], chart["width"]) for chart in seen["charts"]),
                         first_tables=tuple(seen["first"]),
                         split_figures=tuple(seen["splitFigures"]),
-                        under_name=tuple(seen["underName"]))
+                        under_name=tuple(seen["underName"]),
+                        wide_tables=tuple(seen["wide"]), tables=seen["tableCount"])
 
     def finish(self, url: str) -> PageVisit:
         # networkidle: late requests (the search index, scripts loaded by scripts)
