@@ -24,7 +24,7 @@ import pandas as pd
 from report import analysis, formatting, ledger
 from report.analysis import BASELINE, Data, host
 from report.ledger.words import region_words
-from report.releases import ab, history
+from report.releases import ab, vocabulary
 
 # The real ViT-B/16 (timm, bench/workloads/models.py), not the synthetic ViT of its width and
 # depth (vit32x12x768), whose 32-pixel patches give a quarter of the tokens.
@@ -53,7 +53,7 @@ def _newest(envs: list[analysis.Environment]) -> list[analysis.Environment]:
     """Environments in the order an answer prefers them: the newest torch release first,
     then the one with the most records."""
     def key(env):
-        return (history.release_key(_release(env)), env.record_count)
+        return (vocabulary.release_key(_release(env)), env.record_count)
     return sorted(envs, key=key, reverse=True)
 
 
@@ -291,7 +291,7 @@ def conditions(data: Data) -> dict[str, Any]:
     settings = ["cuda_matmul_allow_tf32", "cudnn_allow_tf32", "float32_matmul_precision"]
     tf32 = (gpu[settings].astype(object).where(gpu[settings].notna(), "not recorded")
             .astype(str).value_counts().reset_index(name="records"))
-    return {"torch": history.sort_releases({r.split("+")[0] for r in values("torch")}),
+    return {"torch": vocabulary.sort_releases({r.split("+")[0] for r in values("torch")}),
             "dtypes": [d.removeprefix("torch.") for d in values("dtype")],
             "tf32": [{"matmul": r["cuda_matmul_allow_tf32"], "cudnn": r["cudnn_allow_tf32"],
                       "precision": r["float32_matmul_precision"], "records": int(r["records"])}

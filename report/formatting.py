@@ -12,7 +12,7 @@ import math
 import re
 from typing import Any
 
-from report.analysis import outlier
+from report.analysis.vocabulary import outlier
 
 NOT_MEASURED = "not measured"
 # Between a figure and its unit: a narrow table column wraps "32 µs" onto two lines otherwise.

@@ -13,31 +13,31 @@ from report import analysis
 from report.analysis import Data
 from report.pages import changes as changes_page
 from report.pages import history as history_page
-from report.releases import history
+from report.releases import history, vocabulary
 from report.site import Site
 
 # ---- version order ------------------------------------------------------------------------
 
 def test_releases_sort_numerically_not_as_text():
-    assert history.sort_releases(["2.10.0", "2.9.1", "2.11.0", "2.9.0"]) == [
+    assert vocabulary.sort_releases(["2.10.0", "2.9.1", "2.11.0", "2.9.0"]) == [
         "2.9.0", "2.9.1", "2.10.0", "2.11.0"]
 
 
 def test_a_local_build_label_does_not_change_the_order_but_is_kept():
-    assert history.sort_releases(["2.15.0", "2.13.0+cpu", "2.14.1+cu130", "2.9.0+cu130"]) == [
+    assert vocabulary.sort_releases(["2.15.0", "2.13.0+cpu", "2.14.1+cu130", "2.9.0+cu130"]) == [
         "2.9.0+cu130", "2.13.0+cpu", "2.14.1+cu130", "2.15.0"]
-    assert history.release_key("2.13.0+cpu")[:3] == history.release_key("2.13.0")[:3]
+    assert vocabulary.release_key("2.13.0+cpu")[:3] == vocabulary.release_key("2.13.0")[:3]
 
 
 def test_trailing_zeros_do_not_matter_and_pre_releases_come_first():
-    assert history.release_key("2.10") == history.release_key("2.10.0")
-    assert history.sort_releases(["2.10.0", "2.10.0rc1", "2.10.0.dev20250101", "2.10.0a1",
+    assert vocabulary.release_key("2.10") == vocabulary.release_key("2.10.0")
+    assert vocabulary.sort_releases(["2.10.0", "2.10.0rc1", "2.10.0.dev20250101", "2.10.0a1",
                                   "2.10.0.post1"]) == [
         "2.10.0.dev20250101", "2.10.0a1", "2.10.0rc1", "2.10.0", "2.10.0.post1"]
 
 
 def test_a_string_that_is_no_version_sorts_last():
-    assert history.sort_releases(["main", "2.10.0", "2.9.0"]) == ["2.9.0", "2.10.0", "main"]
+    assert vocabulary.sort_releases(["main", "2.10.0", "2.9.0"]) == ["2.9.0", "2.10.0", "main"]
 
 
 # ---- lineages -----------------------------------------------------------------------------

@@ -11,8 +11,9 @@ the published table and the export.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import pandas as pd
 
@@ -20,8 +21,14 @@ from bench.host import model as host_model
 from report.analysis.ordering import of_env, ordered, rows
 from report.analysis.vocabulary import DEFAULT_DTYPE
 
-if TYPE_CHECKING:
-    from report.analysis import Data
+
+class Data(Protocol):
+    """What this module reads of report.analysis.Data, which builds on this module and so is
+    named here by what it offers rather than imported (no circle between the two)."""
+
+    host_models: HostModels
+
+    def memo(self, name: str, build: Callable[[], Any]) -> Any: ...
 
 COLUMNS = ["env_id", "device_name", "backend", "torch", "machine", "workload", "batch_size",
            "shapes", "case_dtype", "mode", "tag", "status", "process_timing", "repeat",

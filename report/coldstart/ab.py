@@ -18,8 +18,7 @@ from bench.ab import parse_tag
 from bench.coldstart.records import RUNGS, ColdRecord
 from report.coldstart.data import Spread, spread
 from report.releases.ab import judge
-from report.releases.compare import public_release
-from report.releases.history import release_key
+from report.releases.vocabulary import public_release, release_key
 
 
 @dataclass(frozen=True)

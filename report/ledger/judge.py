@@ -10,7 +10,6 @@ import pandas as pd
 
 from report import analysis
 from report.analysis.host import model_for
-from report.ledger import verdicts
 from report.ledger.comparison import (
     NOT_MEASURED,
     NOT_TESTABLE,
@@ -22,6 +21,7 @@ from report.ledger.kinds import KINDS, unit_of
 from report.ledger.rules import Rule, rule
 from report.ledger.schema import Claim, Test
 from report.ledger.values import LATER_MEMORY, RATIO_METRICS, median, missing, process_values
+from report.ledger.verdicts import settle
 
 KEPT = ("ok", "status", "median_s", "lo_s", "hi_s", "n_processes", "env_repeated", "flops",
         "cold_first_call_s", "timing", *(f"{c}_isolated" for c in analysis.ISOLATED),
@@ -198,7 +198,7 @@ class Judge:
         if not out.measured:
             self._unmeasured(claim, env, out)
             return out
-        verdicts.settle(claim.test, out)
+        settle(claim.test, out)
         return out
 
     def _unmeasured(self, claim: Claim, env: analysis.Environment, out: Judgement) -> None:

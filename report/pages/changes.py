@@ -8,7 +8,7 @@ import pandas as pd
 
 from report.analysis import rows
 from report.formatting import microseconds
-from report.releases import ab, compare, history
+from report.releases import ab, compare, history, vocabulary
 from report.site import Site
 
 PAGE = "analysis/changes.md"
@@ -28,7 +28,7 @@ def ab_sections(site: Site) -> list[dict]:
         output, _ = compare.ab_text(ab.site_records(site.data), summary["group"],
                                     summary["old_label"], summary["new_label"])
         sections.append({
-            "summary": summary, "host": ab.host_text(summary["hosts"]),
+            "summary": summary, "host": vocabulary.host_text(summary["hosts"]),
             "floor": (f"{ab.percent(summary['floor_median'])} (median over "
                       f"{summary['floor_cases']} cases, largest "
                       f"{ab.percent(summary['floor_max'])}; A/A run of group "
@@ -52,10 +52,10 @@ def older_sections(site: Site) -> tuple[list[dict], list[dict]]:
     for p in history.older_pairs(records).itertuples():
         if not p.same_host:
             known = p.old_hosts is not None and p.new_hosts is not None
-            apart.append({"pair": p._asdict(), "old_host": ab.host_text(p.old_hosts),
+            apart.append({"pair": p._asdict(), "old_host": vocabulary.host_text(p.old_hosts),
                           "differ": "the hosts differ" if known
                           else "the hosts are not known to be the same",
-                          "new_host": ab.host_text(p.new_hosts),
+                          "new_host": vocabulary.host_text(p.new_hosts),
                           "old_probe": microseconds(p.old_probe_us),
                           "new_probe": microseconds(p.new_probe_us),
                           "probed": pd.notna(p.old_probe_us) or pd.notna(p.new_probe_us)})
@@ -80,7 +80,7 @@ def render(site: Site) -> None:
     sections, apart = older_sections(site)
     site.page(PAGE, "changes.md.j2", ab_sections=ab_sections(site),
               newest=ab.release_answer(site.data), sections=sections,
-              apart=apart, min_effect=compare.MIN_EFFECT, one_release=_one_release(envs),
+              apart=apart, min_effect=vocabulary.MIN_EFFECT, one_release=_one_release(envs),
               no_floor=ab.NO_FLOOR, factor_from=ab.FACTOR_FROM)
 
 

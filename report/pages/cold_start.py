@@ -31,7 +31,7 @@ from report.coldstart.data import (
     shown_records,
 )
 from report.releases import ab
-from report.releases.history import release_key
+from report.releases.vocabulary import release_key
 from report.site import Site
 
 PAGE = "analysis/cold-start.md"

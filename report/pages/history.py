@@ -13,8 +13,8 @@ from matplotlib.lines import Line2D
 
 from report import charts
 from report.analysis import mode_rank, ordered, rows, workload_rank
-from report.releases import ab, history
-from report.releases.compare import LINEAGE_FIELDS, VERSION_FIELDS, public_release
+from report.releases import ab, history, vocabulary
+from report.releases.vocabulary import LINEAGE_FIELDS, VERSION_FIELDS, public_release
 from report.site import Site
 
 PAGE = "analysis/history.md"
@@ -137,8 +137,8 @@ def workload_view(site: Site, lineage: dict, profile: str, workload: str, found:
                   releases=releases, older=older, groups=groups)
     return {"workload": workload, "profile": profile, "chart": link, "title": title,
             "chart_batch": batch, "rows": _table(found, lineage["older_releases"]),
-            "ab_tables": [{"group": g, "releases": history.sort_releases(part["release"].unique()),
-                           "rows": _ab_table(part, history.sort_releases(part["release"].unique()),
+            "ab_tables": [{"group": g, "releases": vocabulary.sort_releases(part["release"].unique()),
+                           "rows": _ab_table(part, vocabulary.sort_releases(part["release"].unique()),
                                              steps[(steps["group"] == g)
                                                    & (steps["workload"] == workload)
                                                    & (steps["profile"] == profile)])}
@@ -181,7 +181,7 @@ def render(site: Site) -> None:
                                        "backend": listed["backend"].iloc[0]},
                            "releases": rows(listed)})
             continue
-        releases = history.sort_releases({*map(public_release, of["release"]),
+        releases = vocabulary.sort_releases({*map(public_release, of["release"]),
                                           *map(public_release, ab_shown["release"])})
         info = {"lineage": lineage, "lineage_label": labels[lineage],
                 "older_releases": list(of["release"])}
@@ -197,7 +197,7 @@ def render(site: Site) -> None:
                     ordered(ab_of[ab_of["workload"] == workload]), releases, len(profiles) > 1,
                     steps))
         left_out = found[(found["lineage"] == lineage) & (found["in_releases"] < 2)]
-        groups = [{"group": g, "host": ab.host_text(part["hosts"].iloc[0]),
+        groups = [{"group": g, "host": vocabulary.host_text(part["hosts"].iloc[0]),
                    "sides": ", ".join(f"{r.label} (torch {r.release})" for r in part.itertuples())}
                   for g, part in side_rows[side_rows["lineage"] == lineage].groupby(
                       "group", sort=False)]

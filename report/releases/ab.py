@@ -15,7 +15,7 @@ spread the smallest and largest.
   itself strayed from 1 (the largest of r and 1/r), on one host and in one run.
 - `steps(records)`: every case of every A/B comparison with its ratio, spread, floor and
   verdict. A step is called only when the whole spread of the ratios lies beyond the
-  case's A/A floor (and beyond `compare.MIN_EFFECT`): "slower" when its smallest ratio is
+  case's A/A floor (and beyond `vocabulary.MIN_EFFECT`): "slower" when its smallest ratio is
   above the floor, "faster" when its largest is below its inverse. Without an A/A run on
   the group's host nothing is called ("no A/A run yet"), and a case resting on one pair of
   processes is a "single pair".
@@ -34,8 +34,14 @@ import pandas as pd
 from bench.ab import parse_tag
 from report import analysis
 from report.analysis.derived import run_spans
-from report.releases.compare import MIN_EFFECT, public_release
-from report.releases.history import lineage_id, release_key
+from report.releases.vocabulary import (
+    MIN_EFFECT,
+    host_text,
+    hosts_of,
+    lineage_id,
+    public_release,
+    release_key,
+)
 
 CASE = ["backend", "workload", "mode", "batch_size", "shapes", "profile"]
 VERDICTS = ("slower", "faster", "same", "single pair", "no A/A run yet")
@@ -58,16 +64,6 @@ def ab_records(records: pd.DataFrame) -> pd.DataFrame:
                          ab_label=parsed[parsed.notna()].map(lambda p: p[1]))
     process = ["ab_group", "ab_label", *CASE, "process_timing", "repeat"]
     return found.sort_values("started_at", kind="stable").drop_duplicates(process, keep="last")
-
-
-def hosts_of(records: pd.DataFrame) -> tuple[str, ...] | None:
-    """The hosts (`hostname/boot id`) that timed `records` (their ok records: an
-    unsupported mode or a crashed process records no host), or None when one of those ran
-    before hosts were recorded: then the host is not known to be the same."""
-    timed = records[records["ok"].astype(bool)]
-    if timed.empty or timed["hostname"].isna().any():
-        return None
-    return tuple(sorted(set(analysis.lease_of(timed))))
 
 
 def sides(records: pd.DataFrame) -> pd.DataFrame:
@@ -326,14 +322,6 @@ def site_steps(data: analysis.Data) -> pd.DataFrame:
 
 def site_sides(data: analysis.Data) -> pd.DataFrame:
     return data.memo("ab_sides", lambda: sides(site_records(data)))
-
-
-def host_text(hosts) -> str:
-    """"vm (boot 3e183693)" for the hosts of a side; "host not recorded" for None."""
-    if hosts is None:
-        return "host not recorded"
-    return ", ".join(f"{name} (boot {boot[:8]})" for name, _, boot in
-                     (h.partition("/") for h in hosts))
 
 
 def percent(factor: float | None) -> str:

@@ -41,21 +41,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from bench.records import Environment as RecordEnvironment
 from report import analysis
 from report.formatting import latency
+from report.releases import ab, vocabulary
+from report.releases.vocabulary import LINEAGE_FIELDS, MIN_EFFECT, public_release
 
-MIN_EFFECT = 0.05  # the smallest change called a change: a ratio of 1.05 either way
 PAIR = ["workload", "mode", "batch_size", "shapes", "profile"]  # the same case on both sides
 SIDE_COLUMNS = ["env_id", "torch", "machine", "status", "ok", "median_s", "lo_s", "hi_s",
                 "n_processes"]
 DIRECTIONS = ("slower", "faster", "same")
-# A machine's releases form one history: an environment's identity less the versions that
-# come with a torch release.
-VERSION_FIELDS = ("torch", "triton", "cuda_runtime")
-LINEAGE_FIELDS = tuple(f for f in RecordEnvironment.IDENTITY_FIELDS if f not in VERSION_FIELDS)
-
-
 class SelectionError(ValueError):
     """A side that is not exactly one environment with timed cases; one line, exit 2."""
 
@@ -154,11 +148,6 @@ class Side:
 
 # group and label pick the records of an A/B group (tag ab-<group>-<label>, bench/ab.py).
 SELECTOR_FIELDS = ("env_id", "profile", "group", "label", *analysis.ENV_FIELDS)
-
-
-def public_release(torch: str) -> str:
-    """"2.15.0+cpu" -> "2.15.0": the release without PEP 440's local build label."""
-    return str(torch).split("+", 1)[0]
 
 
 def select(records: pd.DataFrame, selector: str) -> pd.DataFrame:
@@ -379,9 +368,8 @@ def percentage(value: str) -> float:
 
 def side_hosts(records: pd.DataFrame) -> tuple[str, ...] | None:
     """The hosts of a side's older runs (process tags), None when any record lacks one."""
-    from report.releases import ab
 
-    return ab.hosts_of(records[records["tag"].str.match(analysis.PROCESS_TAGS)])
+    return vocabulary.hosts_of(records[records["tag"].str.match(analysis.PROCESS_TAGS)])
 
 
 def probe_us(records: pd.DataFrame) -> float | None:
@@ -393,7 +381,6 @@ def probe_us(records: pd.DataFrame) -> float | None:
 def hosts_differ_line(old: Side, new: Side) -> str | None:
     """The one line saying that the two sides ran on different hosts, or None if they share
     one. The probe is a hint of how fast each host dispatches, not a correction."""
-    from report.releases import ab
 
     a, b = side_hosts(old.records), side_hosts(new.records)
     if a is not None and a == b:
@@ -402,8 +389,8 @@ def hosts_differ_line(old: Side, new: Side) -> str | None:
     hint = " vs ".join("not recorded" if p is None else f"{p:.2f} µs" for p in probes)
     differ = "the hosts differ" if a is not None and b is not None else (
         "the hosts are not known to be the same")
-    return (f"{differ}: {old.spec} ran on {ab.host_text(a)}, {new.spec} on "
-            f"{ab.host_text(b)}; no faster/slower verdict across hosts (--across-hosts "
+    return (f"{differ}: {old.spec} ran on {vocabulary.host_text(a)}, {new.spec} on "
+            f"{vocabulary.host_text(b)}; no faster/slower verdict across hosts (--across-hosts "
             f"compares anyway); host probe, a hint and not a correction: eager trivial op {hint}")
 
 
@@ -418,8 +405,6 @@ def ab_pair(old_pool: pd.DataFrame, new_pool: pd.DataFrame, group: str | None
             ) -> tuple[str, str, str] | None:
     """(group, old label, new label) of the newest A/B group with a label on each side (or
     of `group`), or None."""
-    from report.releases import ab
-
     old_sides, new_sides = ab.sides(old_pool), ab.sides(new_pool)
     common = [g for g in dict.fromkeys(new_sides["group"]) if g in set(old_sides["group"])
               and (group is None or g == group)]
@@ -434,8 +419,6 @@ def ab_pair(old_pool: pd.DataFrame, new_pool: pd.DataFrame, group: str | None
 
 def ab_text(records: pd.DataFrame, group: str, old_label: str, new_label: str) -> tuple[str, pd.DataFrame]:
     """The command's output for one A/B comparison, and its judged rows."""
-    from report.releases import ab
-
     found = ab.pair_steps(records, group, old_label, new_label)
     rows = ab.summary(found)
     first = rows.iloc[0] if not rows.empty else None
@@ -445,7 +428,7 @@ def ab_text(records: pd.DataFrame, group: str, old_label: str, new_label: str) -
     hosts = old_side["hosts"] if old_side["hosts"] == new_side["hosts"] else None
     lines = [f"A/B group {group}: old {old_side['release']} (label {old_label}, env "
              f"{old_side['env_id']}), new {new_side['release']} (label {new_label}, env "
-             f"{new_side['env_id']}); " + (f"one host, one run: {ab.host_text(hosts)}" if hosts
+             f"{new_side['env_id']}); " + (f"one host, one run: {vocabulary.host_text(hosts)}" if hosts
                                            else "the sides' hosts differ or are not recorded")]
     if first is not None and first["floor_cases"]:
         lines.append(f"A/A noise floor: {ab.percent(first['floor_median'])} (median over "

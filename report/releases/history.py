@@ -1,7 +1,7 @@
 """Releases of PyTorch on one machine, as table operations (the history and changes pages).
 
 A machine's *lineage* is an environment's identity (`Environment.IDENTITY_FIELDS`) less
-the versions that come with a torch release (`compare.VERSION_FIELDS`: torch, triton,
+the versions that come with a torch release (`vocabulary.VERSION_FIELDS`: torch, triton,
 CUDA runtime): the same machine, backend, device, Python, driver and matmul precision.
 Environments of one lineage differ only in their release, so their cases line up as a
 history, in release order (`release_key`: numeric, 2.9 before 2.10; a local build label
@@ -21,45 +21,12 @@ groups, are `report/releases/ab.py`'s; pages set a release against another from 
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
-
 import pandas as pd
 
 from report import analysis
-from report.releases.compare import LINEAGE_FIELDS, case_table, pair, public_release
-
-_VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)(?:(a|b|rc)(\d+))?(?:\.post(\d+))?(?:\.dev(\d+))?$")
-_PRE = {"a": 0, "b": 1, "rc": 2}
-
-
-def release_key(torch: str) -> tuple:
-    """A sort key for a torch version: "2.9.1" < "2.10.0"; "2.10" == "2.10.0"; a
-    pre-release or dev build before its release, a post-release after it; "+cu130" and
-    other local labels ignored. Strings that are no version sort after all versions."""
-    found = _VERSION.match(public_release(torch))
-    if not found:
-        return (1, (), (), str(torch))
-    numbers, pre, pre_n, post, dev = found.groups()
-    parts = [int(p) for p in numbers.split(".")]
-    while len(parts) > 1 and parts[-1] == 0:
-        parts.pop()
-    if dev is not None and pre is None and post is None:
-        stage = (-1, int(dev))  # 2.10.0.dev20250101 comes before 2.10.0a1
-    else:
-        stage = (_PRE[pre], int(pre_n)) if pre else (3, int(post or -1) + 1)
-    return (0, tuple(parts), stage + ((int(dev),) if dev is not None else (10**12,)), "")
-
-
-def sort_releases(values) -> list[str]:
-    return sorted(values, key=lambda v: (release_key(v), str(v)))
-
-
-def lineage_id(row: pd.Series) -> str:
-    canonical = json.dumps({f: None if pd.isna(row[f]) else str(row[f]) for f in LINEAGE_FIELDS},
-                           sort_keys=True)
-    return hashlib.sha256(canonical.encode()).hexdigest()[:8]
+from report.releases import vocabulary
+from report.releases.compare import case_table, pair, probe_us
+from report.releases.vocabulary import LINEAGE_FIELDS, lineage_id, release_key
 
 
 def releases(records: pd.DataFrame) -> pd.DataFrame:
@@ -155,14 +122,12 @@ def older_pairs(records: pd.DataFrame) -> pd.DataFrame:
     """`pairs` of the older runs, with each side's hosts (`old_hosts`, `new_hosts`: None
     where a record ran before hosts were recorded), its median host probe in µs, and
     `same_host`: both known and equal, the one case where a verdict is given."""
-    from report.releases import ab, compare
-
     records = older(records)
     found = pairs(releases(records))
     by_env = analysis.by_env(records)
     for side in ("old", "new"):
-        found[f"{side}_hosts"] = [ab.hosts_of(by_env[e]) for e in found[f"{side}_env_id"]]
-        found[f"{side}_probe_us"] = [compare.probe_us(by_env[e]) for e in found[f"{side}_env_id"]]
+        found[f"{side}_hosts"] = [vocabulary.hosts_of(by_env[e]) for e in found[f"{side}_env_id"]]
+        found[f"{side}_probe_us"] = [probe_us(by_env[e]) for e in found[f"{side}_env_id"]]
     found["same_host"] = [a is not None and a == b
                           for a, b in zip(found["old_hosts"], found["new_hosts"], strict=True)]
     return found
