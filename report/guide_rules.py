@@ -211,8 +211,15 @@ def pick(cases: pd.DataFrame) -> Pick:
     # In plain Python over the few columns used: `pick` runs once per measured point, and
     # pandas selections, merges and groupbys of small frames were most of the guide's time.
     paired = [c for c in PAIRED if c in cases.columns]  # paired ratios over eager, where measured
+    # A ratio not timed in one process divides isolated medians on both sides (never a
+    # paired median by an isolated one: analysis.compare's rule); a table of isolated
+    # cases alone has them under the plain names.
+    iso = [f"{c}_isolated" if f"{c}_isolated" in cases.columns else c
+           for c in ("median_s", "lo_s", "hi_s")]
+    cases = cases.assign(**{f"iso_{c}": cases[name] for c, name in
+                            zip(("median_s", "lo_s", "hi_s"), iso, strict=True)})
     wanted = [*POINT, "mode", "ok", "median_s", "lo_s", "hi_s", "cold_first_call_s",
-              "warm_first_call_s", *TRAITS, *paired]
+              "warm_first_call_s", "iso_median_s", "iso_lo_s", "iso_hi_s", *TRAITS, *paired]
     rows = [dict(zip(wanted, values, strict=True))
             for values in cases[wanted].to_numpy(dtype=object)
             if not pd.isna(values[len(POINT) + 1]) and values[len(POINT) + 1]]
@@ -232,15 +239,15 @@ def pick(cases: pd.DataFrame) -> Pick:
         if len(found) < n:
             continue
         col = {c: _floats(row[c] for row, _ in found) for c in
-               ("median_s", "lo_s", "hi_s", "cold_first_call_s", "warm_first_call_s")}
+               ("iso_median_s", "iso_lo_s", "iso_hi_s", "cold_first_call_s", "warm_first_call_s")}
         col.update({f"{c}_base": _floats(base[c] for _, base in found)
-                    for c in ("median_s", "lo_s", "hi_s")})
-        saving = col["median_s_base"] - col["median_s"]
+                    for c in ("iso_median_s", "iso_lo_s", "iso_hi_s")})
+        saving = col["iso_median_s_base"] - col["iso_median_s"]
         if mode == BASELINE:
             speedup = lo = hi = np.ones(len(found))
         else:
-            speedup = col["median_s_base"] / col["median_s"]
-            lo, hi = col["lo_s_base"] / col["hi_s"], col["hi_s_base"] / col["lo_s"]
+            speedup = col["iso_median_s_base"] / col["iso_median_s"]
+            lo, hi = col["iso_lo_s_base"] / col["iso_hi_s"], col["iso_hi_s_base"] / col["iso_lo_s"]
             if len(paired) == len(PAIRED):  # paired processes' figures replace ratios of medians
                 ratio, ratio_lo, ratio_hi, paired_saving = (_floats(row[c] for row, _ in found)
                                                             for c in PAIRED)
@@ -378,9 +385,10 @@ FLOW_COLUMNS = (*POINT, "mode", "ok", "backend", "family", "training", "batch_cy
 
 
 def _flow_columns(cases: pd.DataFrame) -> list[str]:
-    """FLOW_COLUMNS, and the paired figures compare() prefers where they exist."""
+    """FLOW_COLUMNS, the paired figures compare() prefers where they exist, and the isolated
+    figures a ratio not timed in one process divides instead (`pick`)."""
     return [*(c for c in FLOW_COLUMNS if c in cases.columns),
-            *(c for c in cases.columns if c.startswith("paired_"))]
+            *(c for c in cases.columns if c.startswith("paired_") or c.endswith("_isolated"))]
 
 
 def flow(cases: pd.DataFrame) -> Flow:

@@ -114,3 +114,21 @@ def test_the_ledger_judges_the_all_isolated_ratio(data):
     [comparison] = judgement.measured
     assert comparison.figure == pytest.approx(ISOLATED_OVER_EAGER)
     assert not comparison.paired and comparison.processes == (3, 3)
+
+
+def test_the_guides_decision_flow_divides_isolated_medians_on_both_sides(data):
+    """The flow's pick forms its own ratio where no paired process timed both modes: the
+    all-isolated one, never eager's paired median over reduce-overhead's isolated one."""
+    from report.guide_rules import pick
+
+    found = pick(data.published[data.published["env_id"] == ENV])
+    assert found.mode == "reduce-overhead"
+    assert found.speedup == pytest.approx(ISOLATED_OVER_EAGER)
+
+
+def test_the_flow_keeps_the_isolated_figures_its_pick_divides(data):
+    from report.guide_rules import flow
+
+    mine = data.published[data.published["env_id"] == ENV]
+    leaves = [leaf for leaf in flow(mine).leaves.values() if leaf.pick.mode == "reduce-overhead"]
+    assert leaves and all(leaf.pick.speedup == pytest.approx(ISOLATED_OVER_EAGER) for leaf in leaves)
