@@ -104,8 +104,8 @@ def table(data: Data) -> pd.DataFrame:
             "size": others["batch_size"], "mode": others["mode"], "baseline": others["baseline"],
             "speedup": others["speedup"], "speedup_min": others["speedup_lo"],
             "speedup_max": others["speedup_hi"],
-            "processes": others["pairings"].where(others["paired"], others[
-                ["n_processes", "n_processes_base"]].min(axis=1)),
+            # what the ratio rests on, and how it was timed: compare's own words for it
+            "processes": others["compared_processes"], "timing": others["timing"],
             "leases": others["leases"], "rounds": others["rounds"], "bound": others["ratio_bound"],
             "host_probe_us": others["host_probe_us"], "dtype": others[analysis.DTYPE],
             "env_id": others["env_id"], "paired": others["paired"].astype(bool),

@@ -63,11 +63,9 @@ def test_the_answer_leads_with_the_prediction_at_the_reference_host(data):
     assert (found["lo_us"], found["hi_us"]) == pytest.approx((lo, hi))
     assert part["host_us"] == pytest.approx(row["host_probe_us"])
     text = host_text(found, part["host_us"], part["reference"])
-    assert text.startswith(f"host-dependent: given at the {ENV.device_name} reference host, "
-                           f"where an eager op costs {REFERENCE_US:.1f} µs (the median of 4 "
-                           "leases measured, 6.7–10.7 µs); measured where an eager op costs "
-                           f"{part['host_us']:.1f} µs;")
-    assert f"{lo:.1f}–{hi:.1f} µs" in text
+    assert text.startswith(f"host-dependent: reference host {REFERENCE_US:.1f} µs per "
+                           f"eager op (median of 4 leases), measured at {part['host_us']:.1f} µs")
+    assert text.endswith(f"measured at {part['host_us']:.1f} µs")  # the fit: one click away
 
 
 def test_outside_the_fitted_probes_the_answer_refuses_to_predict(data):
@@ -86,11 +84,10 @@ def test_outside_the_fitted_probes_the_answer_refuses_to_predict(data):
 def test_a_host_dependent_answer_without_a_model_names_its_host_and_the_range(data):
     reference = answers.reference_host(data, data.environments[ENV.env_id()])
     text = host_text(None, 10.84, reference)
-    assert text == ("host-dependent (no host model): measured where an eager op costs 10.8 µs; "
-                    f"the {ENV.device_name} leases measured cost 6.7–10.7 µs per eager op "
-                    "(4 leases)")
+    assert text == ("host-dependent (no host model), measured at 10.8 µs per eager op, "
+                    "its GPU type's 4 leases at 6.7–10.7 µs")
     assert host_text(None, None, None) == (
-        "host-dependent (no host model): measured on a host whose eager-op cost was not "
+        "host-dependent (no host model), measured on a host whose eager-op cost was not "
         "recorded; no lease of this GPU type timed the probe")
 
 
@@ -151,6 +148,5 @@ def test_the_home_page_leads_with_the_reference_host_figure_and_names_both_hosts
     assert line.startswith(f"**{ENV.device_name}**: **reduce-overhead**, {found['speedup']:.2f}× over "
                            f"eager at the reference host ({found['low']:.2f}×–{found['high']:.2f}×), "
                            f"as measured {part['speedup']:.2f}×")
-    assert (f"given at the {ENV.device_name} reference host, where an eager op costs "
-            f"{REFERENCE_US:.1f} µs (the median of 4 leases measured, 6.7–10.7 µs); measured "
-            f"where an eager op costs {part['host_us']:.1f} µs") in line
+    assert (f"reference host {REFERENCE_US:.1f} µs per eager op (median of 4 leases), "
+            f"measured at {part['host_us']:.1f} µs") in line

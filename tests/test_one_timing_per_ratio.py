@@ -79,6 +79,8 @@ def test_the_export_gives_the_same_ratios_against_eager_and_against_default(data
     assert over.at["eager", "timing"] == "isolated"
     assert over.at["eager", "eager_latency_s"] == pytest.approx(SLOWER * EAGER_S)
     assert over.at["default", "speedup"] == pytest.approx(ISOLATED_OVER_DEFAULT)
+    # against another baseline too, the row says how its ratio was timed and what it rests on
+    assert over.at["default", "timing"] == "isolated" and over.at["default", "processes"] == 3
 
 
 def test_compare_against_another_baseline_labels_its_ratio(data):
