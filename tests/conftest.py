@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -110,3 +111,12 @@ def committed() -> Data:
     if not (ROOT / "results").is_dir():
         pytest.skip("the committed results/ are not here")
     return Data(load(ROOT / "results"))
+
+
+@pytest.fixture
+def shared_tmp():
+    """A temporary folder every user may write in, as /tmp is (mode 1777)."""
+    folder = Path(tempfile.mkdtemp(prefix="atlas-shared-"))
+    folder.chmod(0o1777)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)

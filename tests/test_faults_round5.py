@@ -9,7 +9,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -58,15 +57,6 @@ def test_a_results_folder_removed_mid_run_stops_the_run_in_one_line(tmp_path):
 
 
 # ---- a2: the results folder turned read-only mid-run -----------------------------------------
-
-@pytest.fixture
-def shared_tmp():
-    """A temporary folder every user may write in, as /tmp is, for a run as nobody."""
-    folder = Path(tempfile.mkdtemp(prefix="atlas-readonly-"))
-    folder.chmod(0o1777)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
 
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="needs Linux permissions")

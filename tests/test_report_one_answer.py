@@ -8,9 +8,7 @@ import json
 import re
 
 import pytest
-from fixtures import RESULTS
 from fixtures import dtype_records as dx
-from fixtures import make_results as fx
 
 from report import analysis, formatting, guide_rules
 from report.analysis import Data, load
@@ -22,11 +20,7 @@ LINK = re.compile(r"^\[([^\]]+)\]\([^)]*\)$")
 
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory):
-    results = tmp_path_factory.mktemp("results")
-    for path in RESULTS.rglob("*.jsonl"):
-        (results / path.name).write_bytes(path.read_bytes())
-    fx.write(results / "dtypes.jsonl", dx.records())
-    data = Data(load(results))
+    data = Data(load(dx.beside_the_fixture_results(tmp_path_factory.mktemp("results"))))
     docs = tmp_path_factory.mktemp("docs")
     site = Site(data, docs)
     guide.render(site)

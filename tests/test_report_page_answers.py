@@ -8,8 +8,8 @@ import dataclasses
 import math
 
 import pytest
-from fixtures import RESULTS, host_records
 from fixtures import dtype_records as dx
+from fixtures import host_records
 from fixtures import make_results as fx
 
 from report import analysis, formatting
@@ -39,11 +39,7 @@ def table_rows(text: str) -> list[list[str]]:
 @pytest.fixture(scope="module")
 def glance_site(tmp_path_factory):
     """The fixture results and two dtypes of one model, with the workload pages rendered."""
-    results = tmp_path_factory.mktemp("results")
-    for path in RESULTS.rglob("*.jsonl"):
-        (results / path.name).write_bytes(path.read_bytes())
-    fx.write(results / "dtypes.jsonl", dx.records())
-    data = Data(load(results))
+    data = Data(load(dx.beside_the_fixture_results(tmp_path_factory.mktemp("results"))))
     docs = tmp_path_factory.mktemp("docs")
     workloads.render(Site(data, docs))
     return data, docs

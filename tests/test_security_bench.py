@@ -33,15 +33,6 @@ def dead_pid() -> int:
     return done.pid
 
 
-@pytest.fixture
-def shared_tmp():
-    """A temporary folder every user may write in, as /tmp is (mode 1777)."""
-    folder = Path(tempfile.mkdtemp(prefix="atlas-shared-"))
-    folder.chmod(0o1777)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
 def sleeper(*prefix: str) -> subprocess.Popen:
     """`setsid sleep 700`: the leader of a process group of its own."""
     return subprocess.Popen([*prefix, "setsid", "--wait", "sleep", "700"],

@@ -54,12 +54,17 @@ IMPOSSIBLE = {
 
 @pytest.mark.parametrize("case", IMPOSSIBLE, ids=IMPOSSIBLE.keys())
 def test_an_impossible_value_is_refused_with_file_and_line(tmp_path, case):
-    spoil, phrase = IMPOSSIBLE[case]
+    refused_with_file_and_line(tmp_path / "r" / "impossible.jsonl", *IMPOSSIBLE[case])
+
+
+def refused_with_file_and_line(path, spoil, phrase: str) -> None:
+    """A results file whose second record `spoil` made impossible: the load stops on one
+    line naming the file, the line and `phrase`."""
     data = record_dict()
     spoil(data)
-    path = write_records(tmp_path / "r" / "impossible.jsonl", record_dict(mode="eager"), data)
+    path = write_records(path, record_dict(mode="eager"), data)
     with pytest.raises(ResultsError) as caught:
-        analysis.load(tmp_path / "r")
+        analysis.load(path.parent)
     message = str(caught.value)
     assert message.startswith(f"{path}:2: malformed record: ")
     assert phrase in message and "\n" not in message
@@ -126,15 +131,7 @@ HUGE = {  # D4y: integers past a signed 64-bit column, where the report's DataFr
 
 @pytest.mark.parametrize("case", HUGE, ids=HUGE.keys())
 def test_an_integer_past_64_bits_is_refused_with_file_and_line(tmp_path, case):
-    spoil, phrase = HUGE[case]
-    data = record_dict()
-    spoil(data)
-    path = write_records(tmp_path / "r" / "huge.jsonl", record_dict(mode="eager"), data)
-    with pytest.raises(ResultsError) as caught:
-        analysis.load(tmp_path / "r")
-    message = str(caught.value)
-    assert message.startswith(f"{path}:2: malformed record: ")
-    assert phrase in message and "\n" not in message
+    refused_with_file_and_line(tmp_path / "r" / "huge.jsonl", *HUGE[case])
 
 
 def test_the_largest_64_bit_integer_is_still_read(tmp_path):

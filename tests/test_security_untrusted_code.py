@@ -7,10 +7,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -139,20 +137,17 @@ def test_the_child_checks_the_bytes_it_loads_again(tmp_path):
 # ---- the temp folder -----------------------------------------------------------------------
 
 @pytest.fixture
-def shared_tmp():
-    """A temp folder every user may write in (mode 1777), as /tmp is, with torch's default
-    folder planted in it the way another user could: world-writable, a header inside."""
-    folder = Path(tempfile.mkdtemp(prefix="atlas-shared-"))
-    folder.chmod(0o1777)
+def planted_tmp(shared_tmp):
+    """The shared temp folder (conftest) with torch's default folder planted in it the way
+    another user could: world-writable, a header inside."""
     import getpass
 
-    planted = folder / f"torchinductor_{getpass.getuser()}" / "precompiled_headers"
+    planted = shared_tmp / f"torchinductor_{getpass.getuser()}" / "precompiled_headers"
     planted.mkdir(parents=True)
     for part in (planted.parent, planted):
         part.chmod(0o777)
     (planted / "planted.h").write_text("__attribute__((constructor)) static void x(void) {}\n")
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
+    return shared_tmp
 
 
 SHOW_TEMP = """
@@ -174,7 +169,7 @@ if os.environ.get("ATLAS_TEST_TEMP_REPORT"):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("isolation", ["fork", "spawn"])
-def test_a_case_never_uses_the_shared_temp_folder(tmp_path, shared_tmp, isolation):
+def test_a_case_never_uses_the_shared_temp_folder(tmp_path, planted_tmp, isolation):
     """A case that compiles C++ kernels on CPU, its runner started with TMPDIR in the shared
     folder: torch's default folder there is left as it was planted, and the case's own temp
     folder, default cache folder and header folder lie in a private folder (0700)."""
@@ -182,9 +177,9 @@ def test_a_case_never_uses_the_shared_temp_folder(tmp_path, shared_tmp, isolatio
     hooks.mkdir()
     (hooks / "sitecustomize.py").write_text(SHOW_TEMP)
     report = tmp_path / "temp"
-    env = bench_env(shared_tmp) | {"PYTHONPATH": os.pathsep.join([str(hooks), str(ROOT)]),
+    env = bench_env(planted_tmp) | {"PYTHONPATH": os.pathsep.join([str(hooks), str(ROOT)]),
                                    "ATLAS_TEST_TEMP_REPORT": str(report)}
-    before = files_under(shared_tmp / next(p.name for p in shared_tmp.glob("torchinductor_*")))
+    before = files_under(planted_tmp / next(p.name for p in planted_tmp.glob("torchinductor_*")))
     done = run_bench(*TINY, "--workload", "mlp", "--profile", "full", "--batch-size", "1",
                      "--timing", "isolated", "--isolation", isolation,
                      "--results-dir", str(tmp_path / "results"),
@@ -192,10 +187,10 @@ def test_a_case_never_uses_the_shared_temp_folder(tmp_path, shared_tmp, isolatio
     assert done.returncode == 0, done.stderr[-3000:]
     [record] = [r for f in (tmp_path / "results").glob("*.jsonl") for r in read_records(f)]
     assert record.status == "ok", record.reason
-    planted = shared_tmp / next(p.name for p in shared_tmp.glob("torchinductor_*"))
+    planted = planted_tmp / next(p.name for p in planted_tmp.glob("torchinductor_*"))
     assert files_under(planted) == before
     seen = [json.loads(p.read_text()) for p in tmp_path.glob("temp.*")]
-    cases = [s for s in seen if Path(s["tmp"]) != shared_tmp]
+    cases = [s for s in seen if Path(s["tmp"]) != planted_tmp]
     assert cases, seen  # the case process (the runner itself reports the shared folder)
     for found in cases:
         private = Path(found["tmp"])
@@ -205,15 +200,15 @@ def test_a_case_never_uses_the_shared_temp_folder(tmp_path, shared_tmp, isolatio
 
 
 @pytest.mark.slow
-def test_a_cold_start_process_never_uses_the_shared_temp_folder(tmp_path, shared_tmp):
-    planted = next(shared_tmp.glob("torchinductor_*"))
+def test_a_cold_start_process_never_uses_the_shared_temp_folder(tmp_path, planted_tmp):
+    planted = next(planted_tmp.glob("torchinductor_*"))
     before = files_under(planted)
     done = coldstart(*TINY, "--workload", "mlp", "--rung", "cold",
                      "--results-dir", str(tmp_path / "r"), "--cache-dir", str(tmp_path / "c"),
-                     env=os.environ | {"TMPDIR": str(shared_tmp)})
+                     env=os.environ | {"TMPDIR": str(planted_tmp)})
     assert done.returncode == 0, done.stderr[-3000:]
     [record] = read_folder(tmp_path / "r")
     assert record.status == "ok", (record.reason, record.log_tail)
     assert files_under(planted) == before
-    assert not [p for p in shared_tmp.iterdir() if p.name != planted.name
+    assert not [p for p in planted_tmp.iterdir() if p.name != planted.name
                 and not p.name.startswith("atlas-")]

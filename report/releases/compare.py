@@ -43,8 +43,14 @@ import pandas as pd
 
 from report import analysis
 from report.formatting import latency
-from report.releases import ab, vocabulary
-from report.releases.vocabulary import LINEAGE_FIELDS, MIN_EFFECT, public_release
+from report.releases import ab
+from report.releases.vocabulary import (
+    LINEAGE_FIELDS,
+    MIN_EFFECT,
+    host_text,
+    hosts_of,
+    public_release,
+)
 
 PAIR = ["workload", "mode", "batch_size", "shapes", "profile"]  # the same case on both sides
 SIDE_COLUMNS = ["env_id", "torch", "machine", "status", "ok", "median_s", "lo_s", "hi_s",
@@ -369,7 +375,7 @@ def percentage(value: str) -> float:
 def side_hosts(records: pd.DataFrame) -> tuple[str, ...] | None:
     """The hosts of a side's older runs (process tags), None when any record lacks one."""
 
-    return vocabulary.hosts_of(records[records["tag"].str.match(analysis.PROCESS_TAGS)])
+    return hosts_of(records[records["tag"].str.match(analysis.PROCESS_TAGS)])
 
 
 def probe_us(records: pd.DataFrame) -> float | None:
@@ -389,8 +395,8 @@ def hosts_differ_line(old: Side, new: Side) -> str | None:
     hint = " vs ".join("not recorded" if p is None else f"{p:.2f} µs" for p in probes)
     differ = "the hosts differ" if a is not None and b is not None else (
         "the hosts are not known to be the same")
-    return (f"{differ}: {old.spec} ran on {vocabulary.host_text(a)}, {new.spec} on "
-            f"{vocabulary.host_text(b)}; no faster/slower verdict across hosts (--across-hosts "
+    return (f"{differ}: {old.spec} ran on {host_text(a)}, {new.spec} on "
+            f"{host_text(b)}; no faster/slower verdict across hosts (--across-hosts "
             f"compares anyway); host probe, a hint and not a correction: eager trivial op {hint}")
 
 
@@ -428,7 +434,7 @@ def ab_text(records: pd.DataFrame, group: str, old_label: str, new_label: str) -
     hosts = old_side["hosts"] if old_side["hosts"] == new_side["hosts"] else None
     lines = [f"A/B group {group}: old {old_side['release']} (label {old_label}, env "
              f"{old_side['env_id']}), new {new_side['release']} (label {new_label}, env "
-             f"{new_side['env_id']}); " + (f"one host, one run: {vocabulary.host_text(hosts)}" if hosts
+             f"{new_side['env_id']}); " + (f"one host, one run: {host_text(hosts)}" if hosts
                                            else "the sides' hosts differ or are not recorded")]
     if first is not None and first["floor_cases"]:
         lines.append(f"A/A noise floor: {ab.percent(first['floor_median'])} (median over "

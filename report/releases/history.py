@@ -24,9 +24,8 @@ from __future__ import annotations
 import pandas as pd
 
 from report import analysis
-from report.releases import vocabulary
 from report.releases.compare import case_table, pair, probe_us
-from report.releases.vocabulary import LINEAGE_FIELDS, lineage_id, release_key
+from report.releases.vocabulary import LINEAGE_FIELDS, hosts_of, lineage_id, release_key
 
 
 def releases(records: pd.DataFrame) -> pd.DataFrame:
@@ -126,7 +125,7 @@ def older_pairs(records: pd.DataFrame) -> pd.DataFrame:
     found = pairs(releases(records))
     by_env = analysis.by_env(records)
     for side in ("old", "new"):
-        found[f"{side}_hosts"] = [vocabulary.hosts_of(by_env[e]) for e in found[f"{side}_env_id"]]
+        found[f"{side}_hosts"] = [hosts_of(by_env[e]) for e in found[f"{side}_env_id"]]
         found[f"{side}_probe_us"] = [probe_us(by_env[e]) for e in found[f"{side}_env_id"]]
     found["same_host"] = [a is not None and a == b
                           for a, b in zip(found["old_hosts"], found["new_hosts"], strict=True)]
