@@ -170,3 +170,14 @@ def test_the_home_page_leads_with_the_reference_host_figure_and_names_both_hosts
                            f"as measured {part['speedup']:.2f}×")
     assert (f"reference host {REFERENCE_US:.1f} µs per eager op (median of 4 leases), "
             f"measured at {part['host_us']:.1f} µs") in line
+
+
+def test_a_leases_eager_op_cost_is_the_statistic_its_reference_host_takes(data):
+    """Issue 92: one probe statistic. The stability page's eager-op cost of a lease is the
+    median of its processes' probes (each the median of its blocks), the figure the
+    reference host takes of each lease (6.7, 7.85, 9.2 and 10.7 µs here), not the median
+    of every block pooled."""
+    found = sorted(analysis.leases(data.records)["probe_us"])
+    assert found == pytest.approx([6.7, 7.85, 9.2, 10.7])
+    reference = host.reference_of(data, ENV.device_name)
+    assert (reference.lo_s * 1e6, reference.hi_s * 1e6) == pytest.approx((found[0], found[-1]))

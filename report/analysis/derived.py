@@ -18,6 +18,7 @@ from report.analysis.shown import (
     bound_of,
     isolated,
     lease_of,
+    probe_us,
     processes,
     ratio_bound,
     round_ratios,
@@ -169,20 +170,20 @@ def _lease_records(records: pd.DataFrame) -> pd.DataFrame:
 
 
 def leases(records: pd.DataFrame) -> pd.DataFrame:
-    """Per environment and lease: when it was first measured, its host name and boot,
-    the median of its host-probe figures (`op_us`, `launch_us`) and its ordinal among
-    the environment's leases (`number`, 1 first)."""
+    """Per environment and lease: when it was first measured, its host name and boot, its
+    eager-op cost (`probe_us`: the median of its processes' probes, each the median of its
+    blocks, as bench/host/model.py's reference host takes a lease's) and a bare kernel
+    launch's figure (`launch_us`) the same way, and its ordinal among the environment's
+    leases (`number`, 1 first)."""
     kept = _lease_records(records)
     if kept.empty:
         return pd.DataFrame(columns=["env_id", "lease", "first_at", "hostname", "boot_id",
-                                     "op_us", "launch_us", "number"])
-    def median_us(values) -> float | None:
-        flat = [v for tup in values if tup for v in tup]
-        return float(pd.Series(flat).median() * 1e6) if flat else None
-
+                                     "probe_us", "launch_us", "number"])
+    kept = kept.assign(probe_us=[probe_us(v) for v in kept["op_s"]],
+                       launch_us=[probe_us(v) for v in kept["launch_s"]])
     out = kept.groupby(["env_id", "lease"]).agg(
         first_at=("started_at", "min"), hostname=("hostname", "first"), boot_id=("boot_id", "first"),
-        op_us=("op_s", median_us), launch_us=("launch_s", median_us)).reset_index()
+        probe_us=("probe_us", "median"), launch_us=("launch_us", "median")).reset_index()
     out = out.sort_values(["env_id", "first_at"], kind="stable")
     out["number"] = out.groupby("env_id").cumcount() + 1
     return out.reset_index(drop=True)
@@ -256,7 +257,7 @@ def across_leases(records: pd.DataFrame, bounds: pd.DataFrame) -> pd.DataFrame:
         out[f"{name}_move"] = (grouped.transform("max") / grouped.transform("min") - 1.0
                                ).where(grouped.transform("count") >= 2)
         out[f"{name}_transfers"] = (out[f"{name}_move"] <= TRANSFERS).where(out[f"{name}_move"].notna())
-    numbers = leases(records)[["env_id", "lease", "number", "op_us"]]
+    numbers = leases(records)[["env_id", "lease", "number", "probe_us"]]
     out = out.merge(numbers, on=["env_id", "lease"], how="left")
     out = out.merge(bounds[[*POINT, "mode", "ratio_bound"]], on=[*POINT, "mode"], how="left")
     return ordered(out, "number").reset_index(drop=True)
