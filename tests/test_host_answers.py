@@ -91,40 +91,60 @@ def test_a_host_dependent_answer_without_a_model_names_its_host_and_the_range(da
         "recorded; no lease of this GPU type timed the probe")
 
 
-def rebuilt(terms: dict):
-    """A host model (bench/host/model.py) from the chooser's terms alone, as chooser.js reads them."""
-    from bench.host import model as host_model
-
-    def side(values):
-        if values[0] == "figure":
-            return host_model.Figure(values[1], values[2], values[3], 3)
-        _, intercept, slope, half, processes, mean, sxx = values
-        t = host_model.t_quantile((1 + host_model.BAND) / 2, int(processes) - 2)
-        return host_model.Line(intercept_s=intercept, slope=slope, processes=int(processes), leases=1,
-                               probe_lo_s=terms["probe_lo_us"] * 1e-6,
-                               probe_hi_s=terms["probe_hi_us"] * 1e-6, probe_mean_s=mean * 1e-6,
-                               probe_sxx=sxx * 1e-12, residual_sd_s=half / t, residual_max=0.0)
-
-    return side(terms["base"]), side(terms["mode"])
+def grid_of(chooser: dict, workload: str, mode: str) -> dict:
+    """One host model of the chooser's data, its series decoded as chooser.js decodes them:
+    hundredths, each after the first the change from the one before."""
+    (point,) = [p for p in chooser["points"] if p[1] == workload]
+    found = dict(zip(chooser["host_fields"], point[5][mode], strict=True))
+    for name in ("speedup", "low", "high"):
+        last, values = 0, []
+        for change in found[name]:
+            last += 0 if change is None else change
+            values.append(None if change is None else last)
+        found[name] = values
+    return found
 
 
-def test_the_chooser_carries_the_host_model_of_its_host_dependent_answers(data):
+def test_the_chooser_predicts_what_python_m_bench_host_prints_at_every_host_cost(data, tmp_path,
+                                                                              capsys):
+    """Issue 92: the chooser's host-dependent answer at a host cost is the line `python -m
+    bench host --op-us` prints for the same case and cost, digit for digit, at every cost
+    the chooser takes (a tenth of a µs apart) inside the fitted probes; outside, neither
+    predicts."""
+    from bench.host import predict
     from report.pages import guide
 
-    chooser = guide.chooser_data(data)
-    (point,) = [p for p in chooser["points"] if p[1] == "vit16x6x384"]
-    terms = dict(zip(chooser["host_fields"], point[5]["reduce-overhead"], strict=True))
+    grid = grid_of(guide.chooser_data(data), "vit16x6x384", "reduce-overhead")
+    results = fx.write(tmp_path / "host.jsonl", host_records.records(ENV)).parent
+    lo, hi = grid["probe_lo_us"], grid["probe_hi_us"]
+    assert grid["probe_median_us"] == pytest.approx(8.55)
+    costs = [round(grid["first_us"] + i / 10, 1) for i in range(len(grid["speedup"]))]
+    assert costs[0] - 0.1 < lo <= costs[0] and costs[-1] <= hi < costs[-1] + 0.1
+    assert len(costs) == len(grid["low"]) == len(grid["high"]) > 20
+    for i, cost in enumerate(costs):
+        assert predict.main(["--results", str(results), "--device", ENV.device_name,
+                             "--op-us", str(cost), "--workload", "vit16x6x384"]) == 0
+        (line,) = [line for line in capsys.readouterr().out.splitlines()
+                   if line.startswith("  vit16x6x384 batch 1, reduce-overhead: ")]
+        shown = "unbounded" if grid["high"][i] is None else f"{grid['high'][i] / 100:.2f}x"
+        assert (f"reduce-overhead: {grid['speedup'][i] / 100:.2f}x "
+                f"({grid['low'][i] / 100:.2f}x-{shown};") in line, (cost, line)
+    for cost in (costs[0] - 0.1, costs[-1] + 0.1):
+        predict.main(["--results", str(results), "--device", ENV.device_name,
+                      "--op-us", f"{cost:.1f}", "--workload", "vit16x6x384"])
+        assert "reduce-overhead: not predicted, outside" in capsys.readouterr().out, cost
+
+
+def test_the_chooser_carries_its_host_models_median_host_and_processes(data):
+    from report.pages import guide
+
+    grid = grid_of(guide.chooser_data(data), "vit16x6x384", "reduce-overhead")
     model = host.model_for(data, ENV.env_id(), "vit16x6x384", 1, "reduce-overhead")
     row = analysis.row_of(data.published, ENV.env_id(), "vit16x6x384", 1, "reduce-overhead")
-    assert terms["probe_median_us"] == pytest.approx(row["host_probe_median_us"])
-    base, mode = rebuilt(terms)
-    lo, hi = terms["probe_lo_us"], terms["probe_hi_us"]
-    for probe_us in (lo, (lo + hi) / 2, hi):
-        expected = model.at(probe_us * 1e-6)
-        (b_lo, b, b_hi), (m_lo, m, m_hi) = base.at(probe_us * 1e-6), mode.at(probe_us * 1e-6)
-        assert b / m == pytest.approx(expected.speedup, rel=1e-6)
-        assert max(b_lo, 0) / m_hi == pytest.approx(expected.low, rel=1e-5)
-        assert b_hi / m_lo == pytest.approx(expected.high, rel=1e-5)
+    assert grid["probe_median_us"] == pytest.approx(row["host_probe_median_us"])
+    assert (grid["probe_lo_us"], grid["probe_hi_us"]) == pytest.approx(
+        tuple(p * 1e6 for p in model.probe_range_s))
+    assert grid["processes"] == model.processes
 
 
 def test_the_home_page_leads_with_the_reference_host_figure_and_names_both_hosts(tmp_path):
@@ -150,3 +170,14 @@ def test_the_home_page_leads_with_the_reference_host_figure_and_names_both_hosts
                            f"as measured {part['speedup']:.2f}×")
     assert (f"reference host {REFERENCE_US:.1f} µs per eager op (median of 4 leases), "
             f"measured at {part['host_us']:.1f} µs") in line
+
+
+def test_a_leases_eager_op_cost_is_the_statistic_its_reference_host_takes(data):
+    """Issue 92: one probe statistic. The stability page's eager-op cost of a lease is the
+    median of its processes' probes (each the median of its blocks), the figure the
+    reference host takes of each lease (6.7, 7.85, 9.2 and 10.7 µs here), not the median
+    of every block pooled."""
+    found = sorted(analysis.leases(data.records)["probe_us"])
+    assert found == pytest.approx([6.7, 7.85, 9.2, 10.7])
+    reference = host.reference_of(data, ENV.device_name)
+    assert (reference.lo_s * 1e6, reference.hi_s * 1e6) == pytest.approx((found[0], found[-1]))

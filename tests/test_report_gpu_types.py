@@ -264,3 +264,64 @@ def test_hosts_of_different_speed_are_named_not_compared(tmp_path):
 def render_page(data: Data, docs: Path) -> str:
     gpu_types.render(Site(data, docs))
     return (docs / gpu_types.PAGE).read_text(encoding="utf-8")
+
+
+# ---- one timing method per ratio (issue 91) -------------------------------------------------
+
+def mixed_timing_records() -> list:
+    """resnet50 on two GPU types under one software stack. GPU Alpha timed eager and default
+    in 3 isolated processes, 1.5x slower than in its 3 paired processes, and reduce-overhead
+    in the paired processes alone; GPU Beta timed every mode in 3 isolated processes alone.
+    So Alpha publishes paired figures and Beta isolated ones: a ratio of the published
+    latencies would divide a paired median by an isolated one."""
+    modes = ("eager", "default", "reduce-overhead")
+
+    def on(env, record):
+        return dataclasses.replace(record, env=env, env_id=env.env_id())
+
+    out = []
+    for repeat in range(3):
+        for mode in ("eager", "default"):
+            record = model_records.isolated("resnet50", mode, 1, repeat)
+            median = model_records.EAGER_S["resnet50"] * model_records.FACTOR[mode] * 1.5
+            out.append(on(ALPHA, dataclasses.replace(record, timing=fx.timing(median, 0.02, False))))
+        out += [on(ALPHA, r) for r in model_records.paired("resnet50", modes, 1, repeat)]
+        out += [on(BETA, model_records.isolated("resnet50", mode, 1, repeat)) for mode in modes]
+    return out
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory) -> tuple[Data, str]:
+    root = tmp_path_factory.mktemp("mixed-timing")
+    fx.write(root / "results" / "r.jsonl", mixed_timing_records())
+    return Data(load(root / "results")), render(root / "results", root / "docs")
+
+
+def test_a_latency_ratio_never_divides_a_paired_median_by_an_isolated_one(mixed):
+    data, page = mixed
+    alpha = analysis.row_of(data.cases, ALPHA.env_id(), "resnet50", 1, "eager")
+    assert alpha["timing"] == "paired"  # what Alpha publishes: a mixed ratio would read 1.00x
+    found = gpu_types.latencies(data.cases, ALPHA.env_id(), BETA.env_id()).set_index("mode")
+    # Both sides' isolated medians: Alpha's ran 1.5x slower than Beta's.
+    assert found.loc["eager", "ratio"] == pytest.approx(1.5, rel=0.02)
+    assert found.loc["default", "ratio"] == pytest.approx(1.5, rel=0.02)
+    assert found.loc["eager", "timing"] == "isolated"
+    cells = row(section(page, "Latency"), "[resnet50](../../workloads/resnet50.md)", "1", "eager")
+    assert cells[3].startswith("6.0") and cells[5] == f"{found.loc['eager', 'ratio']:.2f}×"
+
+
+def test_sides_timed_by_no_one_method_are_not_measured_and_not_counted(mixed):
+    """A side with paired figures alone (no isolated process) against one with isolated
+    figures alone has no ratio of one timing method: its ratio and verdict are None, and
+    the summary counts only the cases compared."""
+    data, _ = mixed
+    left, right = gpu_types.aligned(data.cases, ALPHA.env_id(), BETA.env_id())
+    eager = left["mode"] == "eager"
+    left.loc[eager, ["median_s_isolated", "lo_s_isolated", "hi_s_isolated"]] = float("nan")
+    left.loc[eager, "n_processes_isolated"] = 0
+    right.loc[eager, "timing"] = "isolated"
+    one, other = analysis.one_timing(left, right)
+    assert list(one.loc[eager, "timing"]) == [None] and one.loc[eager, "median_s"].isna().all()
+    assert other.loc[eager, "median_s"].isna().all()
+    assert set(one.loc[~eager, "timing"]) == {"isolated"}
+    assert one.loc[~eager, "median_s"].tolist() == left.loc[~eager, "median_s_isolated"].tolist()

@@ -83,6 +83,14 @@ def row_of(record) -> dict[str, Any]:
             "median_s": timing.median_s if timing else None}
 
 
+def probe_of(op_s: Iterable[float]) -> float:
+    """A process's probe: the median of its blocks (`op_s`, seconds per eager op), the one
+    statistic every figure of a host's eager-op cost is made of; several processes (a
+    lease, a case, a reference host) take the median of theirs. The module docstring says
+    why the median and not the mean."""
+    return statistics.median(op_s)
+
+
 def lease(row: Row) -> str:
     """One start of a machine: host name and boot id, as report/analysis/shown.py's `lease_of`."""
     return f"{row['hostname'] or row['machine']}/{row['boot_id'] or '?'}"
@@ -176,7 +184,7 @@ def processes(rows: Iterable[Row], tag: str | re.Pattern = PROCESS_TAGS) -> list
         found.append(Process(
             env_id=first["env_id"], device_name=first["device_name"], backend=first["backend"],
             torch=first["torch"], point=point_of(first),
-            lease=lease(first), group=group, probe_s=statistics.median(first["op_s"]),
+            lease=lease(first), group=group, probe_s=probe_of(first["op_s"]),
             median_s={r["mode"]: r["median_s"] for r in members},
             round_s={r["mode"]: tuple(r["round_s"]) for r in members},
             probe_mean_s=statistics.fmean(first["op_s"])))
@@ -204,7 +212,7 @@ def references(rows: Iterable[Row]) -> dict[str, Reference]:
     probes: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         if row["status"] == "ok" and row["op_s"] and PROCESS_TAGS.match(row["tag"]):
-            probes[row["device_name"]][lease(row)].append(statistics.median(row["op_s"]))
+            probes[row["device_name"]][lease(row)].append(probe_of(row["op_s"]))
     out = {}
     for device, by_lease in probes.items():
         each = [statistics.median(values) for values in by_lease.values()]

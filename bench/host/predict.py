@@ -79,7 +79,7 @@ def _hosts(records: list[Record]) -> dict[tuple, dict]:
         # Each process's median, then their median: a lease's probe as the reference host
         # (host_model.references) takes it, so the two never print different figures.
         if record.host.op_s:
-            found[lease]["op"].append(statistics.median(record.host.op_s))
+            found[lease]["op"].append(host_model.probe_of(record.host.op_s))
         if record.host.launch_s:
             found[lease]["launch"].append(statistics.median(record.host.launch_s))
         if record.paired and record.status == "ok":
@@ -150,7 +150,7 @@ def main(argv: list[str]) -> int:
                       f"{backend} (workloads with one: {', '.join(known) or 'none'})", 2)
     device = args.device or _device(backend)
     op_s, launch_s = ([args.op_us * 1e-6], []) if args.op_us else _probe(backend)
-    mine = statistics.median(op_s)
+    mine = host_model.probe_of(op_s)
     rows = [host_model.row_of(record) for record in records]
     reference = host_model.references(rows).get(device)
     mine_models = [m for m in models if m.device_name == device

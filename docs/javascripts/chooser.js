@@ -1,9 +1,10 @@
 // The guide's chooser: the reader's environment, work, workload, batch, calls per process,
 // shapes and dtype select one measured point of analysis/guide-data.json, whose answers
 // report/pages/guide.py computed with analysis.choose, the rule the quick answers and the
-// pages use. Every figure shown is a field of that file, except a host-dependent answer's
-// prediction for the reader's host, which follows the formula of report/analysis/host.py's
-// `columns` from the model terms the file carries (the same as bench/host/model.py SpeedupModel.at).
+// pages use. Every figure shown is a field of that file: a host-dependent answer's
+// prediction for the reader's host is looked up in the grid report/analysis/host.py `grid`
+// computed from the host model (bench/host/model.py SpeedupModel.at, the one
+// `python -m bench host` predicts from), never evaluated here.
 (function () {
   "use strict";
   const root = document.getElementById("chooser");
@@ -31,31 +32,32 @@
     return answer.compiling ? " (torch.compile)" : "";
   }
 
-  // [low, fitted, high] of one side at probe p (µs): a fitted line with its prediction band,
-  // or a device-bound figure with its range.
-  function sideAt(side, p) {
-    if (side[0] === "figure") return [side[2], side[1], side[3]];
-    const [, intercept, slope, half, processes, mean, sxx] = side;
-    const fitted = intercept + slope * p * 1e-6;
-    const width = half * Math.sqrt(1 + 1 / processes + (p - mean) ** 2 / sxx);
-    return [fitted - width, fitted, fitted + width];
+  // A grid's series (hundredths, each after the first the change from the one before; null
+  // where a band has no top) as figures.
+  function figures(changes) {
+    let last = 0;
+    return changes.map((change) => {
+      if (change === null) return null;
+      last += change;
+      return last / 100;
+    });
   }
-  // The predicted speedup over eager at probe p with its band, and how far p lies outside
-  // the probes the model was fitted on (0 inside).
+  // The host cost the grid answers for at probe p (µs): p to a tenth of a µs, the box's step.
+  function tenths(p) { return Math.round(p * 10); }
+  // The predicted speedup over eager with its band at the grid's step nearest p (`probe`);
+  // where the grid has no such step, how far it lies outside the probes the model was
+  // fitted on (`outside`, below 0 under them) and no speedup.
   function predict(model, p) {
-    const outside = p > model.probe_hi_us ? p - model.probe_hi_us
-      : p < model.probe_lo_us ? p - model.probe_lo_us : 0;
-    const [baseLo, base, baseHi] = sideAt(model.base, p);
-    const [modeLo, mode, modeHi] = sideAt(model.mode, p);
-    const speedup = base / mode;
-    if (model.ratio_sd !== null) {
-      const [, , , , , mean, sxx] = model.base;
-      const half = model.t * model.ratio_sd
-        * Math.sqrt(1 + 1 / model.processes + (p - mean) ** 2 / sxx);
-      return {low: speedup * Math.exp(-half), speedup, high: speedup * Math.exp(half), outside};
+    const at = tenths(p);
+    const i = at - tenths(model.first_us);
+    if (model.first_us !== null && i >= 0 && i < model.speedup.length) {
+      const high = model.high[i];
+      return {low: model.low[i], speedup: model.speedup[i], high: high === null ? Infinity : high,
+              probe: at / 10};
     }
-    return {low: Math.max(baseLo, 0) / modeHi, speedup,
-            high: modeLo > 0 ? baseHi / modeLo : Infinity, outside};
+    const probe = at / 10;
+    return {outside: probe >= model.probe_hi_us ? probe - model.probe_hi_us : probe - model.probe_lo_us,
+            probe};
   }
   function micro(x) { return x.toFixed(1) + " µs"; }
 
@@ -83,7 +85,11 @@
   function setup(guide) {
     const el = form.elements;
     const named = (values) => Object.fromEntries(guide.fields.map((f, i) => [f, values[i]]));
-    const hostNamed = (values) => Object.fromEntries(guide.host_fields.map((f, i) => [f, values[i]]));
+    const hostNamed = (values) => {
+      const model = Object.fromEntries(guide.host_fields.map((f, i) => [f, values[i]]));
+      ["speedup", "low", "high"].forEach((name) => { model[name] = figures(model[name]); });
+      return model;
+    };
     const points = guide.points.map(([env, workload, batch, dtype, answers, hosts]) =>
       ({env, workload, batch, dtype, answers: answers.map((a) => a && named(a)),
         hosts: Object.fromEntries(Object.entries(hosts || {}).map(([m, v]) => [m, hostNamed(v)]))}));
@@ -171,15 +177,15 @@
       return note;
     }
     const found = predict(model, p);
-    if (found.outside !== 0) {
-      note.append(`${micro(p)} is outside the measured range (${range}, `
+    if (found.speedup === undefined) {
+      note.append(`${micro(found.probe)} is outside the measured range (${range}, `
         + `${micro(Math.abs(found.outside))} ${found.outside > 0 ? "above" : "below"}): not predicted.`);
       return note;
     }
     const high = Number.isFinite(found.high) ? times(found.high) : "no upper bound";
-    note.append(`Predicted for a host whose eager op costs ${micro(p)}: ${times(found.speedup)} `
+    note.append(`Predicted for a host whose eager op costs ${micro(found.probe)}: ${times(found.speedup)} `
       + `(${times(found.low)}–${high}), from ${model.processes} paired processes on hosts at ${range}`
-      + (Math.abs(p - model.probe_median_us) < 0.05 ? " (the median measured host)." : "."));
+      + (found.probe === tenths(model.probe_median_us) / 10 ? " (the median measured host)." : "."));
     return note;
   }
 

@@ -21,7 +21,7 @@ The layers, each a function of the one before:
   the concurrency check's subset, measured with one worker with the host's other GPUs
   idle and busy, and set against each other and against the case's processes by
   `concurrency`.
-- `compare`, `fastest`, `spreads`, `crossovers`, `compile_summary`, `boundedness`,
+- `compare`, `spreads`, `crossovers`, `compile_summary`, `boundedness`,
   `concurrency`: derived tables, each documented where it is defined.
 
 Nothing here lists modes or their traits: they come from the records' `mode_traits`
@@ -55,13 +55,13 @@ from report.analysis.derived import (
     compile_summary,
     concurrency,
     crossovers,
-    fastest,
     graph_pairs,
     headline_per_kernel,
     leases,
     mode_with,
     modes_traits,
     move_summary,
+    one_timing,
     paired_against_isolated,
     per_kernel,
     probe_value,
@@ -163,8 +163,8 @@ __all__ = [
     'UNPROFILED', 'Data', 'CALLS_ANSWERED', 'CALLS_STEPS', 'CHOICE', 'calls_step', 'choose',
     'TRAITS', 'TRANSFERS', 'TRIVIAL', 'across_leases', 'boundedness', 'break_even',
     'break_even_calls', 'by_mode', 'chains', 'compare', 'compile_summary', 'concurrency',
-    'crossovers', 'fastest', 'graph_pairs', 'headline_per_kernel', 'leases', 'mode_with',
-    'modes_traits', 'move_summary', 'paired_against_isolated', 'per_kernel', 'probe_value',
+    'crossovers', 'graph_pairs', 'headline_per_kernel', 'leases', 'mode_with',
+    'modes_traits', 'move_summary', 'one_timing', 'paired_against_isolated', 'per_kernel', 'probe_value',
     'probes', 'ranges_overlap', 'run_costs', 'speedups', 'spreads', 'with_break_even',
     'Environment', 'environments', 'COLUMNS', 'PROCESS', 'ROWS_CACHE', 'ROWS_CACHE_DAYS',
     'TIE_RULE', '_is_section', 'frame', 'load', 'load_file', '_plain', 'by_env', 'mode_rank',

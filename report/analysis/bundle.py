@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from report.analysis.derived import boundedness, fastest, modes_traits, spreads
+from report.analysis.derived import modes_traits
 from report.analysis.environment import Environment, environments
 from report.analysis.host import fit as fit_host_models
 from report.analysis.host import with_columns as with_host_columns
@@ -21,7 +21,7 @@ from report.analysis.shown import (
     shown_round_ratios,
     with_paired,
 )
-from report.analysis.vocabulary import BACKENDS, BASELINE, DEFAULT_DTYPE, DTYPE, POINT, SHOWN_SHAPES
+from report.analysis.vocabulary import BACKENDS, DEFAULT_DTYPE, DTYPE, SHOWN_SHAPES
 
 
 class Data:
@@ -60,18 +60,6 @@ class Data:
         self.published = with_host_columns(published(self.cases), self.host_models).copy()
         self.speedups = self.published  # every case against eager: the same table
         self._memo: dict[Any, Any] = {}
-
-    def fastest(self) -> pd.DataFrame:
-        """`fastest(self.cases)`, computed once: the home page, the guide and the concepts
-        pages all read it."""
-        return self.memo("fastest", lambda: fastest(self.cases, self.paired_speedups).copy())
-
-    def evidence(self) -> dict:
-        """The guide's evidence, computed once (each workload's page opens with its rows of
-        `best`): `table` (the published table), `best` (`fastest` per point with a runner-up,
-        eager's `class`, the speedups of the fastest and the runner-up and the fastest
-        mode's `break_even`) and `spread` (`spreads`)."""
-        return self.memo("evidence", lambda: _evidence(self))
 
     def memo(self, key: Any, compute):
         """`compute()` once per site build: what several pages derive from the same data
@@ -120,22 +108,3 @@ class Data:
 
 
 UNPROFILED = "not profiled"  # backends without a GPU busy fraction (CPU)
-
-
-def _evidence(data: Data) -> dict:
-    table = data.published
-    eager = table[table["mode"] == BASELINE][[*POINT, "busy_fraction"]]
-    best = data.fastest()
-    best = best[best["mode_runner_up"].notna()].merge(eager, on=POINT, suffixes=("", "_eager"))
-    best = best.assign(**{"class": boundedness(best["busy_fraction_eager"]).fillna(UNPROFILED)})
-    # The fastest and the runner-up against eager, and the fastest mode's break-even.
-    speedup = {tuple(r[c] for c in (*POINT, "mode")): r for r in rows(table)}
-    for side, suffix in (("speedup", ""), ("runner_up_speedup", "_runner_up")):
-        keys = zip(*(best[c] for c in POINT), best["mode" + suffix], strict=True)
-        best[side + "_row"] = [speedup.get(tuple(None if pd.isna(v) else v for v in k))
-                               for k in keys]
-        best[side] = [r["speedup"] if r else None for r in best[side + "_row"]]
-    best["compiles"] = best["mode"] != BASELINE
-    best["break_even"] = [r["cold_calls"] if r else None for r in best["speedup_row"]]
-    best["break_even"] = best["break_even"].astype(float)
-    return {"table": table, "best": best, "spread": spreads(data.cases)}

@@ -1,4 +1,4 @@
-"""Tables derived from the cases: comparisons, the fastest mode, leases, spreads, the
+"""Tables derived from the cases: comparisons, leases, spreads, the
 concurrency check, break-even, CUDA-graph pairs, launch chains and probes."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from report.analysis.shown import (
     bound_of,
     isolated,
     lease_of,
+    probe_us,
     processes,
     ratio_bound,
     round_ratios,
@@ -124,6 +125,30 @@ def compare(cases: pd.DataFrame, mode: str, baseline: str = BASELINE, *,
     return ordered(out).reset_index(drop=True)
 
 
+def one_timing(left: pd.DataFrame, right: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Two tables of cases whose row i are set against each other (one case on two GPU types,
+    say), each side's latency figures (ISOLATED, `timing`) from one timing method, as
+    `compare` forms a ratio: both sides' published paired figures where both publish paired
+    ones, else both sides' isolated figures where both have isolated processes; never a
+    paired median against an isolated one. Where neither holds, both sides' figures are
+    None and `timing` None: not measured by one method."""
+    def has_isolated(side: pd.DataFrame) -> pd.Series:
+        return isolated(side, "median_s").notna() & (isolated(side, "n_processes") >= 1)
+
+    paired = (left["timing"].eq("paired").to_numpy() & right["timing"].eq("paired").to_numpy())
+    both_isolated = has_isolated(left).to_numpy() & has_isolated(right).to_numpy()
+    out = []
+    for side in (left, right):
+        side = side.copy()
+        for column in ISOLATED:
+            figure = isolated(side, column).where(~paired, side[column])
+            side[column] = figure.where(paired | both_isolated)
+        side["timing"] = pd.Series(np.where(paired, "paired", np.where(
+            both_isolated, "isolated", None)), index=side.index, dtype=object)
+        out.append(side)
+    return out[0], out[1]
+
+
 def speedups(cases: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
     """Every case with its speedup over `baseline` at the same point (`compare` columns)."""
     modes = list(cases["mode"].unique()) or [baseline]
@@ -132,82 +157,6 @@ def speedups(cases: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
     # so concat leaves a block per such column; one copy joins them, or every column a
     # caller adds (the published table, break-even) warns of a fragmented frame.
     return ordered(out[out["ok"].notna()]).reset_index(drop=True).copy()
-
-
-def fastest(cases: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per point (env, workload, batch) with a timed mode: the fastest mode (lowest median
-    over its isolated processes, `median_s_rank`; ties broken by name), the runner-up where
-    there is one (columns with a `_runner_up` suffix) and the lead (`margin`: runner-up
-    median / fastest median - 1, both isolated).
-    `tie` is true where the lead is inside the spread: some pairing of their processes
-    has the runner-up faster.
-
-    Where paired processes timed every ok mode of a point against eager, modes rank by
-    that paired speedup instead, and with `paired` (the `paired_speedups` table) the lead
-    is the paired ratio of runner-up time over fastest time: `margin` is its median - 1,
-    `tie` whether any process found the runner-up as fast or faster, `pairings` how many
-    processes there were; where no process timed the two side by side, `margin` is the
-    ratio of their paired speedups over eager - 1 and `tie` whether those speedups' ranges
-    over processes overlap. `paired_rank` says which points ranked so."""
-    timed = cases[cases["ok"]].copy()
-    column = f"paired_{BASELINE}_speedup"
-    by_paired = (timed.groupby(POINT, dropna=False)[column].transform(lambda s: s.notna().all())
-                 if column in timed else pd.Series(False, index=timed.index))
-    timed["paired_rank"] = by_paired.astype(bool)
-    # Ranked by latency, every mode of the point by its isolated medians: a paired median
-    # beside an isolated one mixes two timing methods.
-    for figure in ISOLATED:
-        timed[f"{figure}_rank"] = isolated(timed, figure)
-    timed["rank_s"] = timed["median_s_rank"].astype(float)
-    if column in timed:
-        timed["rank_s"] = (1.0 / timed[column].astype(float)).where(timed["paired_rank"],
-                                                                     timed["rank_s"])
-    timed = timed.sort_values(["rank_s", "mode"], kind="stable")
-    ranked = timed.groupby(POINT, dropna=False, sort=False)
-    best, second = ranked.nth(0), ranked.nth(1)
-    out = best.merge(second, on=POINT, how="left", suffixes=("", "_runner_up"))
-    out["margin"] = out["median_s_rank_runner_up"] / out["median_s_rank"] - 1.0
-    out["tie"] = out["hi_s_rank"] >= out["lo_s_rank_runner_up"]
-    out["pairings"] = out["n_processes_rank"] * out["n_processes_rank_runner_up"]
-    if column in out:
-        # Ranked by their paired speedups over eager, two modes that no process timed side
-        # by side (the autotuning modes run in paired processes of their own) lead by the
-        # ratio of those speedups: their absolute medians come from processes whose hosts
-        # differed, and can order them the other way.
-        apart = out["paired_rank"].eq(True) & out[f"{column}_runner_up"].notna()
-        out["margin"] = (out[column].astype(float) / out[f"{column}_runner_up"].astype(float)
-                         - 1.0).where(apart, out["margin"])
-        out["tie"] = (out[f"{column}_lo"].astype(float)
-                      <= out[f"{column}_hi_runner_up"].astype(float)).where(apart, out["tie"])
-    if paired is not None and not paired.empty:
-        lead = paired.rename(columns={"mode": "mode_lead", "baseline": "mode_runner_up_lead"})
-        out = out.merge(lead[[*POINT, "mode_lead", "mode_runner_up_lead", "speedup", "speedup_lo",
-                              "speedup_hi", "processes"]].rename(
-                            columns={"speedup": "lead", "speedup_lo": "lead_lo",
-                                     "speedup_hi": "lead_hi", "processes": "lead_processes"}),
-                        left_on=[*POINT, "mode", "mode_runner_up"],
-                        right_on=[*POINT, "mode_lead", "mode_runner_up_lead"], how="left")
-        use = (out["paired_rank"].eq(True) & out["lead"].notna()).astype(bool)
-        # Ranked by speedup over eager, the two can come out the other way round head to
-        # head (inside a tie): the one that wins the direct pairing is the fastest, so that
-        # no lead is below 0.
-        flip = use & (out["lead"].astype(float) < 1.0)
-        for column in best.columns.difference(POINT):
-            if f"{column}_runner_up" in out:
-                first, second_ = out[column].copy(), out[f"{column}_runner_up"].copy()
-                # A flipped row takes the runner-up's value, which exists; keep the
-                # fastest's dtype (a count read "3.0 processes" on the home page).
-                out[column] = first.where(~flip, second_).astype(first.dtype)
-                out[f"{column}_runner_up"] = second_.where(~flip, first)
-        inverse = 1.0 / out[["lead", "lead_lo", "lead_hi"]].astype(float)
-        out["lead"] = out["lead"].where(~flip, inverse["lead"])
-        out["lead_lo"] = out["lead_lo"].where(~flip, inverse["lead_hi"])
-        out["margin"] = (out["lead"].astype(float) - 1.0).where(use, out["margin"])
-        out["tie"] = (out["lead_lo"].astype(float) <= 1.0).where(use, out["tie"])
-        out["pairings"] = out["lead_processes"].astype(float).where(use, out["pairings"])
-        out = out.drop(columns=["mode_lead", "mode_runner_up_lead", "lead", "lead_lo", "lead_hi",
-                                "lead_processes"])
-    return ordered(out).reset_index(drop=True)
 
 
 TRANSFERS = 0.10  # a figure that moves less than this between leases carries over
@@ -221,20 +170,20 @@ def _lease_records(records: pd.DataFrame) -> pd.DataFrame:
 
 
 def leases(records: pd.DataFrame) -> pd.DataFrame:
-    """Per environment and lease: when it was first measured, its host name and boot,
-    the median of its host-probe figures (`op_us`, `launch_us`) and its ordinal among
-    the environment's leases (`number`, 1 first)."""
+    """Per environment and lease: when it was first measured, its host name and boot, its
+    eager-op cost (`probe_us`: the median of its processes' probes, each the median of its
+    blocks, as bench/host/model.py's reference host takes a lease's) and a bare kernel
+    launch's figure (`launch_us`) the same way, and its ordinal among the environment's
+    leases (`number`, 1 first)."""
     kept = _lease_records(records)
     if kept.empty:
         return pd.DataFrame(columns=["env_id", "lease", "first_at", "hostname", "boot_id",
-                                     "op_us", "launch_us", "number"])
-    def median_us(values) -> float | None:
-        flat = [v for tup in values if tup for v in tup]
-        return float(pd.Series(flat).median() * 1e6) if flat else None
-
+                                     "probe_us", "launch_us", "number"])
+    kept = kept.assign(probe_us=[probe_us(v) for v in kept["op_s"]],
+                       launch_us=[probe_us(v) for v in kept["launch_s"]])
     out = kept.groupby(["env_id", "lease"]).agg(
         first_at=("started_at", "min"), hostname=("hostname", "first"), boot_id=("boot_id", "first"),
-        op_us=("op_s", median_us), launch_us=("launch_s", median_us)).reset_index()
+        probe_us=("probe_us", "median"), launch_us=("launch_us", "median")).reset_index()
     out = out.sort_values(["env_id", "first_at"], kind="stable")
     out["number"] = out.groupby("env_id").cumcount() + 1
     return out.reset_index(drop=True)
@@ -308,7 +257,7 @@ def across_leases(records: pd.DataFrame, bounds: pd.DataFrame) -> pd.DataFrame:
         out[f"{name}_move"] = (grouped.transform("max") / grouped.transform("min") - 1.0
                                ).where(grouped.transform("count") >= 2)
         out[f"{name}_transfers"] = (out[f"{name}_move"] <= TRANSFERS).where(out[f"{name}_move"].notna())
-    numbers = leases(records)[["env_id", "lease", "number", "op_us"]]
+    numbers = leases(records)[["env_id", "lease", "number", "probe_us"]]
     out = out.merge(numbers, on=["env_id", "lease"], how="left")
     out = out.merge(bounds[[*POINT, "mode", "ratio_bound"]], on=[*POINT, "mode"], how="left")
     return ordered(out, "number").reset_index(drop=True)

@@ -165,13 +165,10 @@ def columns(found: HostModels) -> pd.DataFrame:
     published table and the export, keyed as a case is (KEY) with its `baseline`: which side
     is fitted, the probes it was fitted on and their median (a typical measured host: what
     a reader's own probe starts from), and per side (`base`, `mode`) either its line or
-    its figure, the other's columns None. The line's terms are all a script needs to
-    predict at probe p (µs): time = intercept_s + slope * p * 1e-6, give or take
-    half_width_s * sqrt(1 + 1/processes + (p - probe_mean_us)**2 / probe_sxx_us2); the
-    speedup's band is the fitted side's band over the figure's range, or, where both sides
-    are lines (`host_ratio_sd` set), the predicted speedup times exp(+-t * host_ratio_sd *
-    sqrt(1 + 1/host_processes + (p - base probe_mean_us)**2 / base probe_sxx_us2)), t the
-    Student quantile of host_band_probability with host_processes - 2 degrees of freedom.
+    its figure, the other's columns None: the terms bench/host/model.py `SpeedupModel.at`
+    predicts from (`Line.at` for a line, with half_width_s; t the Student quantile of
+    host_band_probability with host_processes - 2 degrees of freedom where both sides are
+    lines and `host_ratio_sd` sets the band), the formula's one definition.
     The same prediction is given at the GPU type's reference host (REFERENCE_COLUMNS,
     `reference_columns`). A speedup without a model has no row."""
     out = []
@@ -230,6 +227,57 @@ def model_for(data: Data, env_id: str, workload: str, batch_size: int | None, mo
     found = [m for m in of(data).models if (m.env_id, m.workload, m.batch_size, m.mode, m.dtype)
              == (env_id, workload, batch_size, mode, dtype)]
     return found[0] if found else None
+
+
+# The host cost a reader's prediction is looked up at: the chooser's box steps by a tenth of
+# a µs, and the grid holds the model's prediction at every such cost inside its fitted
+# probes, so the browser looks a figure up and never evaluates the model itself.
+GRID_STEP_US = 0.1
+GRID_FIELDS = ("probe_lo_us", "probe_hi_us", "probe_median_us", "processes", "first_us",
+               "speedup", "low", "high")
+
+
+def grid(model: host_model.SpeedupModel) -> list:
+    """`model` as the chooser carries it, in GRID_FIELDS order: the probes it was fitted
+    on, their median and its paired processes, then its prediction (`model.at`) at every
+    multiple of GRID_STEP_US inside those probes, from `first_us` up: the speedup, the
+    band's low and high end, each in hundredths as `python -m bench host` prints them
+    (2 decimals), the first absolute and every later one the change from the one before
+    (a band's top None where it has none, its change then counted from the last top that
+    was). Outside the probes the chooser predicts nothing, as the command does."""
+    lo, hi = model.probe_range_s
+    tenths = [k for k in range(math.ceil(lo * 1e6 / GRID_STEP_US) - 1,
+                               math.floor(hi * 1e6 / GRID_STEP_US) + 2)
+              if model.outside(probe_us(k) * 1e-6) == 0]
+    found = [model.at(probe_us(k) * 1e-6) for k in tenths]
+    series = [[p.speedup for p in found], [p.low for p in found], [_bounded(p.high) for p in found]]
+    return [_short(lo * 1e6), _short(hi * 1e6), _short(model.probe_median_s * 1e6),
+            model.processes, probe_us(tenths[0]) if tenths else None,
+            *(_changes([None if v is None else hundredths(v) for v in values])
+              for values in series)]
+
+
+def probe_us(tenth: int) -> float:
+    """The host cost of a grid step: what a reader types, and `--op-us` takes, as a figure."""
+    return tenth / round(1 / GRID_STEP_US)
+
+
+def hundredths(value: float) -> int:
+    """A speedup as the pages and the command print it (2 decimals), in hundredths."""
+    return int(f"{value:.2f}".replace(".", ""))
+
+
+def _changes(values: list[int | None]) -> list[int | None]:
+    out, last = [], 0
+    for value in values:
+        out.append(None if value is None else value - last)
+        last = last if value is None else value
+    return out
+
+
+def _short(value: float) -> float:
+    """A probe figure with the digits the chooser prints (a tenth of a µs) and a few more."""
+    return float(f"{value:.6g}")
 
 
 def for_export(data: Data) -> pd.DataFrame:

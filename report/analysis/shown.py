@@ -3,11 +3,11 @@ row per case with the median of its process medians and their spread."""
 
 from __future__ import annotations
 
-import statistics
 from typing import Any
 
 import pandas as pd
 
+from bench.host.model import probe_of
 from bench.stats import paired_speedup
 from report.analysis.loading import PROCESS, _oldest_to_newest
 from report.analysis.ordering import ordered
@@ -47,12 +47,13 @@ def paired_processes(shown: pd.DataFrame) -> pd.DataFrame:
 
 
 def probe_us(op_s: Any) -> float | None:
-    """The median of a process's eager per-op probe (bench/host/probe.py) in microseconds, over
-    its values that are numbers; None without one. statistics, not a pandas Series: this
-    runs once per process, and the Series cost most of the A/B pages' time."""
+    """A process's probe (bench/host/model.py `probe_of`, the median of its eager-op blocks)
+    in microseconds, over its values that are numbers; None without one. statistics, not a
+    pandas Series: this runs once per process, and the Series cost most of the A/B pages'
+    time."""
     values = ([v for v in op_s if v is not None and v == v]
               if op_s is not None and not isinstance(op_s, float) else [])
-    return float(statistics.median(values) * 1e6) if values else None
+    return float(probe_of(values) * 1e6) if values else None
 
 
 def lease_of(df: pd.DataFrame) -> pd.Series:

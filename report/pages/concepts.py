@@ -6,6 +6,8 @@ templates; each template quotes the facts it needs, or says "not measured".
 
 from __future__ import annotations
 
+import math
+
 from report import analysis
 from report.analysis import Environment, of_env, rows
 from report.site import Site
@@ -40,12 +42,10 @@ def fusion_rows(at, compiled: str | None, graphed: str | None) -> list[dict]:
 
 
 def mode_rows(data, env_id: str, at) -> list[dict]:
-    """Per mode: how often it is the fastest at the representative batches, its median
-    cold compile, its per-call floor."""
-    best = data.fastest()
-    best = of_env(best, env_id)
-    best = best.merge(at[["workload", "batch_size"]].drop_duplicates(),
-                      on=["workload", "batch_size"])
+    """Per mode: how often it is the fastest at the representative batches (`at`: published
+    rows of one environment), by the site's one rule (`analysis.choose` at any number of
+    calls: a tie names the cheaper mode), its median cold compile, its per-call floor."""
+    best = analysis.choose(at, math.inf)
     wins = best["mode"].value_counts()
     cases = of_env(data.cases, env_id)
     found = []

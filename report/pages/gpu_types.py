@@ -11,6 +11,7 @@ of different speed (`at_one_host`).
 from __future__ import annotations
 
 import itertools
+import math
 
 import pandas as pd
 
@@ -77,14 +78,19 @@ def latencies(cases: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
     of process medians overlap (`analysis.ranges_overlap`), else `faster` ("a" or "b");
     `single` where either side rests on one process; `bound`, eager's boundedness at the
     point on both sides ("differs" where the two GPUs class it differently); the sides'
-    own rows in `a` and `b`. Each side's latency is its published one (`timing` says
-    which processes it rests on)."""
-    left, right = aligned(cases, a, b)
+    own rows in `a` and `b`. Both sides' latencies come from one timing method
+    (`analysis.one_timing`, `timing` says which): where none timed both, the ratio and
+    verdict are None, not measured."""
+    left, right = analysis.one_timing(*aligned(cases, a, b))
     out = left[KEY].copy()
-    out["ratio"] = left["median_s"] / right["median_s"]
-    out["agree"] = analysis.ranges_overlap(left["lo_s"], left["hi_s"], right["lo_s"], right["hi_s"])
-    out["faster"] = (out["ratio"] < 1).map({True: "a", False: "b"}).where(~out["agree"], None)
-    out["single"] = (left["n_processes"] < 2) | (right["n_processes"] < 2)
+    out["timing"] = left["timing"]
+    measured = out["timing"].notna()
+    out["ratio"] = (left["median_s"] / right["median_s"]).where(measured)
+    out["agree"] = (analysis.ranges_overlap(left["lo_s"], left["hi_s"], right["lo_s"], right["hi_s"])
+                    & measured)
+    out["faster"] = (out["ratio"] < 1).map({True: "a", False: "b"}).where(
+        ~out["agree"] & measured, None)
+    out["single"] = ((left["n_processes"] < 2) | (right["n_processes"] < 2)) & measured
     bounds = _eager_class(cases, a).merge(_eager_class(cases, b), on=POINT, how="left",
                                           suffixes=("_a", "_b"))
     bounds["bound"] = bounds["bound_a"].where(bounds["bound_a"] == bounds["bound_b"], "differs")
@@ -109,14 +115,17 @@ def speedups(table: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
     return out
 
 
-def fastest(cases: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
-    """Per point with two or more modes measured on both sides: the fastest of those modes on
-    each GPU (`analysis.fastest`: `margin` over the runner-up, `tie` where that lead is
-    inside the spread, `pairings` of their processes), b's with the suffix `_b`, and
-    `same` where both GPUs name one mode."""
-    left, right = aligned(cases, a, b)
-    best = analysis.fastest(pd.concat([left, right], ignore_index=True))
+def fastest(table: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+    """Per point with two or more modes measured on both sides (`table`: the published
+    table): the fastest of those modes on each GPU by the site's one rule (`analysis.choose`
+    at any number of calls: ranked by the published speedup over eager, a tie naming the
+    cheaper mode first), with `margin` over the runner-up, `tie`, and `pairings`, the
+    fewer processes of the two; b's with the suffix `_b`, and `same` where both GPUs name
+    one mode."""
+    left, right = aligned(table, a, b)
+    best = analysis.choose(pd.concat([left, right], ignore_index=True), math.inf)
     best = best[best["mode_runner_up"].notna()]
+    best = best.assign(pairings=best[["processes", "processes_runner_up"]].astype(float).min(axis=1))
     columns = [*POINT, "mode", "margin", "tie", "pairings"]
     out = best.loc[best["env_id"] == a, columns].merge(
         best.loc[best["env_id"] == b, columns], on=POINT, suffixes=("", "_b"))
@@ -201,15 +210,16 @@ def _predicted(found) -> dict:
 
 
 def summary(latency: pd.DataFrame, speedup: pd.DataFrame, by: str) -> list[dict]:
-    """Per value of `by` (a column of both tables): cases compared, how many agree, how many
-    each side is faster in, the median ratio, how many rest on a single run; of the
+    """Per value of `by` (a column of both tables): cases compared (by one timing method on
+    both sides: `latencies`), how many agree, how many each side is faster in, the median
+    ratio, how many rest on a single run; of the
     speedups over eager, how many were compared and how many give a different
     faster-than-eager answer (`differs`), settled on both sides or not."""
     if latency.empty:
         return []
     counted = latency.assign(faster_a=latency["faster"] == "a", faster_b=latency["faster"] == "b")
     out = counted.groupby(by, sort=False).agg(
-        cases=("ratio", "size"), agree=("agree", "sum"), faster_a=("faster_a", "sum"),
+        cases=("ratio", "count"), agree=("agree", "sum"), faster_a=("faster_a", "sum"),
         faster_b=("faster_b", "sum"), ratio=("ratio", "median"), single=("single", "sum"))
     answers = speedup.assign(settled_differs=speedup["differs"] & speedup["settled"]).groupby(
         by, sort=False).agg(speedups=("differs", "size"), differs=("differs", "sum"),
@@ -265,7 +275,7 @@ def render(site: Site) -> None:
         speedup = speedups(data.speedups, a.env_id, b.env_id)
         speedup = speedup.merge(latency[[*KEY, "bound"]], on=KEY, how="left")
         total = summary(latency.assign(all="all"), speedup.assign(all="all"), "all")
-        leads = rows(fastest(data.cases, a.env_id, b.env_id))
+        leads = rows(fastest(data.published, a.env_id, b.env_id))
         section = {
             "a": environment_view(data, a), "b": environment_view(data, b),
             "differences": differences(a, b), "total": total[0] if total else None,

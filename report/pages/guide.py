@@ -12,9 +12,8 @@ from collections import Counter
 
 import pandas as pd
 
-from bench.host import model as host_model
 from report import analysis, answers, formatting, guide_rules
-from report.analysis import BASELINE, Environment, choice, of_env, rows
+from report.analysis import BASELINE, Environment, choice, host, of_env, rows
 from report.coldstart import data as coldstart_data
 from report.pages import cold_start
 from report.site import Site
@@ -132,42 +131,10 @@ SHOWN = {"speedup": formatting.times, "speedup_lo": formatting.times,
 AS_TEXT = {"cold_compile_s": formatting.seconds, "cold_compile_s_runner_up": formatting.seconds}
 
 
-# A host model as the chooser predicts from it (docs/javascripts/chooser.js), from the
-# published `host_*` columns (report/analysis/host.py `columns`): the fitted probes, their median
-# (what the reader's probe starts from), the paired processes, the spread of the processes'
-# own speedups where both sides are lines (`ratio_sd`, else None) with its Student quantile
-# `t`, and each side ("base": eager, "mode") as ["line", intercept_s, slope, half_width_s,
-# processes, probe_mean_us, probe_sxx_us2] or ["figure", median_s, lo_s, hi_s].
-HOST_FIELDS = ("probe_lo_us", "probe_hi_us", "probe_median_us", "processes", "ratio_sd", "t",
-               "base", "mode")
-
-
-def host_terms(row: dict) -> list | None:
-    """A published row's host model in HOST_FIELDS order; None where it has none."""
-    median = row.get("host_probe_median_us")
-    if median is None or median != median:
-        return None
-    processes = int(row["host_processes"])
-    ratio_sd = row.get("host_ratio_sd")
-    ratio_sd = None if ratio_sd is None or ratio_sd != ratio_sd else ratio_sd
-    t = host_model.t_quantile((1 + row["host_band_probability"]) / 2, processes - 2) if ratio_sd else None
-
-    def side(name: str) -> list:
-        intercept = row.get(f"host_{name}_intercept_s")
-        if intercept is not None and intercept == intercept:  # NaN: the side is a figure
-            return ["line", *(_precise(row[f"host_{name}_{term}"]) for term in (
-                "intercept_s", "slope", "half_width_s", "processes", "probe_mean_us",
-                "probe_sxx_us2"))]
-        return ["figure", *(_precise(row[f"host_{name}_{term}"]) for term in ("median_s", "lo_s", "hi_s"))]
-
-    return [_precise(row["host_probe_lo_us"]), _precise(row["host_probe_hi_us"]), _precise(median),
-            processes, _precise(ratio_sd), _precise(t), side("base"), side("mode")]
-
-
 def _precise(value):
-    """A model term with the digits a prediction needs (a line's terms cancel each other)."""
-    if value is None or isinstance(value, str):
-        return value
+    """A probe figure with the digits the chooser needs (it prints a tenth of a µs)."""
+    if value is None:
+        return None
     value = float(value)
     return None if value != value else float(f"{value:.9g}")
 
@@ -177,8 +144,8 @@ def chooser_data(data: analysis.Data) -> dict:
     browser: per environment, workload, batch and dtype, the answer at each of
     analysis.CALLS_STEPS as a list of CHOICE_FIELDS then "pays_back" (`fields`); with
     each workload what the picker shows (family, description, training, varying shapes); a
-    point whose chosen mode has a host model carries it as a sixth item, {mode: HOST_FIELDS
-    values}."""
+    point whose chosen mode has a host model carries it as a sixth item, {mode: its
+    prediction at every host cost the chooser takes, `host.grid`, in host.GRID_FIELDS order}."""
     answers_by_point: dict[tuple, list] = {}
     for step, calls in enumerate(analysis.CALLS_STEPS):
         for r in rows(analysis.choose(data.published, calls)):
@@ -191,8 +158,10 @@ def chooser_data(data: analysis.Data) -> dict:
     for r in rows(data.published[data.published["host_probe_median_us"].notna()]):
         key = (r["env_id"], r["workload"], r["batch_size"], r[analysis.DTYPE])
         chosen = {a[0] for a in answers_by_point.get(key, []) if a}
-        if r["mode"] in chosen and (terms := host_terms(r)):
-            hosts.setdefault(key, {})[r["mode"]] = terms
+        model = host.model_for(data, r["env_id"], r["workload"], r["batch_size"], r["mode"],
+                               r[analysis.DTYPE]) if r["mode"] in chosen else None
+        if model is not None:
+            hosts.setdefault(key, {})[r["mode"]] = host.grid(model)
     envs = [e for e in data.environments.values() if any(k[0] == e.env_id for k in answers_by_point)]
     names = env_names(data, envs)
     workloads = {}
@@ -212,7 +181,7 @@ def chooser_data(data: analysis.Data) -> dict:
             "environments": [{"id": e.env_id, "label": names[e.env_id], "backend": e.backend}
                              for e in sorted(envs, key=lambda e: (e.backend != "cuda", e.label))],
             "workloads": workloads,
-            "host_fields": list(HOST_FIELDS),
+            "host_fields": list(host.GRID_FIELDS),
             "points": [[*key, answers, *([hosts[key]] if key in hosts else [])]
                        for key, answers in answers_by_point.items()]}
 

@@ -155,41 +155,48 @@ def test_a_phone_keeps_numbers_and_words_in_table_cells_whole(context, base_url)
     assert not split, f"cells split over lines on a phone: {split[:10]}"
 
 
-def _side_at(side: list, probe_us: float) -> tuple[float, float, float]:
-    """chooser.js's sideAt, written again from report/analysis/host.py's `columns` docstring."""
-    import math
-
-    if side[0] == "figure":
-        return side[2], side[1], side[3]
-    _, intercept, slope, half, processes, mean, sxx = side
-    fitted = intercept + slope * probe_us * 1e-6
-    width = half * math.sqrt(1 + 1 / processes + (probe_us - mean) ** 2 / sxx)
-    return fitted - width, fitted, fitted + width
-
-
 def _host_point(guide: dict):
-    """A point of the chooser's data whose answer at some calls is host-dependent with a
-    host model of one fitted line (no ratio_sd), reachable from the form."""
+    """A point of the chooser's data on a GPU whose answer at some calls is host-dependent
+    with a host model, reachable from the form."""
+    backends = {e["id"]: e["backend"] for e in guide["environments"]}
     for env, workload, batch, dtype, by_calls, *hosts in guide["points"]:
         info = guide["workloads"][workload]
-        if not hosts or info["family"] in ("launch-overhead", "warmup") or info["axis"] == "n":
+        if (not hosts or backends[env] != "cuda" or info["family"] in ("launch-overhead", "warmup")
+                or info["axis"] == "n"):
             continue
         for step, values in enumerate(by_calls):
             answer = dict(zip(guide["fields"], values or [], strict=False))
             terms = hosts[0].get(answer.get("mode"))
             if answer.get("host_dependent") and terms:
                 model = dict(zip(guide["host_fields"], terms, strict=True))
-                if model["ratio_sd"] is None:
-                    return env, workload, batch, dtype, guide["calls"][step], info, model
+                return env, workload, batch, dtype, guide["calls"][step], info, answer["mode"], model
     return None
 
 
+def _bench_host(device: str, probe_us: float) -> list[dict]:
+    """What `python -m bench host --json` predicts for `device` at `probe_us` from the results
+    the site was built from."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.fixtures import ROOT
+
+    done = subprocess.run([sys.executable, "-m", "bench", "host", "--results", "results",
+                           "--device", device, "--op-us", str(probe_us), "--json"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=True)
+    return json.loads(done.stdout)["cases"]
+
+
 def test_a_host_dependent_answer_is_predicted_for_the_readers_host(page, base_url):
+    """At the median measured host and inside the fitted probes, the chooser prints what
+    `python -m bench host` predicts for the same case and host cost (issue 92); outside
+    them it predicts nothing."""
     page.goto(base_url + GUIDE, wait_until="networkidle")
     guide = page.evaluate("() => fetch('../guide-data.json').then((r) => r.json())")
     found = _host_point(guide)
     assert found, "no host-dependent answer with a host model in the chooser's data"
-    env, workload, batch, dtype, calls, info, model = found
+    env, workload, batch, dtype, calls, info, mode, model = found
     form = "#chooser [name={}]".format
     page.locator(form("device")).select_option(env)
     page.locator(form("work")).select_option("training" if info["training"] else "inference")
@@ -201,15 +208,21 @@ def test_a_host_dependent_answer_is_predicted_for_the_readers_host(page, base_ur
     page.locator(form("calls")).select_option(str(calls))
     probe = page.locator(form("probe"))
     assert probe.input_value() == f"{model['probe_median_us']:.1f}"  # the median measured host
+    label = next(e["label"] for e in guide["environments"] if e["id"] == env)
+    device = label.split(" · ")[0]
 
     def said() -> str:
         return page.locator("#chooser .atlas-chooser-host").inner_text()
 
     def expected(probe_us: float) -> str:
-        (b_lo, b, b_hi), (m_lo, m, m_hi) = (_side_at(model[s], probe_us) for s in ("base", "mode"))
-        return f"{probe_us:.1f} µs: {b / m:.2f}× ({max(b_lo, 0) / m_hi:.2f}×–"
+        (case,) = [c for c in _bench_host(device, probe_us) if (
+            c["env_id"], c["workload"], c["batch_size"], c["dtype"], c["mode"]) == (
+            env, workload, batch, dtype, mode)]
+        assert case["status"] == "predicted", case
+        high = "no upper bound" if case["high"] is None else f"{case['high']:.2f}×"
+        return f"{probe_us:.1f} µs: {case['speedup']:.2f}× ({case['low']:.2f}×–{high})"
 
-    assert expected(round(model["probe_median_us"], 1)) in said(), said()
+    assert expected(float(f"{model['probe_median_us']:.1f}")) in said(), said()
     inside = round((model["probe_lo_us"] + model["probe_hi_us"]) / 2, 1)
     probe.fill(str(inside))
     assert expected(inside) in said(), said()
