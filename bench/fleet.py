@@ -260,6 +260,7 @@ def measure(plans: dict[str, list[CaseKey]], config: RunConfig, machine: str | N
     """bench.runner.measure on a cluster: the driver lock, the cluster, each environment's
     nodes, then the runner's own `run` per environment under its results file's lock."""
     runner.check_writable(config.results_dir)
+    runner.end_what_dead_runners_left(out)  # the driver's scratch; each task cleans its node
     paths = []
     with contextlib.ExitStack() as held:
         try:

@@ -936,17 +936,23 @@ def collect_environment(backend: str, machine: str | None, launcher: Launcher,
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def end_what_dead_runners_left(out=sys.stdout) -> None:
+    """The keeper's backstop (bench/pool.py), before anything is measured: case groups and
+    scratch folders that runners SIGKILLed before they could clean up left behind."""
+    for group, pids in pool.end_stale_case_groups():
+        print(f"ended {len(pids)} process(es) of case group {group}, left running by a runner "
+              f"that no longer runs", file=out, flush=True)
+    for folder in pool.remove_stale_scratch():
+        print(f"removed {folder}, left by a runner that no longer runs", file=out, flush=True)
+
+
 def measure(plans: dict[str, list[CaseKey]], config: RunConfig, machine: str | None,
             slots_of: dict[str, list[Slot]], process_started: float, out=sys.stdout
             ) -> list[Path]:
     """Everything a `python -m bench` run does once its arguments are valid: check the
     results folder, import once, read each environment, lock each results file, measure."""
     check_writable(config.results_dir)
-    for group, pids in pool.end_stale_case_groups():
-        print(f"ended {len(pids)} process(es) of case group {group}, left running by a runner "
-              f"that no longer runs", file=out, flush=True)
-    for folder in pool.remove_stale_scratch():
-        print(f"removed {folder}, left by a runner that no longer runs", file=out, flush=True)
+    end_what_dead_runners_left(out)
     launcher = Launcher(config.isolation)
     import_s = launcher.preload(process_started)
     if import_s is not None:
