@@ -750,9 +750,11 @@ class _Run:
         job, status = running.job, result["status"]
         duration_s = time.monotonic() - running.began
         # A child on another host says what it found there once it ends (bench/fleet.py).
-        running.cache = running.child.cache or running.cache
-        if running.child.gpu is not None:
-            running.slot = replace(running.slot, gpu=running.child.gpu)
+        child = running.child
+        if child is not None and child.cache:
+            running.cache = child.cache
+        if child is not None and child.gpu is not None:
+            running.slot = replace(running.slot, gpu=child.gpu)
         self.learn_duration(running, duration_s)
         if status == "unsupported":  # found out by the case: no more processes
             self.drop_queued(job.key)
