@@ -210,6 +210,23 @@ def tests(session: nox.Session) -> None:
 
 
 @nox.session
+def fleet(session: nox.Session) -> None:
+    """`python -m bench --ray` with the fleet group (Ray) installed: without options, the
+    fleet tests on a local cluster; with options after `--`, a fleet run, such as
+    `nox -s fleet -- --ray auto --profile full` (docs/reference/fleet.md)."""
+    release = torch_release(session)
+    if not session.posargs:
+        install(session, "test", "fleet", torch=release)
+        session.run("python", "-m", "pytest", "-n", "0", "tests/test_fleet.py",
+                    "tests/test_bench_imports.py")
+        return
+    groups = ("fleet", "models") if measures_models(session.posargs) else ("fleet",)
+    python = torch_environment(session, release, *groups)
+    session.run(python, "-m", "bench", *session.posargs, env={"ATLAS_TORCH_PIN": release},
+                external=True)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """Ruff over the code; zizmor over .github/ (offline), failing on a finding of medium or above."""
     install(session, "lint")
@@ -226,7 +243,7 @@ TORCH_COUPLED = ("torch", "torchvision", "triton", "nvidia-", "cuda-")
 def lock(session: nox.Session) -> None:
     """Rewrite constraints.txt from a fresh install of every dependency group but bench (torch)."""
     session.install(*nox.project.dependency_groups(PYPROJECT, "docs", "test", "browser", "lint",
-                                                   "properdocs", "models"))
+                                                   "properdocs", "models", "fleet"))
     frozen = session.run("python", "-m", "pip", "freeze", silent=True)
     kept = [line for line in frozen.splitlines(True)
             if not line.lower().startswith(TORCH_COUPLED)]

@@ -122,6 +122,19 @@ def parser() -> argparse.ArgumentParser:
                         "earlier records or earlier in this run, else on another GPU, else as long as "
                         "the longest case so far); "
                         "run again to resume")
+    fleet = p.add_argument_group("a Ray cluster (docs/reference/fleet.md; needs the fleet extra)")
+    fleet.add_argument("--ray", metavar="ADDRESS",
+                       help="measure on the Ray cluster at ADDRESS (auto: the one running here; "
+                            "local: a one-node cluster started for this run), one case per task, "
+                            "repeats spread over nodes; --backend defaults to cuda")
+    fleet.add_argument("--accelerator-type", metavar="TYPE",
+                       help="--ray: only nodes with this Ray accelerator_type (such as H100)")
+    fleet.add_argument("--cpus-per-task", type=count, metavar="N",
+                       help="--ray: CPU cores reserved per case (default: a node's cores shared "
+                            "equally between its GPUs; on CPU, the whole node)")
+    fleet.add_argument("--retries", type=int, choices=range(0, 6), metavar="{0..5}",
+                       help="--ray: tries again for a case whose worker or node was lost "
+                            "(default 0: recorded as an error)")
     p.add_argument("--list", action="store_true", help="list workloads, modes and backends")
     return p
 
@@ -235,6 +248,34 @@ def _plans(args, backends: list[str]) -> dict:
     return plans
 
 
+def _fleet_options(args) -> dict:
+    """The --ray options as bench.fleet.measure takes them; refused without --ray, and
+    --gpus (this host's GPUs) refused with it."""
+    options = {"accelerator_type": args.accelerator_type, "cpus_per_task": args.cpus_per_task,
+               "retries": args.retries}
+    if not args.ray:
+        given = [name for name, value in options.items() if value is not None]
+        if given:
+            raise UsageError(f"--{given[0].replace('_', '-')} needs --ray ADDRESS")
+        return {}
+    if args.gpus:
+        raise UsageError("--gpus picks GPUs of this host; with --ray every GPU of the cluster "
+                         "runs cases (--accelerator-type picks a type)")
+    return options | {"retries": args.retries or 0}
+
+
+def _import_fleet():
+    """bench.fleet, which imports Ray: only on the --ray path."""
+    try:
+        from bench import fleet
+    except ImportError as error:
+        if (error.name or "").split(".")[0] != "ray":
+            raise
+        raise UsageError("--ray needs Ray: pip install 'torch-compile-atlas[fleet]', or run "
+                         "nox -s fleet") from None
+    return fleet
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["host"]:
@@ -246,13 +287,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.list:
             print(_listing())
             return 0
-        here = available_backends()
-        for name in args.backend or []:
-            if name not in here:
-                raise UsageError(f"backend {name!r} is not available on this machine "
-                                 f"(available: {', '.join(here)})")
-        backends = list(dict.fromkeys(args.backend or here))
-        gpus = gpu_slots(args.gpus, backends)
+        fleet_options = _fleet_options(args)
+        if args.ray:  # the cluster's nodes have the backends, not necessarily this one
+            backends, gpus = list(dict.fromkeys(args.backend or ["cuda"])), None
+        else:
+            here = available_backends()
+            for name in args.backend or []:
+                if name not in here:
+                    raise UsageError(f"backend {name!r} is not available on this machine "
+                                     f"(available: {', '.join(here)})")
+            backends = list(dict.fromkeys(args.backend or here))
+            gpus = gpu_slots(args.gpus, backends)
         _check_own_models(args)
         plans = _plans(args, backends)
         config = RunConfig(
@@ -262,6 +307,10 @@ def main(argv: list[str] | None = None) -> int:
             repeats=args.repeats or DEFAULT_REPEATS[args.profile], isolation=args.isolation,
             cache_dir=args.cache_dir, shard=args.shard, timing=args.timing, rounds=args.rounds,
             order=args.order)
+        if args.ray:
+            fleet = _import_fleet()
+            fleet.measure(plans, config, args.machine, args.ray, **fleet_options)
+            return 0
         slots_of = {b: pool.slots_for(gpus if b == "cuda" else None) for b in plans}
         measure(plans, config, args.machine, slots_of, PROCESS_STARTED)
     except UsageError as error:

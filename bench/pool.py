@@ -60,6 +60,7 @@ class Slot:
     visible_device: str | None = None  # CUDA_VISIBLE_DEVICES for the child
     threads: int | None = None  # torch and Inductor compile threads; None: torch's defaults
     cpus: tuple[int, ...] = ()  # CPU affinity; empty: inherit the runner's
+    node: str | None = None  # the Ray node it runs on (bench/fleet.py); None: this host
 
 
 def slots_for(gpus: list[str] | None) -> list[Slot]:
@@ -115,6 +116,32 @@ class ChildSetup:
     # The child's private scratch folder, where its keeper notes every process below it
     # (DESCENDANTS_FILE); None: no note (Launcher.start sets it).
     scratch: str | None = None
+
+
+@dataclass(frozen=True)
+class Caches:
+    """A child's compile-cache folder, made ready on the host the child runs on: emptied
+    first (a first repeat compiles cold), or topped up with the entries of `merge` (a paired
+    process, from its modes' isolated processes; entries are named by content hashes, so
+    merging only adds entries)."""
+
+    folder: str
+    empty_first: bool = False
+    merge: tuple[str, ...] = ()
+
+    def prepare(self) -> str:
+        """Make the folder ready; "warm" where it holds what an earlier process left, else
+        "cold". An isolated repeat's folder counts once it exists (an eager case leaves it
+        empty); a paired process's once it holds anything."""
+        folder = Path(self.folder)
+        if self.empty_first:
+            shutil.rmtree(folder, ignore_errors=True)
+        for other in self.merge:
+            if Path(other).is_dir():
+                shutil.copytree(other, folder, dirs_exist_ok=True)
+        warm = folder.is_dir() and (not self.merge or any(folder.iterdir()))
+        folder.mkdir(parents=True, exist_ok=True)
+        return "warm" if warm else "cold"
 
 
 def _die_with_parent(parent_pid: int, how: int = signal.SIGKILL) -> None:
@@ -336,6 +363,12 @@ def _run_target(target: list[str]) -> int:
 class Child:
     """A started child: poll it, wait for it, or kill its whole process group."""
 
+    # What a child that ran on another host (bench/fleet.py) found there, which the runner
+    # could not see from here: its compile caches ("cold", "warm") and the GPU it was given.
+    # None: as the runner prepared them.
+    cache: str | None = None
+    gpu: int | None = None
+
     def __init__(self, pid: int, popen: subprocess.Popen | None = None) -> None:
         self.pid, self.popen, self.returncode = pid, popen, None
         try:
@@ -396,7 +429,11 @@ def wait_any(children: list[Child], timeout: float) -> None:
 
 
 class Launcher:
-    """Starts children by `isolation`; `preload()` pays the imports once for forking."""
+    """Starts children by `isolation`; `preload()` pays the imports once for forking.
+    bench/fleet.py's RayLauncher is the other launcher: the same calls, children on a cluster."""
+
+    grace_s = 0.0  # what starting a child elsewhere may add to a case's timeout
+    wait_any = staticmethod(wait_any)
 
     def __init__(self, isolation: str = DEFAULT_ISOLATION) -> None:
         if isolation not in ISOLATIONS:
@@ -415,8 +452,19 @@ class Launcher:
             self.parent_import_s = time.perf_counter() - process_started
         return self.parent_import_s
 
-    def start(self, target: list[str], setup: ChildSetup, log_path: Path) -> Child:
-        """`log_path` lies in the child's private scratch folder, which also holds its TMPDIR."""
+    def start(self, target: list[str], setup: ChildSetup, log_path: Path,
+              slot: Slot | None = None, timeout_s: float | None = None,
+              caches: Caches | None = None) -> Child:
+        """`log_path` lies in the child's private scratch folder, which also holds its TMPDIR;
+        `caches` are made ready first (the child's `cache` says what it found). `slot` and
+        `timeout_s` matter to a launcher that places children elsewhere; here the setup
+        already says all of the slot, and the runner enforces the timeout."""
+        found = caches.prepare() if caches else None
+        child = self._start(target, setup, log_path)
+        child.cache = found
+        return child
+
+    def _start(self, target: list[str], setup: ChildSetup, log_path: Path) -> Child:
         setup = ChildSetup(setup.parent_pid, setup.env | private_temp(log_path.parent),
                            setup.threads, setup.cpus, str(log_path.parent))
         if self.isolation == "spawn":

@@ -61,6 +61,7 @@ DEFAULT_ROUNDS = 15
 BLOCK_SHARE = 0.1
 DEFAULT_CACHE_DIR = REPO / ".bench-cache"
 STDERR_TAIL_LINES = 15
+ENVIRONMENT_TIMEOUT_S = 300.0  # for a child to read the environment (CUDA's first init)
 # The processes the runner starts, as pool.Launcher.start runs them: "module:function",
 # called with the rest of the target and returning an exit code. pool imports none of them.
 CHILDREN = {"case": "bench.case:main", "paired": "bench.paired:main",
@@ -478,19 +479,16 @@ def group_cache_dir(cache_root: Path, env_id: str, group: tuple[CaseKey, ...]) -
     return cache_root / env_id / f"paired-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
 
 
-def group_cache(cache_root: Path, env_id: str, group: tuple[CaseKey, ...]) -> tuple[Path, str]:
-    """The compile caches of a paired process: its own folder, topped up with whatever its
-    modes' isolated processes left, so a paired process never pays a cold compile (the
-    isolated process measured that). Cache entries are named by content hashes, so merging
-    folders only adds entries. "warm" once anything is there."""
-    folder = group_cache_dir(cache_root, env_id, group)
-    for key in group:
-        isolated = case_cache_dir(cache_root, env_id, key)
-        if isolated.is_dir():
-            shutil.copytree(isolated, folder, dirs_exist_ok=True)
-    warm = folder.is_dir() and any(folder.iterdir())
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder, "warm" if warm else "cold"
+def job_caches(cache_root: Path, env_id: str, job: Job) -> pool.Caches:
+    """The compile caches of a job's process. An isolated one: its case's folder, emptied for
+    repeat 0, which compiles cold; later repeats start from what repeat 0 left. A paired one:
+    its own folder, topped up with whatever its modes' isolated processes left, so a paired
+    process never pays a cold compile (the isolated process measured that)."""
+    if not job.group:
+        return pool.Caches(str(case_cache_dir(cache_root, env_id, job.key)),
+                           empty_first=job.repeat == 0)
+    return pool.Caches(str(group_cache_dir(cache_root, env_id, job.group)),
+                       merge=tuple(str(case_cache_dir(cache_root, env_id, k)) for k in job.group))
 
 
 def paired_shares(group: tuple[CaseKey, ...], result: dict) -> list[tuple[CaseKey, dict]]:
@@ -616,6 +614,8 @@ class _Run:
                          else float("inf"))
         self.longest_s = 0.0
         self.starting = True  # False once the time left says to start no more cases
+        # Where each group's repeats ran, by node (slots of a Ray cluster; see next_job).
+        self.placed: dict[CaseKey, dict[int, str]] = {}
 
     def say(self, text: str) -> None:
         print(text, file=self.out, flush=True)
@@ -630,7 +630,8 @@ class _Run:
     def announce(self, job: Job, slot: Slot) -> int:
         self.started += 1
         key = job.key
-        where = "" if slot.gpu is None else f" gpu{slot.gpu}"
+        where = ("" if slot.gpu is None else f" gpu{slot.gpu}") + (
+            "" if slot.node is None else f" node {slot.node[:8]}")
         batch = "-" if key.batch_size is None else key.batch_size
         modes = f"paired {'+'.join(k.mode for k in job.group)}" if job.group else key.mode
         self.say(f"[{self.started}/{self.total} r{job.repeat + 1}/{self.config.repeats}{where} "
@@ -670,19 +671,33 @@ class _Run:
         folders.append(group_cache_dir(self.config.cache_dir, env_id, job.group))
         return not any(f.is_dir() and any(f.iterdir()) for f in folders)
 
-    def next_job(self, left_s: float = float("inf")) -> Job | None:
+    def next_job(self, left_s: float = float("inf"), node: str | None = None) -> Job | None:
         """The first queued job whose case is not running and that fits in `left_s`: a later
         repeat waits for the caches its case's earlier repeat is still writing, and so it
-        never runs when its earlier repeat was skipped for want of time."""
+        never runs when its earlier repeat was skipped for want of time. For a slot on a
+        `node` of a cluster, the first such job that belongs there (`belongs_on`), else
+        the first such job: a free GPU is never left idle to keep the spread."""
         busy = {key for r in self.running.values() for key in r.job.keys}
         skipped: set[CaseKey] = set()
+        fallback = None
         for index, job in enumerate(self.queue):
             if not (busy.isdisjoint(job.keys) and skipped.isdisjoint(job.keys)):
                 continue
             if self.expected_s(job) <= left_s:
-                return self.queue.pop(index)
+                if node is None or self.belongs_on(job, node):
+                    return self.queue.pop(index)
+                fallback = index if fallback is None else fallback
+                continue
             skipped.update(job.keys)
-        return None
+        return None if fallback is None else self.queue.pop(fallback)
+
+    def belongs_on(self, job: Job, node: str) -> bool:
+        """Repeats spread over nodes on purpose, so that every case has processes on several
+        hosts: a group's (workload, size, dtype) processes of one repeat, isolated and paired,
+        stay on the node that repeat began on (the paired one finds its modes' caches), and a
+        repeat not yet begun goes to a node the group has not run on."""
+        where = self.placed.get(replace(job.key, mode=""), {})
+        return where[job.repeat] == node if job.repeat in where else node not in where.values()
 
     def leave_out_of_groups(self, key: CaseKey) -> None:
         """Take `key` out of the queued paired jobs of its group, once its isolated process
@@ -705,16 +720,12 @@ class _Run:
 
     def start(self, job: Job, slot: Slot) -> Running:
         key, config = job.key, self.config
+        caches = job_caches(config.cache_dir, self.env.env_id(), job)
+        cache_dir = Path(caches.folder)
         if job.group:
-            cache_dir, cache = group_cache(config.cache_dir, self.env.env_id(), job.group)
             spec = PairedSpec(key, tuple(k.mode for k in job.group), config.rounds,
                               config.budget_s * BLOCK_SHARE, uuid.uuid4().hex)
         else:
-            cache_dir = case_cache_dir(config.cache_dir, self.env.env_id(), key)
-            if job.repeat == 0:
-                shutil.rmtree(cache_dir, ignore_errors=True)
-            cache = "warm" if job.repeat > 0 and cache_dir.exists() else "cold"
-            cache_dir.mkdir(parents=True, exist_ok=True)
             spec = Spec(key, config.budget_s)
         scratch = pool.new_scratch()
         (scratch / "spec.json").write_text(spec.to_json())
@@ -722,18 +733,28 @@ class _Run:
                "TRITON_CACHE_DIR": str(cache_dir / "triton"), "PYTHONUNBUFFERED": "1",
                **pool.slot_environment(slot)}
         number = self.announce(job, slot)
+        if slot.node is not None:
+            self.placed.setdefault(replace(key, mode=""), {}).setdefault(job.repeat, slot.node)
         started_at, began = _now(), time.monotonic()
+        timeout_s = config.timeout_s * len(job.keys)
         child = self.launcher.start(
             [CHILDREN["paired" if job.group else "case"], str(scratch / "spec.json"),
              str(scratch / "result.json")],
-            ChildSetup(os.getpid(), env, slot.threads, slot.cpus), scratch / "log.txt")
-        return Running(job, slot, child, scratch, cache, started_at, began,
-                       began + config.timeout_s * len(job.keys), number)
+            ChildSetup(os.getpid(), env, slot.threads, slot.cpus), scratch / "log.txt",
+            slot, timeout_s, caches)
+        return Running(job, slot, child, scratch, child.cache or "cold", started_at, began,
+                       began + timeout_s + self.launcher.grace_s, number)
 
     def finish(self, running: Running, result: dict) -> None:
         """Record a process that ended (or was stopped), and act on what it found."""
         job, status = running.job, result["status"]
         duration_s = time.monotonic() - running.began
+        # A child on another host says what it found there once it ends (bench/fleet.py).
+        child = running.child
+        if child is not None and child.cache:
+            running.cache = child.cache
+        if child is not None and child.gpu is not None:
+            running.slot = replace(running.slot, gpu=child.gpu)
         self.learn_duration(running, duration_s)
         if status == "unsupported":  # found out by the case: no more processes
             self.drop_queued(job.key)
@@ -794,7 +815,7 @@ class _Run:
         for index, slot in enumerate(self.slots):
             while index not in self.running and self.queue:
                 left_s = self.deadline - time.monotonic()
-                job = self.next_job(left_s)
+                job = self.next_job(left_s, slot.node)
                 if job is None and self.running:
                     break  # what is running may free a job that fits
                 if job is None:
@@ -822,7 +843,7 @@ class _Run:
                 if not self.running:
                     continue
                 soonest = min(r.timeout_at for r in self.running.values())
-                pool.wait_any([r.child for r in self.running.values()],
+                self.launcher.wait_any([r.child for r in self.running.values()],
                               min(soonest, self.deadline) - time.monotonic())
                 now = time.monotonic()
                 for index, running in list(self.running.items()):
@@ -886,10 +907,11 @@ def environment_main(args: list[str]) -> int:
 
 
 def collect_environment(backend: str, machine: str | None, launcher: Launcher,
-                        slot: Slot) -> Environment:
+                        slot: Slot, in_child: bool = False) -> Environment:
     """The environment, as the cases on `slot` will see it. CUDA is asked in a child, since
-    the runner itself must never initialise it (see bench/pool.py)."""
-    if backend != "cuda":
+    the runner itself must never initialise it (see bench/pool.py), and so is every backend
+    `in_child` (a slot on another host)."""
+    if backend != "cuda" and not in_child:
         env = collect(backend, machine)
         return replace(env, torch_threads=slot.threads) if slot.threads else env
     scratch = pool.new_scratch()
@@ -899,10 +921,10 @@ def collect_environment(backend: str, machine: str | None, launcher: Launcher,
         out = scratch / "environment.json"
         child = launcher.start([CHILDREN["environment"], backend, machine or "", str(out)],
                                ChildSetup(os.getpid(), env_vars, slot.threads, slot.cpus),
-                               scratch / "log.txt")
-        deadline = time.monotonic() + 300
+                               scratch / "log.txt", slot, ENVIRONMENT_TIMEOUT_S)
+        deadline = time.monotonic() + ENVIRONMENT_TIMEOUT_S + launcher.grace_s
         while child.poll() is None and time.monotonic() < deadline:
-            pool.wait_any([child], deadline - time.monotonic())
+            launcher.wait_any([child], deadline - time.monotonic())
         if child.poll() is None:
             child.kill()
         if not out.exists():
@@ -916,17 +938,23 @@ def collect_environment(backend: str, machine: str | None, launcher: Launcher,
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def end_what_dead_runners_left(out=sys.stdout) -> None:
+    """The keeper's backstop (bench/pool.py), before anything is measured: case groups and
+    scratch folders that runners SIGKILLed before they could clean up left behind."""
+    for group, pids in pool.end_stale_case_groups():
+        print(f"ended {len(pids)} process(es) of case group {group}, left running by a runner "
+              f"that no longer runs", file=out, flush=True)
+    for folder in pool.remove_stale_scratch():
+        print(f"removed {folder}, left by a runner that no longer runs", file=out, flush=True)
+
+
 def measure(plans: dict[str, list[CaseKey]], config: RunConfig, machine: str | None,
             slots_of: dict[str, list[Slot]], process_started: float, out=sys.stdout
             ) -> list[Path]:
     """Everything a `python -m bench` run does once its arguments are valid: check the
     results folder, import once, read each environment, lock each results file, measure."""
     check_writable(config.results_dir)
-    for group, pids in pool.end_stale_case_groups():
-        print(f"ended {len(pids)} process(es) of case group {group}, left running by a runner "
-              f"that no longer runs", file=out, flush=True)
-    for folder in pool.remove_stale_scratch():
-        print(f"removed {folder}, left by a runner that no longer runs", file=out, flush=True)
+    end_what_dead_runners_left(out)
     launcher = Launcher(config.isolation)
     import_s = launcher.preload(process_started)
     if import_s is not None:

@@ -140,3 +140,24 @@ def test_no_lower_layer_of_report_imports_a_higher_one():
               if layer_of(a) is not None and layer_of(b) is not None
               and layer_of(b) > layer_of(a)]
     assert not upward, "\n".join(f"{a} imports {b}" for a, b in sorted(upward))
+
+
+def test_bench_imports_ray_only_on_the_fleet_path():
+    """bench/ runs with torch and the standard library: Ray, an optional engine, is imported
+    by bench/fleet.py alone, which only `python -m bench --ray` imports, and the modules a
+    local run loads leave it out."""
+    importers = {name for name, path in ((module_name(p), p) for p in BENCH.rglob("*.py"))
+                 if any(line.split()[:2] in (["import", "ray"], ["from", "ray"])
+                        or line.startswith(("import ray.", "from ray.")) for line in
+                        (raw.strip() for raw in path.read_text().splitlines()))}
+    assert importers == {"bench.fleet"}
+    probe = ("import sys, bench.cli, bench.runner, bench.pool, bench.fleet_task\n"
+             "bench.cli.main(['--list'])\n"
+             "print(sorted(m for m in sys.modules if m == 'bench.fleet' or m.split('.')[0] == 'ray'))")
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
