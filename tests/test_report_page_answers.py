@@ -92,6 +92,24 @@ def test_a_faster_mode_not_paid_back_within_the_calls_is_named_below_the_first_t
     assert f"({formatting.times(speedup)}, {formatting.calls(cold)} calls)" in text
 
 
+def test_a_tie_on_the_workload_page_gives_the_runner_ups_cost_beside_its_speedup(glance_site):
+    data, docs = glance_site
+    chosen = analysis.rows(analysis.choose(data.published, analysis.CALLS_ANSWERED))
+    tied = [r for r in chosen if r["tie"] and r["mode_runner_up"] != "eager"]
+    assert tied, "the fixture has a tie between two compiled modes"
+    for r in tied:
+        page = (docs / "workloads" / f"{r['workload']}.md").read_text(encoding="utf-8")
+        text = " ".join(env_blocks(section(page, GLANCE))[r["env_id"]].split())
+        cost = (f"{r['mode_runner_up']} ({formatting.times(r['speedup_runner_up'])}; "
+                f"{formatting.seconds(r['cold_compile_s_runner_up'])} compile, "
+                f"{formatting.calls(r['cold_calls_runner_up'])} calls)")
+        assert " ".join(cost.split()) in text
+    lead = next(r for r in chosen if not r["tie"] and isinstance(r["mode_runner_up"], str))
+    page = (docs / "workloads" / f"{lead['workload']}.md").read_text(encoding="utf-8")
+    text = " ".join(env_blocks(section(page, GLANCE))[lead["env_id"]].split())
+    assert f"{lead['mode_runner_up']} ({formatting.times(lead['speedup_runner_up'])})" in text
+
+
 def host_data(tmp_path, *, as_model: str | None = None) -> Data:
     records = host_records.records(fx.ENV_A)
     if as_model:
