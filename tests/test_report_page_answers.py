@@ -142,6 +142,29 @@ def test_the_workload_page_shows_the_host_models_predictions_and_links_their_fit
     assert [c[:2] for c in table_rows(section(other, HOST))[1:]] == [["—", "reduce-overhead"]]
 
 
+def test_a_negative_intercept_is_said_not_to_be_a_time_under_the_lines_that_have_one(tmp_path):
+    data = host_data(tmp_path)
+    site = Site(data, tmp_path / "docs")
+    stability.render(site)
+    env_id = fx.ENV_A.env_id()
+    fits = analysis.rows(host.of_env(host.fits(data), env_id))
+    page = (tmp_path / "docs" / "analysis" / "stability" / f"{env_id}.md").read_text(encoding="utf-8")
+    negative = sum(f["intercept_s"] < 0 for f in fits)
+    assert ("negative intercept" in page) == bool(negative)
+    predictions = site.templates.from_string(
+        '{% import "_host_model.md.j2" as hm %}{{ hm.predictions(models) }}')
+    modelled = host.page_rows(data, env_id)
+    below = [{**r, "lines": [{**line, "intercept_s": -abs(line["intercept_s"]) - 1e-6}
+                             for line in r["lines"]]} for r in modelled]
+    lines = sum(len(r["lines"]) for r in modelled)
+    assert lines and "negative intercept" not in predictions.render(
+        models=[{**r, "lines": [{**line, "intercept_s": abs(line["intercept_s"])}
+                                for line in r["lines"]]} for r in modelled])
+    text = " ".join(predictions.render(models=below).split())
+    assert (f"{lines} of these lines {'has' if lines == 1 else 'have'} a negative intercept: "
+            "the line's value at a probe of 0 µs") in text
+
+
 def test_a_workload_page_without_a_host_model_says_so(glance_site):
     data, docs = glance_site
     page = (docs / "workloads" / "trivial-call.md").read_text(encoding="utf-8")
