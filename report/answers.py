@@ -221,7 +221,7 @@ def trust(data: Data, difference: float) -> dict[str, Any] | None:
 
 
 def release_changes(data: Data) -> dict[str, Any] | None:
-    """What the newest release changed, from its newest A/B group (`ab.release_answer`):
+    """What the newest release changed, from every A/B group that measured it (`ab.release_answer`):
     the figures the changes page and the history page show, or None where no A/B group
     holds two releases (single runs on different hosts are never compared)."""
     return ab.release_answer(data)

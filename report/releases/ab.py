@@ -22,7 +22,8 @@ spread the smallest and largest.
 - `run_costs(records)`: what each A/B run took, as a whole (the methodology page's cost
   table): turns, processes, and wall minutes from its first start to its last finish.
 - `release_answer(data)`: what the newest release changed, for the home page's answer, from
-  the same table as the changes page and the history chart.
+  the same table as the changes page and the history chart: every A/B group that measured
+  it against the release before it, each with its backend, host and A/A floor.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ import pandas as pd
 
 from bench.ab import parse_tag
 from report import analysis
+from report.analysis import rows
 from report.analysis.derived import run_spans
+from report.formatting import sig
 from report.releases.vocabulary import (
     MIN_EFFECT,
     host_text,
@@ -46,7 +49,6 @@ from report.releases.vocabulary import (
 CASE = ["backend", "workload", "mode", "batch_size", "shapes", "profile"]
 VERDICTS = ("slower", "faster", "same", "single pair", "no A/A run yet")
 NO_FLOOR = "no A/A run yet"
-FACTOR_FROM = 2  # a floor this far from 1 reads as a factor, not a percentage (`percent`)
 SINGLE = "single pair"
 STEP_COLUMNS = ["group", "kind", "old_label", "new_label", "old_release", "new_release",
                 "old_env_id", "new_env_id", "hosts", *CASE, "old_median_s", "new_median_s",
@@ -234,7 +236,7 @@ def summary(step_rows: pd.DataFrame) -> pd.DataFrame:
     judged, and the A/A floor's median and largest over the cases it covers."""
     if step_rows.empty:
         return pd.DataFrame(columns=["group", "old_label", "new_label", "old_release",
-                                     "new_release", "hosts", "cases", *VERDICTS,
+                                     "new_release", "hosts", "backend", "cases", *VERDICTS,
                                      "floor_median", "floor_max", "floor_cases", "floor_group"])
     out = []
     keys = ["group", "old_label", "new_label", "old_release", "new_release"]
@@ -242,6 +244,7 @@ def summary(step_rows: pd.DataFrame) -> pd.DataFrame:
         counts = part["verdict"].value_counts()
         floors_here = part["floor"].dropna()
         out.append({**dict(zip(keys, key, strict=True)), "hosts": part["hosts"].iloc[0],
+                    "backend": ", ".join(sorted(set(part["backend"]))),
                     "cases": len(part), **{v: int(counts.get(v, 0)) for v in VERDICTS},
                     "floor_median": float(floors_here.median()) if len(floors_here) else None,
                     "floor_max": float(floors_here.max()) if len(floors_here) else None,
@@ -324,12 +327,13 @@ def site_sides(data: analysis.Data) -> pd.DataFrame:
     return data.memo("ab_sides", lambda: sides(site_records(data)))
 
 
-def percent(factor: float | None) -> str:
-    """A floor around 1: 1.034 -> "±3.4%"; from a factor of 2, where a percentage either
-    way stops reading true (÷2 is not -100%), the factor: 15.13 -> "15.1×"."""
-    if factor is None or factor != factor:
+def factor(floor: float | None) -> str:
+    """An A/A floor in the one unit every page gives it: the factor the release's ratios
+    against itself reached either way, to three figures (1.034 -> "1.03×", 15.13 ->
+    "15.1×"); a percentage stops reading true past 2× (÷2 is not -100%)."""
+    if floor is None or floor != floor:
         return "—"
-    return f"{factor:.1f}×" if factor >= FACTOR_FROM else f"±{100 * (factor - 1):.1f}%"
+    return f"{sig(floor)}×"
 
 
 def aa_runs(side_rows: pd.DataFrame, group: str) -> str:
@@ -342,31 +346,43 @@ def aa_runs(side_rows: pd.DataFrame, group: str) -> str:
 
 
 def floor_words(floor: dict | None, group: str) -> str:
-    """The sentence that puts the A/A noise floor beside a release's counts."""
+    """The clause that puts a group's A/A noise floor beside its counts."""
     if floor is None:
-        return f"No step is called: {NO_FLOOR} on this host"
-    where = ("same run" if floor["group"] == group
-             else f"group {floor['group']}, same host")
-    return (f"A step counts only beyond the A/A noise floor ({floor['against']}, {where}): "
-            f"{floor['median']} in the median case, {floor['max']} at most")
+        return f"no step called: {NO_FLOOR} on this host"
+    where = "" if floor["group"] == group else f" (group {floor['group']}'s, same host)"
+    return (f"a step counts beyond an A/A floor{where} of {floor['median']} in the median "
+            f"case, {floor['max']} at most")
 
 
 def release_answer(data: analysis.Data) -> dict[str, Any] | None:
-    """What the newest release measured A/B changed against the release before it, from the
-    newest A/B group that holds both: the same figures as the changes page and the history
-    chart. None when no A/B group has two releases."""
+    """What the newest release measured A/B changed against the release before it: every A/B
+    group that compared the two (each group's newest comparison of that release), newest
+    group first, with the same figures as the changes page and the history chart, and the
+    backends they ran on. None when no A/B group has two releases."""
     table = summary(site_steps(data))
     if table.empty:
         return None
-    table = table.assign(_key=table["new_release"].map(lambda r: release_key(r)))
-    newest = table[table["_key"] == table["_key"].max()].iloc[-1]
-    floor = (None if newest["floor_median"] is None or newest["floor_median"] != newest["floor_median"]
-             else {"median": percent(newest["floor_median"]), "max": percent(newest["floor_max"]),
-                   "cases": int(newest["floor_cases"]), "group": newest["floor_group"],
-                   "against": aa_runs(site_sides(data), newest["floor_group"])})
-    return {"release": public_release(newest["new_release"]),
-            "old": public_release(newest["old_release"]), "group": newest["group"],
-            "host": host_text(newest["hosts"]), "compared": int(newest["cases"]),
-            "faster": int(newest["faster"]), "slower": int(newest["slower"]),
-            "same": int(newest["same"]), "undecided": int(newest[NO_FLOOR] + newest[SINGLE]),
-            "floor": floor, "floor_text": floor_words(floor, newest["group"])}
+    table = table.assign(_key=table["new_release"].map(lambda r: release_key(r)),
+                         _public=table["new_release"].map(public_release))
+    newest = table[table["_key"] == table["_key"].max()]
+    started = site_sides(data).groupby("group")["started"].min()
+    newest = newest.assign(_started=newest["group"].map(started)).sort_values(
+        "_started", ascending=False, kind="stable").drop_duplicates("group")
+    groups = []
+    for row in rows(newest):
+        floor = (None if row["floor_median"] is None or row["floor_median"] != row["floor_median"]
+                 else {"median": factor(row["floor_median"]), "max": factor(row["floor_max"]),
+                       "cases": int(row["floor_cases"]), "group": row["floor_group"],
+                       "against": aa_runs(site_sides(data), row["floor_group"])})
+        groups.append({"group": row["group"], "old": public_release(row["old_release"]),
+                       "backend": row["backend"], "host": host_text(row["hosts"]),
+                       "compared": int(row["cases"]), "faster": int(row["faster"]),
+                       "slower": int(row["slower"]), "same": int(row["same"]),
+                       "undecided": int(row[NO_FLOOR] + row[SINGLE]), "floor": floor,
+                       "floor_text": floor_words(floor, row["group"])})
+    olds = {g["old"] for g in groups}
+    hosts = {g["host"] for g in groups}
+    return {"release": public_release(newest["new_release"].iloc[0]),
+            "old": olds.pop() if len(olds) == 1 else None,
+            "backends": sorted({g["backend"] for g in groups}),
+            "host": hosts.pop() if len(hosts) == 1 else None, "groups": groups}
