@@ -186,3 +186,56 @@ def test_without_an_ab_run_the_cost_table_has_no_ab_row(tmp_path):
     assert ab.run_costs(records).empty
     methodology.render(Site(Data(records), tmp_path / "docs"))
     assert "### A/B runs" not in (tmp_path / "docs" / "methodology.md").read_text("utf-8")
+
+
+def main_run(scale: dict[tuple[str, str], float]) -> list:
+    """A run of the environment of torch 2.15.0 (tag main, on another boot of the host) with
+    its paired processes' medians at the group's 2.15.0 figures times `scale`."""
+    from ab_fixtures import WORKLOADS, environment, record
+
+    env, the_host = environment("2.15.0"), host(boot="boot-0")
+    out, clock = [], START - timedelta(days=1)
+    for workload, base in WORKLOADS.items():
+        for repeat in range(3):
+            clock += timedelta(seconds=5)
+            for mode in ("eager", "default"):
+                median = (base * (0.8 if mode == "default" else 1.0)
+                          * EFFECTS.get(("2.15.0", workload, mode), 1.0)
+                          * scale.get((workload, mode), 1.0))
+                if repeat == 0:
+                    out.append(record(env, workload, mode, median, the_tag="main", repeat=0,
+                                      paired=False, started=clock, the_host=the_host))
+                out.append(record(env, workload, mode, median, the_tag="main", repeat=repeat,
+                                  paired=True, started=clock, the_host=the_host,
+                                  group=f"main-{workload}-{repeat}"))
+    return out
+
+
+def test_a_run_that_another_run_of_its_environment_contradicts_is_flagged_where_shown(tmp_path):
+    from report.pages import stability, workloads
+    from report.site import Site
+
+    # mlp's eager 4x slower in the main run than in the group's run of the same release,
+    # whose A/A floor is 2%; matmul-128 agrees.
+    records = group_records("g1", LABELS, EFFECTS, NOISE) + main_run({("mlp", "eager"): 4.0})
+    data = Data(load(tmp_path, records))
+    compared = ab.site_other_runs(data)
+    beyond = {(r["workload"], r["mode"]) for r in analysis.rows(compared[compared["beyond"]])}
+    assert beyond == {("mlp", "eager")}
+    assert set(compared["workload"]) == {"mlp", "matmul-128"}
+    env_id = compared["env_id"].iloc[0]
+    assert ab.noisy(data, env_id, "mlp", None, "default") == ["g1"]  # eager's latency is off
+    assert ab.noisy(data, env_id, "matmul-128", None, "default") == []
+    site = Site(data, tmp_path / "docs")
+    workloads.render(site)
+    stability.render(site)
+    link = f"[noisy run](../analysis/stability/{env_id}.md#other-runs)"
+    mlp, matmul = ((tmp_path / "docs" / "workloads" / f"{w}.md").read_text("utf-8")
+                   for w in ("mlp", "matmul-128"))
+    glance = mlp[mlp.index("## At a glance"):mlp.index("## The workload")]
+    assert link in glance and link not in matmul
+    page = (tmp_path / "docs" / "analysis" / "stability" / f"{env_id}.md").read_text("utf-8")
+    section = page[page.index("## Another run of this environment { #other-runs }"):]
+    assert "**1 differs beyond that A/A floor**" in " ".join(section.split())
+    assert "| [mlp](../../workloads/mlp.md) | — | eager |" in section
+    assert "| 4.00× |" in section

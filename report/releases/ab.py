@@ -19,6 +19,9 @@ spread the smallest and largest.
   above the floor, "faster" when its largest is below its inverse. Without an A/A run on
   the group's host nothing is called ("no A/A run yet"), and a case resting on one pair of
   processes is a "single pair".
+- `other_runs(published, records)`, `speedups_against_other_runs`: each published latency
+  and speedup set against an A/B group's run of the same environment, and whether they
+  differ beyond the case's A/A floor: a noisy run, flagged where its answer is shown.
 - `run_costs(records)`: what each A/B run took, as a whole (the methodology page's cost
   table): turns, processes, and wall minutes from its first start to its last finish.
 - `release_answer(data)`: what the newest release changed, for the home page's answer, from
@@ -34,7 +37,7 @@ import pandas as pd
 
 from bench.ab import parse_tag
 from report import analysis
-from report.analysis import rows
+from report.analysis import BASELINE, rows
 from report.analysis.derived import run_spans
 from report.formatting import sig
 from report.releases.vocabulary import (
@@ -325,6 +328,93 @@ def site_steps(data: analysis.Data) -> pd.DataFrame:
 
 def site_sides(data: analysis.Data) -> pd.DataFrame:
     return data.memo("ab_sides", lambda: sides(site_records(data)))
+
+
+OTHER_RUN_KEY = ["env_id", "workload", "mode", "batch_size"]
+
+
+def other_runs(published: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
+    """Each published case (default dtype, paired processes) that an A/B group's side of the
+    same environment also timed: the published median, range and processes beside the group's (`ab_*`), the
+    case's A/A floor in that group, `ratio` (published over the group's median) and
+    `beyond`: whether the medians lie further apart than the floor (and than MIN_EFFECT)
+    with their process ranges apart. A case without an A/A floor in the group is left out."""
+    columns = [*OTHER_RUN_KEY, "median_s", "lo_s", "hi_s", "processes", "timing", "speedup",
+               "group", "label", "ab_median_s", "ab_lo_s", "ab_hi_s", "ab_processes", "floor",
+               "ratio", "beyond"]
+    side_rows = sides(records)
+    found = points(records)
+    if found.empty or published.empty:
+        return pd.DataFrame(columns=columns)
+    found = found.merge(side_rows[["group", "label", "env_id"]], on=["group", "label"])
+    floor_rows = floors(records)
+    judged = []
+    for (group, _), part in found.groupby(["group", found["hosts"].map(repr)], sort=False):
+        applied = floor_for(floor_rows, group, part["hosts"].iloc[0])
+        if not applied.empty:
+            judged.append(part.merge(applied[[*CASE, "floor"]], on=CASE))
+    if not judged:
+        return pd.DataFrame(columns=columns)
+    ab_figures = pd.concat(judged, ignore_index=True).rename(columns={
+        "median_s": "ab_median_s", "lo_s": "ab_lo_s", "hi_s": "ab_hi_s",
+        "n_processes": "ab_processes"})
+    # Paired processes alone, as the groups' figures are: an isolated median is not
+    # compared with a paired one (the stability page sets the two methods side by side).
+    timed = published[published["ok"].eq(True) & published["median_s"].notna()
+                      & (published[analysis.DTYPE] == analysis.DEFAULT_DTYPE)
+                      & (published["timing"] == "paired")]
+    both = timed[[*OTHER_RUN_KEY, "median_s", "lo_s", "hi_s", "processes", "timing",
+                  "speedup"]].merge(ab_figures.drop(columns=["backend", "shapes", "profile"]),
+                                    on=OTHER_RUN_KEY)
+    both = both.drop_duplicates([*OTHER_RUN_KEY, "group"])
+    both["ratio"] = both["median_s"].astype(float) / both["ab_median_s"].astype(float)
+    far = both["ratio"].map(lambda r: max(r, 1 / r))
+    apart = ((both["lo_s"] > both["ab_hi_s"]) | (both["hi_s"] < both["ab_lo_s"])).fillna(False)
+    both["beyond"] = (far > both["floor"].astype(float).clip(lower=1 + MIN_EFFECT)) & apart
+    return analysis.ordered(both[columns]).reset_index(drop=True)
+
+
+def speedups_against_other_runs(compared: pd.DataFrame) -> pd.DataFrame:
+    """Per published speedup over eager (`other_runs` rows of a mode and of eager at one
+    point and group): the group's speedup (eager's median over the mode's), `ratio` of the
+    published speedup over it, and `beyond`: whether they differ by more than the two
+    latencies' A/A floors together (and than MIN_EFFECT), so that the answer is not the one
+    another run of the same environment gives."""
+    point = ["env_id", "workload", "batch_size", "group"]
+    eager = compared[compared["mode"] == BASELINE][[*point, "ab_median_s", "floor"]]
+    modes = compared[compared["mode"] != BASELINE].merge(eager, on=point,
+                                                         suffixes=("", "_eager"))
+    modes = modes[modes["speedup"].notna()]
+    modes = modes.assign(ab_speedup=modes["ab_median_s_eager"] / modes["ab_median_s"])
+    modes["ratio"] = modes["speedup"].astype(float) / modes["ab_speedup"]
+    far = modes["ratio"].map(lambda r: max(r, 1 / r))
+    allowed = (modes["floor"].astype(float) * modes["floor_eager"].astype(float)).clip(
+        lower=1 + MIN_EFFECT)
+    modes["beyond"] = far > allowed
+    return modes[[*OTHER_RUN_KEY, "group", "speedup", "ab_speedup", "ratio", "floor",
+                  "floor_eager", "beyond"]].reset_index(drop=True)
+
+
+def site_other_runs(data: analysis.Data) -> pd.DataFrame:
+    """`other_runs` of a site's published table and records, once per build."""
+    return data.memo("ab_other_runs", lambda: other_runs(data.published, site_records(data)))
+
+
+def noisy(data: analysis.Data, env_id: str, workload: str, batch_size, mode: str) -> list[str]:
+    """The A/B groups whose run of the same environment contradicts the speedup of `mode`
+    at a point beyond the A/A floor: its latency or eager's there, or the speedup itself
+    (`other_runs`, `speedups_against_other_runs`); [] where none does (or none compared)."""
+    def index() -> dict[tuple, set[str]]:
+        compared = site_other_runs(data)
+        out: dict[tuple, set[str]] = {}
+        for table in (compared, speedups_against_other_runs(compared)):
+            for r in rows(table[table["beyond"]]):
+                out.setdefault((r["env_id"], r["workload"], r["batch_size"], r["mode"]),
+                               set()).add(r["group"])
+        return out
+    found = data.memo("ab_noisy", index)
+    point = (env_id, workload, None if batch_size != batch_size else batch_size)
+    return sorted(found.get((*point, mode), set()) | found.get((*point, BASELINE), set()))
 
 
 def factor(floor: float | None) -> str:
