@@ -512,7 +512,7 @@ def concurrency_checked(tmp_path_factory):
     return root / "docs"
 
 
-LABEL = "NVIDIA H100 80GB HBM3 · torch 2.11.0"
+LABEL = "NVIDIA H100 80GB HBM3 · torch 2.11.0 · h100-a · 2026-11-20"
 MATMUL = "[matmul-128](workloads/matmul-128.md)"
 
 
