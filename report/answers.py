@@ -140,6 +140,9 @@ def _choice_in(data: Data, env: analysis.Environment, device: str, workload: str
         "reference": reference_host(data, env) if row["host_dependent"] else None,
         "at_reference": bool(host_at and host_at["reference"] and host_at["speedup"] is not None),
         "outlier": outlier(row["speedup_lo"], row["speedup_hi"]),
+        # Another run of the environment (an A/B group) contradicts it beyond the A/A floor.
+        "noisy": dtype == analysis.DEFAULT_DTYPE and ab.noisy(data, env.env_id, workload, batch,
+                                                               row["mode"]),
         "bound": eager.get("bound"),
         "cold_s": chosen.get("cold_compile_s") if row["mode"] != BASELINE else None,
         "break_even": row["cold_calls"] if row["mode"] != BASELINE else None,
@@ -221,7 +224,7 @@ def trust(data: Data, difference: float) -> dict[str, Any] | None:
 
 
 def release_changes(data: Data) -> dict[str, Any] | None:
-    """What the newest release changed, from its newest A/B group (`ab.release_answer`):
+    """What the newest release changed, from every A/B group that measured it (`ab.release_answer`):
     the figures the changes page and the history page show, or None where no A/B group
     holds two releases (single runs on different hosts are never compared)."""
     return ab.release_answer(data)

@@ -119,7 +119,8 @@ class Site:
         """[{name, envs: [{env, ...build(env)}]}] for every backend, measured or not.
 
         `build` may return None for an environment with nothing to show on that page;
-        the environment is then left out of the tab, and a tab left empty says so.
+        the environment is then left out. A backend left with no environment gets no tab
+        (`backend_tabs`): the page names it once, below the tabs, as not measured.
         """
         return [{"name": backend,
                  "envs": [{"env": env, **view} for env in self.data.envs(backend)

@@ -450,7 +450,7 @@ def test_releases_ab_on_one_host_are_paired_and_called_beyond_the_aa_floor(tmp_p
     main = (tmp_path / "docs" / cold_start.PAGE).read_text()
     assert "### torch 2.12.1+cu130 → 2.13.0+cu130 · group g1" in main
     row = next(line for line in main.splitlines() if line.startswith("| gpt2-small | 1 | default | cold |"))
-    assert "| 0.50 | 0.50–0.50 | 3 | ±2.1% | faster |" in row
+    assert "| 0.50 | 0.50–0.50 | 3 | 1.02× | faster |" in row
     # the A/B sides stay out of every machine's ladder: no page for their environments
     assert set(machine_pages(tmp_path / "docs")) == {H100.env_id(), H200.env_id()}
     # ...and out of the head but for the one line that says what upgrading did

@@ -537,8 +537,8 @@ def test_each_environments_comparisons_are_on_its_own_page_under_the_claim(tmp_p
     seed = pages["analysis/claims/seed-001.md"]
     assert "??? note" not in seed and "| workload | batch / n |" not in seed
     there = f"seed-001/{CUDA.env_id()}.md"
-    assert (f"| [NVIDIA H200 · torch 2.11.0]({there}#vit-small-ro-36pct) | **depends** | "
-            "vit16x6x384: holds at batch 1") in _section(seed, "vit-small-ro-36pct")
+    assert (f"| [NVIDIA H200 · torch 2.11.0 · gpu-host · 2026-01-01]({there}#vit-small-ro-36pct) "
+            "| **depends** | vit16x6x384: holds at batch 1") in _section(seed, "vit-small-ro-36pct")
     claim = _section(pages[f"analysis/claims/{there}"], "vit-small-ro-36pct")
     assert "**depends** over 2 comparisons;" in claim
     assert "(../seed-001.md#vit-small-ro-36pct)" in claim
@@ -581,7 +581,7 @@ def test_a_contradiction_says_what_the_data_says_and_who_is_right(tmp_path):
     text = _pages(tmp_path, records)["analysis/claims/contradictions.md"]
     part = text[text.index("{ #contradiction-large-models }"):]
     part = part[:part.index("\n## ")]
-    label = "NVIDIA H200 · torch 2.11.0"
+    label = "NVIDIA H200 · torch 2.11.0 · gpu-host · 2026-01-01"
     assert ("- Seed 001's [`vit-large-ro-no-gain`](seed-001.md#vit-large-ro-no-gain) (2515 ms "
             f"-&gt; 2518 ms; 0.1% slower): holds on {label} (1.00×, 2×2\u00a0proc.).") in part
     assert ("- Seed 001's [`vit-large-skip-compilation`](seed-001.md#vit-large-skip-compilation)"

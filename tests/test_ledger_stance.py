@@ -67,9 +67,10 @@ def test_holding_in_one_environment_and_leaning_to_fail_in_two_is_not_supported(
     assert wins["stance"] == "split"
     assert not contradiction["sides"]["supported"]
     assert "The data support" not in answer
-    cpu, gpus = "AMD EPYC, 2 cores · torch 2.11.0", "every GPU environment that measured it"
+    cpu = "AMD EPYC, 2 cores · torch 2.11.0 · cpu-host · 2026-01-01"
+    gpus = "every GPU environment that measured it"
     assert f"[`ro-wins`](seed-000.md#ro-wins) is supported on {cpu} (2.00×, 2×2\u00a0proc.)" in answer
-    assert f"; on {gpus} (NVIDIA H200 · torch 2.11.0 · gpu-a (1.10×), " in answer
+    assert f"; on {gpus} (NVIDIA H200 · torch 2.11.0 · gpu-a · 2026-01-01 (1.10×), " in answer
     assert 'it leans the other way ("fails") on single processes' in answer
 
 

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from ab_fixtures import group_records, host
+from ab_fixtures import START, group_records, host
 from test_report_compare import write
 
 from report import analysis
 from report.analysis import Data
 from report.releases import ab
+from report.site import template_environment
 
 LABELS = {"2.14.1": "2.14.1", "2.15.0": "2.15.0", "2.15.0-aa": "2.15.0"}
 EFFECTS = {("2.15.0", "mlp", "default"): 1.30,  # slower by far more than the floor
@@ -91,13 +92,26 @@ def test_older_runs_are_not_read_as_a_group(tmp_path):
 def test_the_release_answer_reads_the_same_table_as_the_pages(records):
     answer = ab.release_answer(Data(records))
     assert answer == {
-        "release": "2.15.0", "old": "2.14.1", "group": "g1", "host": "quiet (boot boot-1)",
-        "compared": 4, "faster": 1, "slower": 1, "same": 2, "undecided": 0,
-        "floor": {"median": "±2.0%", "max": "±2.0%", "cases": 4, "group": "g1",
-                  "against": "torch 2.15.0 under labels 2.15.0 and 2.15.0-aa"},
-        "floor_text": "A step counts only beyond the A/A noise floor (torch 2.15.0 under "
-                      "labels 2.15.0 and 2.15.0-aa, same run): ±2.0% in the median case, "
-                      "±2.0% at most"}
+        "release": "2.15.0", "old": "2.14.1", "backends": ["cpu"], "host": "quiet (boot boot-1)",
+        "groups": [{
+            "group": "g1", "old": "2.14.1", "backend": "cpu", "host": "quiet (boot boot-1)",
+            "compared": 4, "faster": 1, "slower": 1, "same": 2, "undecided": 0,
+            "floor": {"median": "1.02×", "max": "1.02×", "cases": 4, "group": "g1",
+                      "against": "torch 2.15.0 under labels 2.15.0 and 2.15.0-aa"},
+            "floor_text": "a step counts beyond an A/A floor of 1.02× in the median case, "
+                          "1.02× at most"}]}
+
+
+def test_the_release_answer_names_every_group_that_measured_the_newest_release(tmp_path):
+    quiet = group_records("g1", LABELS, EFFECTS, NOISE)
+    later = group_records("g2", LABELS, EFFECTS, NOISE, start=START + timedelta(days=1))
+    answer = ab.release_answer(Data(load(tmp_path, quiet + later)))
+    assert [g["group"] for g in answer["groups"]] == ["g2", "g1"]  # the newest group first
+    assert answer["backends"] == ["cpu"] and answer["old"] == "2.14.1"
+    said = template_environment().get_template("_release.md.j2").module.sentence(answer)
+    assert said.startswith("Measured A/B on cpu (")
+    assert said.count("in group g") == 2 and said.count("A/A floor") == 2
+    assert "±" not in said  # one floor unit: a factor
 
 
 def test_the_release_answer_is_none_without_an_ab_group(tmp_path):
@@ -157,9 +171,9 @@ def test_an_ab_run_is_costed_once_as_a_whole_and_left_out_of_its_environments(tm
             f"{cost['wall_minutes']:.1f} | {cost['turn_minutes']:.1f} | 2026-12-01 10:00 |") in text
 
 
-def test_a_floor_reads_as_a_percentage_and_from_a_factor_of_two_as_a_factor():
-    assert (ab.percent(1.034), ab.percent(1.999), ab.percent(15.13)) == ("±3.4%", "±99.9%", "15.1×")
-    assert ab.percent(None) == ab.percent(float("nan")) == "—"
+def test_a_floor_reads_as_a_factor_whatever_its_size():
+    assert (ab.factor(1.034), ab.factor(1.999), ab.factor(15.13)) == ("1.03×", "2.00×", "15.1×")
+    assert ab.factor(None) == ab.factor(float("nan")) == "—"
 
 
 def test_without_an_ab_run_the_cost_table_has_no_ab_row(tmp_path):
@@ -172,3 +186,56 @@ def test_without_an_ab_run_the_cost_table_has_no_ab_row(tmp_path):
     assert ab.run_costs(records).empty
     methodology.render(Site(Data(records), tmp_path / "docs"))
     assert "### A/B runs" not in (tmp_path / "docs" / "methodology.md").read_text("utf-8")
+
+
+def main_run(scale: dict[tuple[str, str], float]) -> list:
+    """A run of the environment of torch 2.15.0 (tag main, on another boot of the host) with
+    its paired processes' medians at the group's 2.15.0 figures times `scale`."""
+    from ab_fixtures import WORKLOADS, environment, record
+
+    env, the_host = environment("2.15.0"), host(boot="boot-0")
+    out, clock = [], START - timedelta(days=1)
+    for workload, base in WORKLOADS.items():
+        for repeat in range(3):
+            clock += timedelta(seconds=5)
+            for mode in ("eager", "default"):
+                median = (base * (0.8 if mode == "default" else 1.0)
+                          * EFFECTS.get(("2.15.0", workload, mode), 1.0)
+                          * scale.get((workload, mode), 1.0))
+                if repeat == 0:
+                    out.append(record(env, workload, mode, median, the_tag="main", repeat=0,
+                                      paired=False, started=clock, the_host=the_host))
+                out.append(record(env, workload, mode, median, the_tag="main", repeat=repeat,
+                                  paired=True, started=clock, the_host=the_host,
+                                  group=f"main-{workload}-{repeat}"))
+    return out
+
+
+def test_a_run_that_another_run_of_its_environment_contradicts_is_flagged_where_shown(tmp_path):
+    from report.pages import stability, workloads
+    from report.site import Site
+
+    # mlp's eager 4x slower in the main run than in the group's run of the same release,
+    # whose A/A floor is 2%; matmul-128 agrees.
+    records = group_records("g1", LABELS, EFFECTS, NOISE) + main_run({("mlp", "eager"): 4.0})
+    data = Data(load(tmp_path, records))
+    compared = ab.site_other_runs(data)
+    beyond = {(r["workload"], r["mode"]) for r in analysis.rows(compared[compared["beyond"]])}
+    assert beyond == {("mlp", "eager")}
+    assert set(compared["workload"]) == {"mlp", "matmul-128"}
+    env_id = compared["env_id"].iloc[0]
+    assert ab.noisy(data, env_id, "mlp", None, "default") == ["g1"]  # eager's latency is off
+    assert ab.noisy(data, env_id, "matmul-128", None, "default") == []
+    site = Site(data, tmp_path / "docs")
+    workloads.render(site)
+    stability.render(site)
+    link = f"[noisy run](../analysis/stability/{env_id}.md#other-runs)"
+    mlp, matmul = ((tmp_path / "docs" / "workloads" / f"{w}.md").read_text("utf-8")
+                   for w in ("mlp", "matmul-128"))
+    glance = mlp[mlp.index("## At a glance"):mlp.index("## The workload")]
+    assert link in glance and link not in matmul
+    page = (tmp_path / "docs" / "analysis" / "stability" / f"{env_id}.md").read_text("utf-8")
+    section = page[page.index("## Another run of this environment { #other-runs }"):]
+    assert "**1 differs beyond that A/A floor**" in " ".join(section.split())
+    assert "| [mlp](../../workloads/mlp.md) | — | eager |" in section
+    assert "| 4.00× |" in section

@@ -189,7 +189,16 @@ def test_environments_with_the_same_gpu_are_not_merged(data):
 
 
 def test_a_cpu_environment_is_named_by_its_model_and_core_count(data):
-    assert data.environments[CPU].label == "Intel Xeon Platinum 8480+, 16 cores · torch 2.11.0"
+    assert data.environments[CPU].label == (
+        "Intel Xeon Platinum 8480+, 16 cores · torch 2.11.0 · h100-a · 2026-11-20")
+
+
+def test_every_environment_has_the_human_name_the_chooser_picks_it_by(data):
+    from report.pages import guide
+
+    envs = list(data.environments.values())
+    assert {e.env_id: e.label for e in envs} == guide.env_names(data, envs)
+    assert not any(e.env_id in e.label for e in envs)  # no two read the same here
 
 
 def test_an_environment_of_single_runs_is_marked_so(data):

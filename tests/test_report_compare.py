@@ -383,7 +383,7 @@ def test_compare_reads_the_ab_group_that_holds_both_releases_and_only_it(tmp_pat
     out = capsys.readouterr().out
     assert out.startswith("A/B group g1: old 2.14.1 (label 2.14.1")
     assert "one host, one run: quiet (boot boot-1)" in out
-    assert ("A/A noise floor: ±2.0% (median over 4 cases, largest ±2.0%; A/A run of group g1: "
+    assert ("A/A noise floor: 1.02× (median over 4 cases, largest 1.02×; A/A run of group g1: "
             "torch 2.15.0 under labels 2.15.0 and 2.15.0-aa)") in out
     rows = {tuple(line.split()[:2]): line.split() for line in out.splitlines()
             if line.startswith(("mlp", "matmul-128"))}

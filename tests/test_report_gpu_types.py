@@ -89,7 +89,7 @@ def test_environments_that_differ_only_in_the_gpu_are_paired_and_their_differenc
     assert row(page, "machine") == ["machine", "gpu-a", "gpu-b"]
     assert row(page, "driver") == ["driver", "570.86", "580.10"]
     assert "| torch |" not in page  # the same on both sides: no difference to list
-    alpha = row(page, f"GPU Alpha · torch 2.11.0 <small>`{ALPHA.env_id()}`</small>")
+    alpha = row(page, f"GPU Alpha · torch 2.11.0 · gpu-a · 2026-11-20 <small>`{ALPHA.env_id()}`</small>")
     # GPU, machine, CPU, CPU count, workers, profile, isolated and paired processes.
     assert alpha[1:] == ["GPU Alpha", "gpu-a", "Intel Xeon Platinum 8480+", "16", "1",
                          "full (4 cases)", "1–3", "none"]

@@ -205,10 +205,10 @@ def ab_site(tmp_path: Path) -> Site:
 
 def test_the_changes_page_judges_the_ab_group_with_its_floor_beside_it(ab_site):
     text = page(ab_site, "changes.md")
-    assert "| g1 | 2.14.1 → 2.15.0 | quiet (boot boot-1) | ±2.0% | 4 | 1 | 1 | 2 | 0 |" in text
+    assert "| g1 | 2.14.1 → 2.15.0 | quiet (boot boot-1) | 1.02× | 4 | 1 | 1 | 2 | 0 |" in text
     section = text.split("### 2.14.1 → 2.15.0 · A/B group g1")[1].split("## Older runs")[0]
-    assert "A/A noise floor: ±2.0% (median over 4 cases" in section
-    assert re.search(r"\| \[mlp\]\([^)]*\) \| — \| default \|.* \| 1.300–1.313 \| 3 \| ±2.0% \| "
+    assert "A/A noise floor: 1.02× (median over 4 cases" in section
+    assert re.search(r"\| \[mlp\]\([^)]*\) \| — \| default \|.* \| 1.300–1.313 \| 3 \| 1.02× \| "
                      r"slower \|", section)
     assert "$ python -m report compare group=g1,label=2.14.1 group=g1,label=2.15.0" in section
 
@@ -234,11 +234,13 @@ def test_the_release_answer_and_the_changes_page_say_the_same(ab_site):
 
     answer = ab.release_answer(ab_site.data)
     text = page(ab_site, "changes.md")
-    row = f"| {answer['group']} | {answer['old']} → {answer['release']} | {answer['host']} |"
-    cells = next(x for x in text.splitlines() if x.startswith(row)).split("|")[4:-1]
-    assert [c.strip() for c in cells] == [answer["floor"]["median"], str(answer["compared"]),
-                                         str(answer["slower"]), str(answer["faster"]),
-                                         str(answer["same"]), str(answer["undecided"])]
+    assert answer["groups"]
+    for group in answer["groups"]:
+        row = f"| {group['group']} | {group['old']} → {answer['release']} | {group['host']} |"
+        cells = next(x for x in text.splitlines() if x.startswith(row)).split("|")[4:-1]
+        assert [c.strip() for c in cells] == [group["floor"]["median"], str(group["compared"]),
+                                             str(group["slower"]), str(group["faster"]),
+                                             str(group["same"]), str(group["undecided"])]
 
 
 def test_the_gpu_recipe_link_names_a_heading_of_the_readme():
@@ -263,9 +265,9 @@ def test_each_ab_cell_carries_the_step_from_the_release_before_as_the_changes_pa
     mlp = page(ab_site, "history.md").split("### mlp")[1].split("Older runs:")[0]
     row = next(x for x in mlp.splitlines() if x.startswith("| — | default |"))
     # test_report_ab's effects: mlp default 1.30x slower in 2.15.0, against a 2% A/A floor.
-    assert re.search(r"<br>1\.30\d of 2\.14\.1: \*\*slower\*\* \(A/A ±2\.0%\) \|$", row)
+    assert re.search(r"<br>1\.30\d of 2\.14\.1: \*\*slower\*\* \(A/A 1\.02×\) \|$", row)
     changes = page(ab_site, "changes.md")
-    assert re.search(r"\| \[mlp\]\([^)]*\) \| — \| default \|.* \| 1\.30\d \| [^|]* \| 3 \| ±2\.0% \| "
+    assert re.search(r"\| \[mlp\]\([^)]*\) \| — \| default \|.* \| 1\.30\d \| [^|]* \| 3 \| 1\.02× \| "
                      r"slower \|", changes)
 
 

@@ -92,6 +92,24 @@ def test_a_faster_mode_not_paid_back_within_the_calls_is_named_below_the_first_t
     assert f"({formatting.times(speedup)}, {formatting.calls(cold)} calls)" in text
 
 
+def test_a_tie_on_the_workload_page_gives_the_runner_ups_cost_beside_its_speedup(glance_site):
+    data, docs = glance_site
+    chosen = analysis.rows(analysis.choose(data.published, analysis.CALLS_ANSWERED))
+    tied = [r for r in chosen if r["tie"] and r["mode_runner_up"] != "eager"]
+    assert tied, "the fixture has a tie between two compiled modes"
+    for r in tied:
+        page = (docs / "workloads" / f"{r['workload']}.md").read_text(encoding="utf-8")
+        text = " ".join(env_blocks(section(page, GLANCE))[r["env_id"]].split())
+        cost = (f"{r['mode_runner_up']} ({formatting.times(r['speedup_runner_up'])}; "
+                f"{formatting.seconds(r['cold_compile_s_runner_up'])} compile, "
+                f"{formatting.calls(r['cold_calls_runner_up'])} calls)")
+        assert " ".join(cost.split()) in text
+    lead = next(r for r in chosen if not r["tie"] and isinstance(r["mode_runner_up"], str))
+    page = (docs / "workloads" / f"{lead['workload']}.md").read_text(encoding="utf-8")
+    text = " ".join(env_blocks(section(page, GLANCE))[lead["env_id"]].split())
+    assert f"{lead['mode_runner_up']} ({formatting.times(lead['speedup_runner_up'])})" in text
+
+
 def host_data(tmp_path, *, as_model: str | None = None) -> Data:
     records = host_records.records(fx.ENV_A)
     if as_model:
@@ -122,6 +140,29 @@ def test_the_workload_page_shows_the_host_models_predictions_and_links_their_fit
     assert "{ #host-model }" in target.read_text(encoding="utf-8")
     other = (tmp_path / "docs" / "workloads" / "launch-chain-100.md").read_text(encoding="utf-8")
     assert [c[:2] for c in table_rows(section(other, HOST))[1:]] == [["—", "reduce-overhead"]]
+
+
+def test_a_negative_intercept_is_said_not_to_be_a_time_under_the_lines_that_have_one(tmp_path):
+    data = host_data(tmp_path)
+    site = Site(data, tmp_path / "docs")
+    stability.render(site)
+    env_id = fx.ENV_A.env_id()
+    fits = analysis.rows(host.of_env(host.fits(data), env_id))
+    page = (tmp_path / "docs" / "analysis" / "stability" / f"{env_id}.md").read_text(encoding="utf-8")
+    negative = sum(f["intercept_s"] < 0 for f in fits)
+    assert ("negative intercept" in page) == bool(negative)
+    predictions = site.templates.from_string(
+        '{% import "_host_model.md.j2" as hm %}{{ hm.predictions(models) }}')
+    modelled = host.page_rows(data, env_id)
+    below = [{**r, "lines": [{**line, "intercept_s": -abs(line["intercept_s"]) - 1e-6}
+                             for line in r["lines"]]} for r in modelled]
+    lines = sum(len(r["lines"]) for r in modelled)
+    assert lines and "negative intercept" not in predictions.render(
+        models=[{**r, "lines": [{**line, "intercept_s": abs(line["intercept_s"])}
+                                for line in r["lines"]]} for r in modelled])
+    text = " ".join(predictions.render(models=below).split())
+    assert (f"{lines} of these lines {'has' if lines == 1 else 'have'} a negative intercept: "
+            "the line's value at a probe of 0 µs") in text
 
 
 def test_a_workload_page_without_a_host_model_says_so(glance_site):

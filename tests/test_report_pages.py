@@ -82,10 +82,10 @@ def link_target(docs, page: str, text: str, label: str) -> str:
     return linked.read_text("utf-8")
 
 
-def test_backend_without_environment_reads_not_measured(docs):
+def test_backend_without_environment_has_no_tab_and_reads_not_measured(docs):
     index = read(docs, "index.md")
-    mps_tab = index[index.index('=== "mps"'):]
-    assert "Not measured: there are no results from a mps machine yet." in mps_tab
+    assert '=== "mps"' not in index and '=== "cuda"' in index
+    assert "Not measured: there are no results from a mps machine yet." in index
 
 
 def test_mode_missing_in_one_environment_reads_not_measured(docs):
@@ -286,7 +286,8 @@ def test_empty_results_render_every_page_as_not_measured(tmp_path):
             text = page.read_text("utf-8")
             assert not re.search(r"\d (ns|µs|ms|s|MiB|GiB)\b|\d\.\d\d×", text), page
     index = read(out, "index.md")
-    assert index.count("Not measured: there are no results from a") == 3
+    assert '=== "' not in index
+    assert index.count("Not measured: there are no results from a cuda, cpu or mps machine yet.") == 1
 
 
 def test_stale_generated_pages_are_removed_and_static_files_kept(tmp_path):
@@ -511,7 +512,7 @@ def concurrency_checked(tmp_path_factory):
     return root / "docs"
 
 
-LABEL = "NVIDIA H100 80GB HBM3 · torch 2.11.0"
+LABEL = "NVIDIA H100 80GB HBM3 · torch 2.11.0 · h100-a · 2026-11-20"
 MATMUL = "[matmul-128](workloads/matmul-128.md)"
 
 

@@ -47,35 +47,8 @@
     });
   }
 
-  // Tabs. A backend with no results has a tab that says only "Not measured": it is hidden,
-  // and a tab choice carried from another page (the theme's linked tabs) that lands on one
-  // is undone here, so a page never opens on a tab that hides its answer. The input is
-  // checked directly, not clicked: a click would carry this choice to the next page.
-  // (It belongs in a script of its own once mkdocs.yml lists one.)
-  var EMPTY_TAB = /^Not measured: there are no .* from an? \S+ machine yet\.$/;
-
-  function keepAnswersInView(root) {
-    root.querySelectorAll(".tabbed-set").forEach(function (set) {
-      var inputs = Array.prototype.filter.call(set.children, function (e) { return e.tagName === "INPUT"; });
-      var labels = set.querySelector(":scope > .tabbed-labels");
-      var content = set.querySelector(":scope > .tabbed-content");
-      if (!labels || !content || inputs.length !== content.children.length) return;
-      var empty = Array.prototype.map.call(content.children, function (block) {
-        return EMPTY_TAB.test(block.textContent.trim());
-      });
-      if (empty.every(Boolean)) return; // nothing measured at all: the tabs say so
-      empty.forEach(function (isEmpty, i) {
-        if (isEmpty && labels.children[i]) labels.children[i].hidden = true;
-      });
-      var checked = inputs.findIndex(function (input) { return input.checked; });
-      if (checked < 0 || empty[checked]) inputs[empty.indexOf(false)].checked = true;
-    });
-  }
-
   function start() {
     enable(document);
-    // After the theme has applied the tab choice it carries between pages.
-    setTimeout(function () { keepAnswersInView(document); }, 0);
   }
 
   if (typeof document$ !== "undefined") {

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import socket
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -46,7 +45,9 @@ def environments(shown: pd.DataFrame, case_rows: pd.DataFrame) -> dict[str, Envi
     fields = {env_id: {name: tuple(sorted({_text(v) for v in group[name]}))
                        for name in ENV_FIELDS}
               for env_id, group in shown.groupby("env_id")}
-    labels = _unique_labels(fields)
+    days = shown.groupby("env_id")["started_at"].agg(["min", "max"])
+    labels = _unique_labels(fields, {env_id: (str(first)[:10], str(last)[:10])
+                                     for env_id, first, last in days.itertuples()})
     repeated = set(case_rows.loc[case_rows["n_processes"] > 1, "env_id"])
     if f"paired_{BASELINE}_processes" in case_rows:  # speedups from several paired processes
         repeated |= set(case_rows.loc[case_rows[f"paired_{BASELINE}_processes"] > 1, "env_id"])
@@ -74,19 +75,18 @@ def _device_text(fields: dict[str, tuple[str, ...]]) -> str:
     return ", ".join(fields["device_name"])
 
 
-def _unique_labels(fields_by_id: dict[str, dict[str, tuple[str, ...]]]) -> dict[str, str]:
-    """'NVIDIA H100 80GB HBM3 · torch 2.11.0', 'AMD EPYC, 2 cores · torch 2.15.0 · this
-    machine' (records measured where the site is built); only labels that clash grow the
-    machine name, and then the env_id, so two environments never share a label."""
-    def joined(fields, names):
-        return " · ".join(("torch " if n == "torch" else "") + ", ".join(fields[n]) for n in names)
-
-    labels = {env_id: " · ".join((_device_text(f), joined(f, ("torch",)), *(
-        ("this machine",) if socket.gethostname() in f["machine"] else ())))
-        for env_id, f in fields_by_id.items()}
-    for extend in (lambda env_id, label: f"{label} · {joined(fields_by_id[env_id], ('machine',))}",
-                   lambda env_id, label: f"{label} · {env_id}"):
-        counts = Counter(labels.values())
-        labels = {env_id: extend(env_id, label) if counts[label] > 1 else label
-                  for env_id, label in labels.items()}
-    return labels
+def _unique_labels(fields_by_id: dict[str, dict[str, tuple[str, ...]]],
+                   days: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """A name a reader picks an environment by: the device, the torch release, the host
+    class (the machine name) and the days it was measured, 'NVIDIA H200 · torch 2.11.0 ·
+    lent-h200 · 2026-11-23 to 2026-11-27'; the env_id only where two still read the same
+    (the guide's chooser names environments the same way)."""
+    labels = {}
+    for env_id, f in fields_by_id.items():
+        first, last = days[env_id]
+        labels[env_id] = " · ".join((_device_text(f), f"torch {', '.join(f['torch'])}",
+                                     ", ".join(f["machine"]),
+                                     first if first == last else f"{first} to {last}"))
+    clash = Counter(labels.values())
+    return {env_id: f"{label} · {env_id}" if clash[label] > 1 else label
+            for env_id, label in labels.items()}

@@ -29,15 +29,15 @@ def ab_sections(site: Site) -> list[dict]:
                                     summary["old_label"], summary["new_label"])
         sections.append({
             "summary": summary, "host": vocabulary.host_text(summary["hosts"]),
-            "floor": (f"{ab.percent(summary['floor_median'])} (median over "
+            "floor": (f"{ab.factor(summary['floor_median'])} (median over "
                       f"{summary['floor_cases']} cases, largest "
-                      f"{ab.percent(summary['floor_max'])}; A/A run of group "
+                      f"{ab.factor(summary['floor_max'])}; A/A run of group "
                       f"{summary['floor_group']}: "
                       f"{ab.aa_runs(side_rows, summary['floor_group'])})")
             if summary["floor_cases"] else ab.NO_FLOOR,
-            "floor_short": ab.percent(summary["floor_median"]) if summary["floor_cases"]
+            "floor_short": ab.factor(summary["floor_median"]) if summary["floor_cases"]
             else ab.NO_FLOOR,
-            "cases": [{**r, "floor_text": ab.percent(r["floor"])} for r in rows(of)],
+            "cases": [{**r, "floor_text": ab.factor(r["floor"])} for r in rows(of)],
             "show_profile": of["profile"].nunique() > 1,
             "command": f"python -m report compare {old_spec} {new_spec}", "output": output})
     return sections
@@ -81,7 +81,7 @@ def render(site: Site) -> None:
     site.page(PAGE, "changes.md.j2", ab_sections=ab_sections(site),
               newest=ab.release_answer(site.data), sections=sections,
               apart=apart, min_effect=vocabulary.MIN_EFFECT, one_release=_one_release(envs),
-              no_floor=ab.NO_FLOOR, factor_from=ab.FACTOR_FROM)
+              no_floor=ab.NO_FLOOR)
 
 
 def _one_release(envs: pd.DataFrame) -> list[str]:

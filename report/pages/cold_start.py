@@ -450,4 +450,4 @@ def render(site: Site, results: Path | None = None) -> None:
               first_call=_answer(found, releases), ab=releases, across=across_machines(found),
               regional=regional_glance(found), block_models=BLOCK_MODELS,
               host_speed=host_speed_section(shown),
-              floor_text=ab.percent, **shared)
+              floor_text=ab.factor, **shared)

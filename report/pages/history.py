@@ -101,7 +101,7 @@ def _ab_table(found: pd.DataFrame, releases: list[str], steps: pd.DataFrame) -> 
     floor), the figures the changes page shows for the same case."""
     by_cell = {(r.new_release, r.mode, _batch_key(r.batch_size)): {
         "old": public_release(r.old_release), "ratio": r.ratio, "verdict": r.verdict,
-        "floor": ab.percent(r.floor)} for r in steps.itertuples()}
+        "floor": ab.factor(r.floor)} for r in steps.itertuples()}
     table = _table(found, releases)
     for row in table:
         row["cells"] = [None if c is None else

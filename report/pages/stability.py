@@ -12,6 +12,7 @@ import pandas as pd
 from bench.host import model as host_model
 from report import analysis
 from report.analysis import Environment, host, of_env, ordered, processes, rows
+from report.releases import ab
 from report.site import Site
 
 PAGE = "analysis/stability.md"
@@ -134,8 +135,21 @@ def render(site: Site) -> None:
             return None
         return {"rows": rows(here), "summary": _agreement_summary(here)}
 
+    compared = ab.site_other_runs(data)
+    against = ab.speedups_against_other_runs(compared)
+
+    def other_runs(env: Environment):
+        here = of_env(compared, env.env_id)
+        if here.empty:
+            return None
+        speedups = of_env(against, env.env_id)
+        return {"latencies": rows(here[here["beyond"]]), "compared": len(here),
+                "groups": sorted(set(here["group"])),
+                "speedups": rows(speedups[speedups["beyond"]]), "speedups_compared": len(speedups)}
+
     def sections(env: Environment) -> dict | None:
-        found = {"cross_lease": cross_lease(env), "paired_isolated": paired_isolated(env),
+        found = {"other_runs": other_runs(env),
+                 "cross_lease": cross_lease(env), "paired_isolated": paired_isolated(env),
                  "spread": spread(env), "unstable": unstable(env),
                  "host_model": _host_model(data, env, leases, held_out, slowed)}
         if all(view is None for view in found.values()):

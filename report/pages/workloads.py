@@ -7,6 +7,7 @@ import pandas as pd
 from report import analysis, charts, formatting, guide_rules
 from report.analysis import BASELINE, DEFAULT_DTYPE, DTYPE, POINT, Environment, host, ordered, rows
 from report.analysis import EXTERNAL_FAMILY as EXTERNAL
+from report.releases import ab
 from report.site import Site
 
 SPREAD_NOTE = "error bars span the medians of the case's processes (none for a single run)"
@@ -122,7 +123,9 @@ def render_workload(site: Site, workload: str, table: list[dict], failures: list
         modes = [m for m in data.modes if any(mode == m for mode, _, _ in by_case)]
         batches = [b for b in data.batches(workload) if any(batch == b for _, batch, _ in by_case)]
         return {
-            "fastest": [r for r in fastest if r["env_id"] == env.env_id],
+            "fastest": [{**r, "noisy": r["dtype"] == DEFAULT_DTYPE and ab.noisy(
+                            data, env.env_id, workload, r["batch_size"], r["mode"])}
+                        for r in fastest if r["env_id"] == env.env_id],
             "host_model": [{"dtype": dtype, "rows": [r for r in predicted if r[DTYPE] == dtype]}
                            for dtype in dtype_order(r[DTYPE] for r in predicted)],
             "stability_page": f"../analysis/stability/{env.env_id}.md",

@@ -19,10 +19,14 @@ spread the smallest and largest.
   above the floor, "faster" when its largest is below its inverse. Without an A/A run on
   the group's host nothing is called ("no A/A run yet"), and a case resting on one pair of
   processes is a "single pair".
+- `other_runs(published, records)`, `speedups_against_other_runs`: each published latency
+  and speedup set against an A/B group's run of the same environment, and whether they
+  differ beyond the case's A/A floor: a noisy run, flagged where its answer is shown.
 - `run_costs(records)`: what each A/B run took, as a whole (the methodology page's cost
   table): turns, processes, and wall minutes from its first start to its last finish.
 - `release_answer(data)`: what the newest release changed, for the home page's answer, from
-  the same table as the changes page and the history chart.
+  the same table as the changes page and the history chart: every A/B group that measured
+  it against the release before it, each with its backend, host and A/A floor.
 """
 
 from __future__ import annotations
@@ -33,7 +37,9 @@ import pandas as pd
 
 from bench.ab import parse_tag
 from report import analysis
+from report.analysis import BASELINE, rows
 from report.analysis.derived import run_spans
+from report.formatting import sig
 from report.releases.vocabulary import (
     MIN_EFFECT,
     host_text,
@@ -46,7 +52,6 @@ from report.releases.vocabulary import (
 CASE = ["backend", "workload", "mode", "batch_size", "shapes", "profile"]
 VERDICTS = ("slower", "faster", "same", "single pair", "no A/A run yet")
 NO_FLOOR = "no A/A run yet"
-FACTOR_FROM = 2  # a floor this far from 1 reads as a factor, not a percentage (`percent`)
 SINGLE = "single pair"
 STEP_COLUMNS = ["group", "kind", "old_label", "new_label", "old_release", "new_release",
                 "old_env_id", "new_env_id", "hosts", *CASE, "old_median_s", "new_median_s",
@@ -234,7 +239,7 @@ def summary(step_rows: pd.DataFrame) -> pd.DataFrame:
     judged, and the A/A floor's median and largest over the cases it covers."""
     if step_rows.empty:
         return pd.DataFrame(columns=["group", "old_label", "new_label", "old_release",
-                                     "new_release", "hosts", "cases", *VERDICTS,
+                                     "new_release", "hosts", "backend", "cases", *VERDICTS,
                                      "floor_median", "floor_max", "floor_cases", "floor_group"])
     out = []
     keys = ["group", "old_label", "new_label", "old_release", "new_release"]
@@ -242,6 +247,7 @@ def summary(step_rows: pd.DataFrame) -> pd.DataFrame:
         counts = part["verdict"].value_counts()
         floors_here = part["floor"].dropna()
         out.append({**dict(zip(keys, key, strict=True)), "hosts": part["hosts"].iloc[0],
+                    "backend": ", ".join(sorted(set(part["backend"]))),
                     "cases": len(part), **{v: int(counts.get(v, 0)) for v in VERDICTS},
                     "floor_median": float(floors_here.median()) if len(floors_here) else None,
                     "floor_max": float(floors_here.max()) if len(floors_here) else None,
@@ -324,12 +330,100 @@ def site_sides(data: analysis.Data) -> pd.DataFrame:
     return data.memo("ab_sides", lambda: sides(site_records(data)))
 
 
-def percent(factor: float | None) -> str:
-    """A floor around 1: 1.034 -> "±3.4%"; from a factor of 2, where a percentage either
-    way stops reading true (÷2 is not -100%), the factor: 15.13 -> "15.1×"."""
-    if factor is None or factor != factor:
+OTHER_RUN_KEY = ["env_id", "workload", "mode", "batch_size"]
+
+
+def other_runs(published: pd.DataFrame, records: pd.DataFrame) -> pd.DataFrame:
+    """Each published case (default dtype, paired processes) that an A/B group's side of the
+    same environment also timed: the published median, range and processes beside the group's (`ab_*`), the
+    case's A/A floor in that group, `ratio` (published over the group's median) and
+    `beyond`: whether the medians lie further apart than the floor (and than MIN_EFFECT)
+    with their process ranges apart. A case without an A/A floor in the group is left out."""
+    columns = [*OTHER_RUN_KEY, "median_s", "lo_s", "hi_s", "processes", "timing", "speedup",
+               "group", "label", "ab_median_s", "ab_lo_s", "ab_hi_s", "ab_processes", "floor",
+               "ratio", "beyond"]
+    side_rows = sides(records)
+    found = points(records)
+    if found.empty or published.empty:
+        return pd.DataFrame(columns=columns)
+    found = found.merge(side_rows[["group", "label", "env_id"]], on=["group", "label"])
+    floor_rows = floors(records)
+    judged = []
+    for (group, _), part in found.groupby(["group", found["hosts"].map(repr)], sort=False):
+        applied = floor_for(floor_rows, group, part["hosts"].iloc[0])
+        if not applied.empty:
+            judged.append(part.merge(applied[[*CASE, "floor"]], on=CASE))
+    if not judged:
+        return pd.DataFrame(columns=columns)
+    ab_figures = pd.concat(judged, ignore_index=True).rename(columns={
+        "median_s": "ab_median_s", "lo_s": "ab_lo_s", "hi_s": "ab_hi_s",
+        "n_processes": "ab_processes"})
+    # Paired processes alone, as the groups' figures are: an isolated median is not
+    # compared with a paired one (the stability page sets the two methods side by side).
+    timed = published[published["ok"].eq(True) & published["median_s"].notna()
+                      & (published[analysis.DTYPE] == analysis.DEFAULT_DTYPE)
+                      & (published["timing"] == "paired")]
+    both = timed[[*OTHER_RUN_KEY, "median_s", "lo_s", "hi_s", "processes", "timing",
+                  "speedup"]].merge(ab_figures.drop(columns=["backend", "shapes", "profile"]),
+                                    on=OTHER_RUN_KEY)
+    both = both.drop_duplicates([*OTHER_RUN_KEY, "group"])
+    both["ratio"] = both["median_s"].astype(float) / both["ab_median_s"].astype(float)
+    far = both["ratio"].map(lambda r: max(r, 1 / r))
+    apart = ((both["lo_s"] > both["ab_hi_s"]) | (both["hi_s"] < both["ab_lo_s"])).fillna(False)
+    both["beyond"] = (far > both["floor"].astype(float).clip(lower=1 + MIN_EFFECT)) & apart
+    return analysis.ordered(both[columns]).reset_index(drop=True)
+
+
+def speedups_against_other_runs(compared: pd.DataFrame) -> pd.DataFrame:
+    """Per published speedup over eager (`other_runs` rows of a mode and of eager at one
+    point and group): the group's speedup (eager's median over the mode's), `ratio` of the
+    published speedup over it, and `beyond`: whether they differ by more than the two
+    latencies' A/A floors together (and than MIN_EFFECT), so that the answer is not the one
+    another run of the same environment gives."""
+    point = ["env_id", "workload", "batch_size", "group"]
+    eager = compared[compared["mode"] == BASELINE][[*point, "ab_median_s", "floor"]]
+    modes = compared[compared["mode"] != BASELINE].merge(eager, on=point,
+                                                         suffixes=("", "_eager"))
+    modes = modes[modes["speedup"].notna()]
+    modes = modes.assign(ab_speedup=modes["ab_median_s_eager"] / modes["ab_median_s"])
+    modes["ratio"] = modes["speedup"].astype(float) / modes["ab_speedup"]
+    far = modes["ratio"].map(lambda r: max(r, 1 / r))
+    allowed = (modes["floor"].astype(float) * modes["floor_eager"].astype(float)).clip(
+        lower=1 + MIN_EFFECT)
+    modes["beyond"] = far > allowed
+    return modes[[*OTHER_RUN_KEY, "group", "speedup", "ab_speedup", "ratio", "floor",
+                  "floor_eager", "beyond"]].reset_index(drop=True)
+
+
+def site_other_runs(data: analysis.Data) -> pd.DataFrame:
+    """`other_runs` of a site's published table and records, once per build."""
+    return data.memo("ab_other_runs", lambda: other_runs(data.published, site_records(data)))
+
+
+def noisy(data: analysis.Data, env_id: str, workload: str, batch_size, mode: str) -> list[str]:
+    """The A/B groups whose run of the same environment contradicts the speedup of `mode`
+    at a point beyond the A/A floor: its latency or eager's there, or the speedup itself
+    (`other_runs`, `speedups_against_other_runs`); [] where none does (or none compared)."""
+    def index() -> dict[tuple, set[str]]:
+        compared = site_other_runs(data)
+        out: dict[tuple, set[str]] = {}
+        for table in (compared, speedups_against_other_runs(compared)):
+            for r in rows(table[table["beyond"]]):
+                out.setdefault((r["env_id"], r["workload"], r["batch_size"], r["mode"]),
+                               set()).add(r["group"])
+        return out
+    found = data.memo("ab_noisy", index)
+    point = (env_id, workload, None if batch_size != batch_size else batch_size)
+    return sorted(found.get((*point, mode), set()) | found.get((*point, BASELINE), set()))
+
+
+def factor(floor: float | None) -> str:
+    """An A/A floor in the one unit every page gives it: the factor the release's ratios
+    against itself reached either way, to three figures (1.034 -> "1.03×", 15.13 ->
+    "15.1×"); a percentage stops reading true past 2× (÷2 is not -100%)."""
+    if floor is None or floor != floor:
         return "—"
-    return f"{factor:.1f}×" if factor >= FACTOR_FROM else f"±{100 * (factor - 1):.1f}%"
+    return f"{sig(floor)}×"
 
 
 def aa_runs(side_rows: pd.DataFrame, group: str) -> str:
@@ -342,31 +436,43 @@ def aa_runs(side_rows: pd.DataFrame, group: str) -> str:
 
 
 def floor_words(floor: dict | None, group: str) -> str:
-    """The sentence that puts the A/A noise floor beside a release's counts."""
+    """The clause that puts a group's A/A noise floor beside its counts."""
     if floor is None:
-        return f"No step is called: {NO_FLOOR} on this host"
-    where = ("same run" if floor["group"] == group
-             else f"group {floor['group']}, same host")
-    return (f"A step counts only beyond the A/A noise floor ({floor['against']}, {where}): "
-            f"{floor['median']} in the median case, {floor['max']} at most")
+        return f"no step called: {NO_FLOOR} on this host"
+    where = "" if floor["group"] == group else f" (group {floor['group']}'s, same host)"
+    return (f"a step counts beyond an A/A floor{where} of {floor['median']} in the median "
+            f"case, {floor['max']} at most")
 
 
 def release_answer(data: analysis.Data) -> dict[str, Any] | None:
-    """What the newest release measured A/B changed against the release before it, from the
-    newest A/B group that holds both: the same figures as the changes page and the history
-    chart. None when no A/B group has two releases."""
+    """What the newest release measured A/B changed against the release before it: every A/B
+    group that compared the two (each group's newest comparison of that release), newest
+    group first, with the same figures as the changes page and the history chart, and the
+    backends they ran on. None when no A/B group has two releases."""
     table = summary(site_steps(data))
     if table.empty:
         return None
-    table = table.assign(_key=table["new_release"].map(lambda r: release_key(r)))
-    newest = table[table["_key"] == table["_key"].max()].iloc[-1]
-    floor = (None if newest["floor_median"] is None or newest["floor_median"] != newest["floor_median"]
-             else {"median": percent(newest["floor_median"]), "max": percent(newest["floor_max"]),
-                   "cases": int(newest["floor_cases"]), "group": newest["floor_group"],
-                   "against": aa_runs(site_sides(data), newest["floor_group"])})
-    return {"release": public_release(newest["new_release"]),
-            "old": public_release(newest["old_release"]), "group": newest["group"],
-            "host": host_text(newest["hosts"]), "compared": int(newest["cases"]),
-            "faster": int(newest["faster"]), "slower": int(newest["slower"]),
-            "same": int(newest["same"]), "undecided": int(newest[NO_FLOOR] + newest[SINGLE]),
-            "floor": floor, "floor_text": floor_words(floor, newest["group"])}
+    table = table.assign(_key=table["new_release"].map(lambda r: release_key(r)),
+                         _public=table["new_release"].map(public_release))
+    newest = table[table["_key"] == table["_key"].max()]
+    started = site_sides(data).groupby("group")["started"].min()
+    newest = newest.assign(_started=newest["group"].map(started)).sort_values(
+        "_started", ascending=False, kind="stable").drop_duplicates("group")
+    groups = []
+    for row in rows(newest):
+        floor = (None if row["floor_median"] is None or row["floor_median"] != row["floor_median"]
+                 else {"median": factor(row["floor_median"]), "max": factor(row["floor_max"]),
+                       "cases": int(row["floor_cases"]), "group": row["floor_group"],
+                       "against": aa_runs(site_sides(data), row["floor_group"])})
+        groups.append({"group": row["group"], "old": public_release(row["old_release"]),
+                       "backend": row["backend"], "host": host_text(row["hosts"]),
+                       "compared": int(row["cases"]), "faster": int(row["faster"]),
+                       "slower": int(row["slower"]), "same": int(row["same"]),
+                       "undecided": int(row[NO_FLOOR] + row[SINGLE]), "floor": floor,
+                       "floor_text": floor_words(floor, row["group"])})
+    olds = {g["old"] for g in groups}
+    hosts = {g["host"] for g in groups}
+    return {"release": public_release(newest["new_release"].iloc[0]),
+            "old": olds.pop() if len(olds) == 1 else None,
+            "backends": sorted({g["backend"] for g in groups}),
+            "host": hosts.pop() if len(hosts) == 1 else None, "groups": groups}

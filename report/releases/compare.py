@@ -437,8 +437,8 @@ def ab_text(records: pd.DataFrame, group: str, old_label: str, new_label: str) -
              f"{new_side['env_id']}); " + (f"one host, one run: {host_text(hosts)}" if hosts
                                            else "the sides' hosts differ or are not recorded")]
     if first is not None and first["floor_cases"]:
-        lines.append(f"A/A noise floor: {ab.percent(first['floor_median'])} (median over "
-                     f"{first['floor_cases']} cases, largest {ab.percent(first['floor_max'])}; "
+        lines.append(f"A/A noise floor: {ab.factor(first['floor_median'])} (median over "
+                     f"{first['floor_cases']} cases, largest {ab.factor(first['floor_max'])}; "
                      f"A/A run of group {first['floor_group']}: "
                      f"{ab.aa_runs(every_side, first['floor_group'])})")
     else:
@@ -450,7 +450,7 @@ def ab_text(records: pd.DataFrame, group: str, old_label: str, new_label: str) -
               "change"]
     body = [[r.workload, r.mode, _batch(r.batch_size), latency_text(r.old_median_s),
              latency_text(r.new_median_s), f"{r.ratio:.3f}", f"{r.lo:.3f}–{r.hi:.3f}",
-             str(r.pairs), ab.percent(r.floor), r.verdict] for r in found.itertuples()]
+             str(r.pairs), ab.factor(r.floor), r.verdict] for r in found.itertuples()]
     lines += _aligned(header, body) if body else ["no case timed on both sides"]
     if first is not None:
         lines += ["", f"{first['cases']} cases: {first['slower']} slower, {first['faster']} "
