@@ -249,7 +249,7 @@ def _plans(args, backends: list[str]) -> dict:
 
 
 def _fleet_options(args) -> dict:
-    """The --ray options as bench.fleet.measure takes them; refused without --ray, and
+    """The --ray options as bench.fleet.launcher.measure takes them; refused without --ray, and
     --gpus (this host's GPUs) refused with it."""
     options = {"accelerator_type": args.accelerator_type, "cpus_per_task": args.cpus_per_task,
                "retries": args.retries}
@@ -265,15 +265,15 @@ def _fleet_options(args) -> dict:
 
 
 def _import_fleet():
-    """bench.fleet, which imports Ray: only on the --ray path."""
+    """bench.fleet.launcher, which imports Ray: only on the --ray path."""
     try:
-        from bench import fleet
+        from bench.fleet import launcher
     except ImportError as error:
         if (error.name or "").split(".")[0] != "ray":
             raise
         raise UsageError("--ray needs Ray: pip install 'torch-compile-atlas[fleet]', or run "
                          "nox -s fleet") from None
-    return fleet
+    return launcher
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -60,7 +60,7 @@ class Slot:
     visible_device: str | None = None  # CUDA_VISIBLE_DEVICES for the child
     threads: int | None = None  # torch and Inductor compile threads; None: torch's defaults
     cpus: tuple[int, ...] = ()  # CPU affinity; empty: inherit the runner's
-    node: str | None = None  # the Ray node it runs on (bench/fleet.py); None: this host
+    node: str | None = None  # the Ray node it runs on (bench/fleet/launcher.py); None: this host
 
 
 def slots_for(gpus: list[str] | None) -> list[Slot]:
@@ -363,7 +363,7 @@ def _run_target(target: list[str]) -> int:
 class Child:
     """A started child: poll it, wait for it, or kill its whole process group."""
 
-    # What a child that ran on another host (bench/fleet.py) found there, which the runner
+    # What a child that ran on another host (bench/fleet/launcher.py) found there, which the runner
     # could not see from here: its compile caches ("cold", "warm") and the GPU it was given.
     # None: as the runner prepared them.
     cache: str | None = None
@@ -430,7 +430,7 @@ def wait_any(children: list[Child], timeout: float) -> None:
 
 class Launcher:
     """Starts children by `isolation`; `preload()` pays the imports once for forking.
-    bench/fleet.py's RayLauncher is the other launcher: the same calls, children on a cluster."""
+    bench/fleet/launcher.py's RayLauncher is the other launcher: the same calls, children on a cluster."""
 
     grace_s = 0.0  # what starting a child elsewhere may add to a case's timeout
     wait_any = staticmethod(wait_any)

@@ -749,7 +749,7 @@ class _Run:
         """Record a process that ended (or was stopped), and act on what it found."""
         job, status = running.job, result["status"]
         duration_s = time.monotonic() - running.began
-        # A child on another host says what it found there once it ends (bench/fleet.py).
+        # A child on another host says what it found there once it ends (bench/fleet/launcher.py).
         child = running.child
         if child is not None and child.cache:
             running.cache = child.cache

@@ -144,16 +144,17 @@ def test_no_lower_layer_of_report_imports_a_higher_one():
 
 def test_bench_imports_ray_only_on_the_fleet_path():
     """bench/ runs with torch and the standard library: Ray, an optional engine, is imported
-    by bench/fleet.py alone, which only `python -m bench --ray` imports, and the modules a
+    by bench/fleet/launcher.py alone, which only `python -m bench --ray` imports, and the modules a
     local run loads leave it out."""
     importers = {name for name, path in ((module_name(p), p) for p in BENCH.rglob("*.py"))
                  if any(line.split()[:2] in (["import", "ray"], ["from", "ray"])
                         or line.startswith(("import ray.", "from ray.")) for line in
                         (raw.strip() for raw in path.read_text().splitlines()))}
-    assert importers == {"bench.fleet"}
-    probe = ("import sys, bench.cli, bench.runner, bench.pool, bench.fleet_task\n"
+    assert importers == {"bench.fleet.launcher"}
+    probe = ("import sys, bench.cli, bench.runner, bench.pool, bench.fleet.task\n"
              "bench.cli.main(['--list'])\n"
-             "print(sorted(m for m in sys.modules if m == 'bench.fleet' or m.split('.')[0] == 'ray'))")
+             "print(sorted(m for m in sys.modules\n"
+             "             if m == 'bench.fleet.launcher' or m.split('.')[0] == 'ray'))")
     import subprocess
     import sys
 

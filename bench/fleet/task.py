@@ -1,6 +1,6 @@
 """A node's side of a fleet run: one Ray task starts one child, as the local runner does.
 
-bench/fleet.py submits `run_child` as a Ray task with `max_calls=1`, so every case gets a
+bench/fleet/launcher.py submits `run_child` as a Ray task with `max_calls=1`, so every case gets a
 fresh worker. The task is a small local runner for one child: it ends what dead workers
 left on this node (the keeper's cleanup, bench/pool.py), makes a private scratch folder,
 writes the files the driver wrote for the child there, starts the child through

@@ -3,7 +3,7 @@
 This is a second launcher, not a second engine. bench/runner.py plans the jobs, keeps the
 queue, writes the specs, enforces the timeouts, turns results into records and appends
 them under the results file's lock, exactly as for a local run; only where a child runs
-changes. `RayLauncher.start` submits each child as a Ray task (bench/fleet_task.py) with
+changes. `RayLauncher.start` submits each child as a Ray task (bench/fleet/task.py) with
 `max_calls=1`, so every case runs in a fresh worker that starts the same child entry point
 the local runner forks, under the same keeper. Results stream back to the driver through
 `ray.wait`, and the driver alone writes them.
@@ -39,7 +39,8 @@ import ray
 import ray.exceptions
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from bench import REPO, fleet_task, pool, runner
+from bench import REPO, pool, runner
+from bench.fleet import task as fleet_task
 from bench.records import CaseKey, Environment
 from bench.runner import RunConfig, RunError
 

@@ -1,4 +1,4 @@
-"""`python -m bench.fleet_plan`: the wall time of a fleet run, worked out from committed records.
+"""`python -m bench.fleet.plan`: the wall time of a fleet run, worked out from committed records.
 
 For each GPU type named (`--gpus "NVIDIA H100 80GB HBM3=16"`), the processes of one profile
 run as the records hold them: each isolated process, and each paired process once (its
@@ -78,7 +78,7 @@ def _clock(seconds: float) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m bench.fleet_plan", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m bench.fleet.plan", description=__doc__.split("\n")[0])
     p.add_argument("--gpus", type=_gpus, action="append", required=True,
                    help="repeatable: a device name as records give it, and how many GPUs of it")
     p.add_argument("--results", type=Path, default=Path("results"))
