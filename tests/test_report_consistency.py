@@ -41,7 +41,7 @@ def rendered(tmp_path_factory):
 
 def chooser_answers(chooser: dict):
     """(env_id, workload, batch, dtype, calls, answer) for every input on the measured grid."""
-    for env_id, workload, batch, dtype, by_calls in chooser["points"]:
+    for env_id, workload, batch, dtype, by_calls in guide.chooser_points(chooser):
         for calls, values in zip(chooser["calls"], by_calls, strict=True):
             yield env_id, workload, batch, dtype, calls, dict(zip(chooser["fields"], values,
                                                                   strict=True))
@@ -81,9 +81,8 @@ def test_every_chooser_answer_is_its_row_on_the_workload_page_and_in_the_export(
 def test_the_guide_points_give_the_chooser_answer_at_the_calls_they_are_for(rendered):
     data = rendered["data"]
     step = rendered["chooser"]["calls"].index(analysis.CALLS_ANSWERED)
-    by_point = {(e, w, b): by_calls[step]["mode"] if isinstance(by_calls[step], dict)
-                else by_calls[step][0]
-                for e, w, b, _, by_calls in rendered["chooser"]["points"]}
+    by_point = {(e, w, b): by_calls[step][0]
+                for e, w, b, _, by_calls in guide.chooser_points(rendered["chooser"])}
     flows = guide.flows(data)
     recs = guide_rules.recommendations(data.cases, flows, data.published)
     assert len(recs)
@@ -95,7 +94,7 @@ def test_every_quick_answer_gives_the_chooser_mode_and_the_exported_figure(rende
     data = rendered["data"]
     step = rendered["chooser"]["calls"].index(answers.CALLS_ANSWERED)
     by_point = {(e, w, b): dict(zip(rendered["chooser"]["fields"], by_calls[step], strict=True))
-                for e, w, b, _, by_calls in rendered["chooser"]["points"]}
+                for e, w, b, _, by_calls in guide.chooser_points(rendered["chooser"])}
     # Every quick answer of the fixture's points: the home page's questions name workloads
     # the fixture does not hold, and take their answers from the same function.
     points = {(w, b) for _, w, b, _, _ in rendered["chooser"]["points"]}
@@ -126,7 +125,7 @@ def test_the_models_page_shows_the_chooser_answer_for_each_model_and_calls(tmp_p
     models.render(Site(data, tmp_path / "docs"))
     page = (tmp_path / "docs" / "analysis" / "models.md").read_text(encoding="utf-8")
     chooser = guide.chooser_data(data)
-    by_point = {(w, b): by_calls for _, w, b, d, by_calls in chooser["points"]
+    by_point = {(w, b): by_calls for _, w, b, d, by_calls in guide.chooser_points(chooser)
                 if d == analysis.DEFAULT_DTYPE}
     rows = [line.strip() for line in page.splitlines()
             if line.strip().startswith("| ") and ", batch " in line.strip().split(" | ")[0]]
@@ -171,7 +170,7 @@ def test_h100_gpt2_small_batch_1_at_100000_calls_is_the_mode_the_models_page_sho
     shown = [c.strip() for c in line.strip("|").split("|")][column].split(" (tie")[0]
     chooser = guide.chooser_data(data)
     step = chooser["calls"].index(100_000)
-    (by_calls,) = [p[4] for p in chooser["points"]
+    (by_calls,) = [p[4] for p in guide.chooser_points(chooser)
                    if tuple(p[:4]) == (h100.env_id, "gpt2-small", 1, analysis.DEFAULT_DTYPE)]
     assert by_calls[step][0] == shown
 

@@ -84,14 +84,17 @@
 
   function setup(guide) {
     const el = form.elements;
-    const named = (values) => Object.fromEntries(guide.fields.map((f, i) => [f, values[i]]));
+    // Each distinct answer is kept once, as the index of its value of each field in that
+    // field's table of values; a point names its answer at each calls by its index.
+    const answers = guide.answers.map((coded) =>
+      Object.fromEntries(guide.fields.map((f, i) => [f, guide.values[i][coded[i]]])));
     const hostNamed = (values) => {
       const model = Object.fromEntries(guide.host_fields.map((f, i) => [f, values[i]]));
       ["speedup", "low", "high"].forEach((name) => { model[name] = figures(model[name]); });
       return model;
     };
-    const points = guide.points.map(([env, workload, batch, dtype, answers, hosts]) =>
-      ({env, workload, batch, dtype, answers: answers.map((a) => a && named(a)),
+    const points = guide.points.map(([env, workload, batch, dtype, steps, hosts]) =>
+      ({env, workload, batch, dtype, answers: steps.map((i) => (i === null ? null : answers[i])),
         hosts: Object.fromEntries(Object.entries(hosts || {}).map(([m, v]) => [m, hostNamed(v)]))}));
     // The reader's probe: pre-filled with the reference host (else the median measured
     // host) until the reader types a value.

@@ -139,13 +139,11 @@ def _precise(value):
     return None if value != value else float(f"{value:.9g}")
 
 
-def chooser_data(data: analysis.Data) -> dict:
-    """The chooser's answers, computed here by `analysis.choose` and only looked up in the
-    browser: per environment, workload, batch and dtype, the answer at each of
-    analysis.CALLS_STEPS as a list of CHOICE_FIELDS then "pays_back" (`fields`); with
-    each workload what the picker shows (family, description, training, varying shapes); a
-    point whose chosen mode has a host model carries it as a sixth item, {mode: its
-    prediction at every host cost the chooser takes, `host.grid`, in host.GRID_FIELDS order}."""
+def chooser_answers(data: analysis.Data) -> dict[tuple, list]:
+    """The chooser's answer at each point (env_id, workload, batch, dtype) and each of
+    analysis.CALLS_STEPS, computed here by `analysis.choose`: a list of CHOICE_FIELDS then
+    "pays_back" and "pays_back_runner_up" (`chooser_data`'s `fields`), or None where the
+    point has no answer at those calls."""
     answers_by_point: dict[tuple, list] = {}
     for step, calls in enumerate(analysis.CALLS_STEPS):
         for r in rows(analysis.choose(data.published, calls)):
@@ -154,6 +152,21 @@ def chooser_data(data: analysis.Data) -> dict:
                 *(_text(r.get(f), AS_TEXT[f]) if f in AS_TEXT else _compact(r.get(f), SHOWN.get(f))
                   for f in CHOICE_FIELDS), _pays_back(r),
                 _pays_back(r, "_runner_up")]
+    return answers_by_point
+
+
+def chooser_data(data: analysis.Data) -> dict:
+    """The chooser's answers (`chooser_answers`), only looked up in the browser, with each
+    workload what the picker shows (family, description, training, varying shapes). Most
+    answers repeat from calls to calls and from point to point (eager wherever nothing pays
+    back), so each distinct one is kept once and the file grows with the answers, not with
+    points times calls: `values` holds, per field of `fields`, the distinct values it takes;
+    `answers` each distinct answer as the index of its value of each field; `points` each
+    point as [env_id, workload, batch, dtype, the index in `answers` of its answer at each
+    of `calls` (None where it has none)], and a point whose chosen mode has a host model
+    carries it as a sixth item, {mode: its prediction at every host cost the chooser takes,
+    `host.grid`, in host.GRID_FIELDS order}. `chooser_points` reads it back as chooser.js does."""
+    answers_by_point = chooser_answers(data)
     hosts: dict[tuple, dict] = {}
     for r in rows(data.published[data.published["host_probe_median_us"].notna()]):
         key = (r["env_id"], r["workload"], r["batch_size"], r[analysis.DTYPE])
@@ -162,6 +175,21 @@ def chooser_data(data: analysis.Data) -> dict:
                                r[analysis.DTYPE]) if r["mode"] in chosen else None
         if model is not None:
             hosts.setdefault(key, {})[r["mode"]] = host.grid(model)
+    fields = [*CHOICE_FIELDS, "pays_back", "pays_back_runner_up"]
+    # Keyed by their JSON text: as dict keys 1, 1.0 and True are one value.
+    values: list[dict[str, int]] = [{} for _ in fields]
+    distinct: dict[tuple, int] = {}
+
+    def index_of(answer: list | None) -> int | None:
+        if answer is None:
+            return None
+        coded = tuple(values[i].setdefault(json.dumps(v), len(values[i]))
+                      for i, v in enumerate(answer))
+        return distinct.setdefault(coded, len(distinct))
+
+    points = [[*key, [index_of(a) for a in answers],
+               *([hosts[key]] if key in hosts else [])]
+              for key, answers in answers_by_point.items()]
     envs = [e for e in data.environments.values() if any(k[0] == e.env_id for k in answers_by_point)]
     names = env_names(data, envs)
     workloads = {}
@@ -174,7 +202,9 @@ def chooser_data(data: analysis.Data) -> dict:
                                "kind": model_kind(workload, data.family(workload))}
     return {"calls": list(analysis.CALLS_STEPS), "calls_answered": analysis.CALLS_ANSWERED,
             "dtype_answered": analysis.DEFAULT_DTYPE, "tie_below": choice.TIE_BELOW,
-            "fields": [*CHOICE_FIELDS, "pays_back", "pays_back_runner_up"],
+            "fields": fields,
+            "values": [[json.loads(v) for v in found] for found in values],
+            "answers": [list(coded) for coded in distinct],
             "reference_probe_us": _precise(reference_probe_us(data.published)),
             "probe_us": _precise(reference_probe_us(data.published)
                                  or median_probe_us(data.published)),
@@ -182,8 +212,17 @@ def chooser_data(data: analysis.Data) -> dict:
                              for e in sorted(envs, key=lambda e: (e.backend != "cuda", e.label))],
             "workloads": workloads,
             "host_fields": list(host.GRID_FIELDS),
-            "points": [[*key, answers, *([hosts[key]] if key in hosts else [])]
-                       for key, answers in answers_by_point.items()]}
+            "points": points}
+
+
+def chooser_points(chooser: dict) -> list[list]:
+    """`chooser_data`'s points with their answers read back from its tables, as chooser.js
+    reads them: [env_id, workload, batch, dtype, per calls step the answer as a list in
+    `fields` order or None, then the host models where the point has them]."""
+    answers = [[chooser["values"][i][v] for i, v in enumerate(coded)]
+               for coded in chooser["answers"]]
+    return [[*point[:4], [None if i is None else answers[i] for i in point[4]], *point[5:]]
+            for point in chooser["points"]]
 
 
 def reference_probe_us(published: pd.DataFrame) -> float | None:
@@ -235,8 +274,12 @@ def _text(value, shown) -> str | None:
 
 def _compact(value, shown=None):
     """A figure as the chooser's JSON holds it: the fewest significant digits (4 at least)
-    that `shown`, the pages' formatting, prints as it prints the full figure; NEVER as
-    "never"."""
+    that `shown`, the pages' formatting, prints as it prints the full figure, and prints so
+    a hair either side too; NEVER as "never". A figure on a rounding tie (0.5925 as a
+    percent) would print 59.2% here, where Python rounds to even, and 59.3% in chooser.js,
+    where toFixed rounds up."""
+    from math import inf, nextafter
+
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, float):
@@ -246,7 +289,8 @@ def _compact(value, shown=None):
             return "never"
         for digits in range(4, 18):
             short = float(f"{value:.{digits}g}")
-            if shown is None or shown(short) == shown(value):
+            if shown is None or all(shown(s) == shown(value)
+                                    for s in (short, nextafter(short, inf), nextafter(short, -inf))):
                 return short
     return value
 

@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+from report.pages.guide import chooser_points
+
 pytestmark = pytest.mark.browser
 
 GUIDE = "analysis/guide/"
@@ -46,8 +48,9 @@ def test_chooser_answers_with_the_point_of_its_data_and_links_to_the_row(page, b
     guide = page.evaluate("() => fetch('../guide-data.json').then((r) => r.json())")
     form = page.evaluate("""() => Object.fromEntries(['device', 'workload', 'batch', 'dtype', 'calls']
         .map((n) => [n, document.querySelector(`#chooser [name=${n}]`).value]))""")
-    (point,) = [p for p in guide["points"] if p[0] == form["device"] and p[1] == form["workload"]
-                and ("null" if p[2] is None else str(p[2])) == form["batch"] and p[3] == form["dtype"]]
+    (point,) = [p for p in chooser_points(guide) if p[0] == form["device"]
+                and p[1] == form["workload"] and ("null" if p[2] is None else str(p[2])) == form["batch"]
+                and p[3] == form["dtype"]]
     step = guide["calls"].index(int(form["calls"]))
     expected = dict(zip(guide["fields"], point[4][step], strict=True))
     assert head.startswith(expected["mode"] + " ") or head.startswith(expected["mode"] + "—"), (
@@ -159,7 +162,7 @@ def _host_point(guide: dict):
     """A point of the chooser's data on a GPU whose answer at some calls is host-dependent
     with a host model, reachable from the form."""
     backends = {e["id"]: e["backend"] for e in guide["environments"]}
-    for env, workload, batch, dtype, by_calls, *hosts in guide["points"]:
+    for env, workload, batch, dtype, by_calls, *hosts in chooser_points(guide):
         info = guide["workloads"][workload]
         if (not hosts or backends[env] != "cuda" or info["family"] in ("launch-overhead", "warmup")
                 or info["axis"] == "n"):
@@ -311,6 +314,20 @@ def test_the_chooser_answers_for_the_model_picked_or_says_it_is_not_measured(pag
     assert not page.errors, page.errors
 
 
+def _untyped_probe(guide: dict, answer: dict, models: dict) -> float:
+    """What the host box holds before the reader types: the data's host (the reference
+    host, else the median measured one); for a host-dependent answer with a host model, the
+    reference host where it lies inside the model's probes, else the model's median host."""
+    terms = models.get(answer["mode"]) if answer["host_dependent"] else None
+    if terms is None:
+        return guide["probe_us"]
+    model = dict(zip(guide["host_fields"], terms, strict=True))
+    reference = guide["reference_probe_us"]
+    if reference is not None and model["probe_lo_us"] <= reference <= model["probe_hi_us"]:
+        return reference
+    return model["probe_median_us"]
+
+
 def test_the_chooser_opens_at_the_pages_defaults_with_a_visible_filled_host_box(page, base_url):
     page.goto(base_url + GUIDE, wait_until="networkidle")
     page.wait_for_selector("#chooser .atlas-chooser-result")
@@ -319,8 +336,14 @@ def test_the_chooser_opens_at_the_pages_defaults_with_a_visible_filled_host_box(
     assert calls.input_value() == "100000"
     assert "200" in calls.locator("option").all_text_contents()
     assert page.locator("#chooser [name=dtype]").input_value() == "float32"
+    form = page.evaluate("""() => Object.fromEntries(['device', 'workload', 'batch', 'dtype']
+        .map((n) => [n, document.querySelector(`#chooser [name=${n}]`).value]))""")
+    (point,) = [p for p in chooser_points(guide) if p[0] == form["device"]
+                and p[1] == form["workload"] and ("null" if p[2] is None else str(p[2])) == form["batch"]
+                and p[3] == form["dtype"]]
+    answer = dict(zip(guide["fields"], point[4][guide["calls"].index(100_000)], strict=True))
     probe = page.locator("#chooser [name=probe]")
-    assert probe.input_value() == f"{guide['probe_us']:.1f}"
+    assert probe.input_value() == f"{_untyped_probe(guide, answer, (point[5:] or [{}])[0]):.1f}"
     border = probe.evaluate("e => parseFloat(getComputedStyle(e).borderTopWidth)")
     assert border > 0, "the host box has no border"
     # Every environment a reader picks from has a name, not a hash.
@@ -338,10 +361,92 @@ def test_the_chooser_prints_the_guides_figures_digit_for_digit(page, base_url):
     guide = page.evaluate("() => fetch('../guide-data.json').then((r) => r.json())")
     form = page.evaluate("""() => Object.fromEntries(['device', 'workload', 'batch', 'dtype']
         .map((n) => [n, document.querySelector(`#chooser [name=${n}]`).value]))""")
-    (point,) = [p for p in guide["points"] if p[0] == form["device"] and p[1] == form["workload"]
-                and ("null" if p[2] is None else str(p[2])) == form["batch"] and p[3] == form["dtype"]]
+    (point,) = [p for p in chooser_points(guide) if p[0] == form["device"]
+                and p[1] == form["workload"] and ("null" if p[2] is None else str(p[2])) == form["batch"]
+                and p[3] == form["dtype"]]
     answer = dict(zip(guide["fields"], point[4][guide["calls"].index(100_000)], strict=True))
     if answer["mode"] != "eager":
         assert f"{answer['speedup']:.2f}× faster than eager" in head, (head, answer)
     if answer["mode_runner_up"] and not answer["tie"]:
         assert f"a lead of {100 * answer['margin']:.1f}%" in head, (head, answer)
+
+
+# For each case: puts the form on its point as a reader picks it (environment, work, shapes,
+# dtype, model, batch, calls) and reads back the form, the answer's first line and whether
+# a host note follows.
+_EVERY_POINT_JS = """
+async (cases) => {
+  const form = document.querySelector("#chooser form");
+  const names = ["device", "work", "shapes", "dtype", "workload", "batch", "calls"];
+  return cases.map((c) => {
+    names.forEach((name) => {
+      form.elements[name].value = c[name];
+      form.elements[name].dispatchEvent(new Event("change", {bubbles: true}));
+    });
+    const head = document.querySelector("#chooser .atlas-chooser-result");
+    return {form: Object.fromEntries(names.map((n) => [n, form.elements[n].value])),
+            head: head ? head.innerText : "",
+            host: document.querySelector("#chooser .atlas-chooser-host") !== null};
+  });
+}
+"""
+
+
+def _said_of(answer: dict, calls: int) -> list[str]:
+    """What the chooser's first line says of `answer` at `calls`, field by field: how it
+    begins, then the parts it holds."""
+    def paid_in(count: str) -> str:
+        return f"{count} call{'' if count == '1' else 's'}"
+
+    def cost(mode: str, suffix: str = "") -> str:
+        return ("nothing to compile" if mode == "eager" else f"{answer['cold_compile_s' + suffix]} "
+                f"to compile, {paid_in(answer['pays_back' + suffix])} to pay back")
+
+    mode, runner_up = answer["mode"], answer["mode_runner_up"]
+    kind = (" (torch.compile)" if answer["compiling"] else
+            " (a hand-captured CUDA graph, no compiling)" if answer["cuda_graphs"] else "")
+    said = [f"{mode}{kind} — "]
+    if mode == "eager":
+        said.append(f"within {calls:,} calls and runs measurably faster than eager.")
+    else:
+        plural = "" if answer["processes"] == 1 else "es"
+        said += [f"{answer['speedup']:.2f}× faster than eager ({answer['speedup_lo']:.2f}×–"
+                 f"{answer['speedup_hi']:.2f}×, {answer['processes']} {answer['timing']} "
+                 f"process{plural}); ", f"it pays back in {paid_in(answer['pays_back'])}."]
+    if runner_up:
+        said.append(f"Runner-up: {runner_up}, {answer['speedup_runner_up']:.2f}×; ")
+        said.append(f"so the cheaper mode is named first: {mode}, {cost(mode)}; "
+                    f"{runner_up}, {cost(runner_up, '_runner_up')}." if answer["tie"]
+                    else f"a lead of {100 * answer['margin']:.1f}%.")
+    return said
+
+
+def test_the_chooser_answers_every_point_at_every_calls_with_its_datas_answer(page, base_url):
+    """At every point a reader can pick and every calls per process, the chooser shows that
+    point and prints each field of its answer as chooser_points reads the data (the mirror
+    of chooser.js's reading): mode, kind, speedup and band, processes, break-even,
+    runner-up, tie or lead, compile costs, and a host note exactly where host-dependent."""
+    page.goto(base_url + GUIDE, wait_until="networkidle")
+    page.wait_for_selector("#chooser .atlas-chooser-result")
+    guide = page.evaluate("() => fetch('../guide-data.json').then((r) => r.json())")
+    cases, expected = [], []
+    for env, workload, batch, dtype, by_calls, *_ in chooser_points(guide):
+        info = guide["workloads"][workload]
+        if info["family"] in ("launch-overhead", "warmup") or info["axis"] == "n":
+            continue
+        for calls, values in zip(guide["calls"], by_calls, strict=True):
+            cases.append({"device": env, "work": "training" if info["training"] else "inference",
+                          "shapes": "varying" if info["varying"] else "fixed", "dtype": dtype,
+                          "workload": workload, "batch": "null" if batch is None else str(batch),
+                          "calls": str(calls)})
+            expected.append(dict(zip(guide["fields"], values, strict=True)))
+    assert len(cases) >= 600, len(cases)
+    seen = page.evaluate(_EVERY_POINT_JS, cases)
+    for case, answer, shown in zip(cases, expected, seen, strict=True):
+        assert shown["form"] == case, (case, shown["form"])
+        head, said = shown["head"], _said_of(answer, int(case["calls"]))
+        assert head.startswith(said[0]), (case, head, said)
+        missing = [part for part in said[1:] if part not in head]
+        assert not missing, (case, head, missing)
+        assert shown["host"] == bool(answer["host_dependent"]), (case, answer)
+    assert not page.errors, page.errors
