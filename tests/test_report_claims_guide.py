@@ -13,6 +13,7 @@ from test_report_pages import env_block, link_target, read, row, table, under_he
 
 from report.build import build
 from report.ledger import load_ledger
+from report.pages import guide
 
 ENV_A = fx.ENV_A.env_id()
 GUIDE_ENV = f"analysis/guide/{ENV_A}.md"
@@ -86,7 +87,7 @@ def test_a_tie_names_the_cheaper_mode_first_with_both_costs_everywhere(tmp_path)
     # The chooser's data gives the same answer, the same tie and both costs.
     chooser = json.loads((docs / "analysis" / "guide-data.json").read_text("utf-8"))
     step = chooser["calls"].index(chooser["calls_answered"])
-    ((*_, by_calls),) = [p[:5] for p in chooser["points"] if p[1] == "vit16x6x384"]
+    ((*_, by_calls),) = [p[:5] for p in guide.chooser_points(chooser) if p[1] == "vit16x6x384"]
     answer = dict(zip(chooser["fields"], by_calls[step], strict=True))
     assert (answer["mode"], answer["mode_runner_up"], answer["tie"]) == (
         "reduce-overhead", "max-autotune", True)

@@ -28,7 +28,7 @@ def rendered(tmp_path_factory):
     chooser = json.loads((docs / "analysis" / "guide-data.json").read_text("utf-8"))
     step = chooser["calls"].index(analysis.CALLS_ANSWERED)
     answers = {(e, w, b, d): dict(zip(chooser["fields"], by_calls[step], strict=True))
-               for e, w, b, d, by_calls, *_ in chooser["points"]}
+               for e, w, b, d, by_calls, *_ in guide.chooser_points(chooser)}
     return data, docs, answers
 
 

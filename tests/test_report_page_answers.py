@@ -50,7 +50,7 @@ def test_the_workload_pages_first_table_is_the_chooser_answer_at_the_guides_call
     chooser = guide.chooser_data(data)
     step = chooser["calls"].index(analysis.CALLS_ANSWERED)
     answer = {(e, w, b, d): dict(zip(chooser["fields"], by_calls[step], strict=True))
-              for e, w, b, d, by_calls in chooser["points"]}
+              for e, w, b, d, by_calls in guide.chooser_points(chooser)}
     checked = set()
     for workload in data.workloads:
         page = (docs / "workloads" / f"{workload}.md").read_text(encoding="utf-8")
