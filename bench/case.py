@@ -27,7 +27,7 @@ from bench.backends import BACKENDS, Backend
 from bench.host.probe import Fingerprint, Probe
 from bench.modes import MODES, Mode
 from bench.observe import CompilerLog, dynamo_counters
-from bench.shapes.measure import StreamCalls
+from bench.shapes.measure import StreamCalls, turn_caches_off
 from bench.spec import Spec, write_result
 from bench.timer import measure
 from bench.workloads import Built, Workload, lookup
@@ -196,6 +196,7 @@ def _measure_stream(spec: Spec, result: dict, workload: Workload, mode: Mode,
     result["workload_info"] = core.workload_info(workload, built, spec.key)
 
     stages.enter("prepare")
+    turn_caches_off()
     calls = StreamCalls(workload, mode, built, backend, spec.key)
 
     stages.enter("first pass")

@@ -260,6 +260,10 @@ class StreamRun:
     guard_failures: int  # guard checks that failed and sent Dynamo to recompile
     guard_failure_reasons: tuple[str, ...]  # the distinct ones, first line each, at most 20
     per_size: tuple[ShapeCost, ...]
+    # Whether every compile cache torch keeps between processes was off (Inductor's and
+    # Dynamo's record of dims that turned dynamic): each process then compiled as the
+    # first one did, whatever `Process.cache` says of the cache folder it was given.
+    caches_off: bool = False
 
 
 @dataclass(frozen=True)

@@ -193,7 +193,7 @@ def test_a_case_process_records_the_sizes_that_fell_back_at_the_limit(tmp_path):
     assert result["status"] == "ok", result.get("reason")
     record = record_from_dict(_record(spec, result))
     run: StreamRun = record.stream
-    assert run.recompile_limit == 1 and run.strategy == "static"
+    assert run.recompile_limit == 1 and run.strategy == "static" and run.caches_off
     assert [c.fell_back for c in run.per_size] == [False, True, True, True, True, True]
     assert run.sizes == WORKLOADS["mlp-batches"].stream.sizes("cpu", True)
     assert record.correctness.passed

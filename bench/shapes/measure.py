@@ -31,6 +31,17 @@ MAX_STEADY_PASSES = 5
 REASONS_KEPT = 20
 
 
+def turn_caches_off() -> None:
+    """Every process of a stream compiles as the first: no on-disk Inductor cache, and no
+    profile of the dims that turned dynamic in an earlier process (Dynamo's PGO), which
+    would start automatic dynamic shapes out dynamic."""
+    torch._inductor.config.force_disable_caches = True  # an alias of torch.compiler.config's
+
+
+def caches_off() -> bool:
+    return bool(torch._inductor.config.force_disable_caches)
+
+
 def recompile_limit() -> int | None:
     config = torch._dynamo.config
     return getattr(config, "recompile_limit", getattr(config, "cache_size_limit", None))
@@ -187,7 +198,7 @@ class StreamCalls:
                 "first_pass_s": times, "recompile_limit": recompile_limit(),
                 "guard_failures": len(failures),
                 "guard_failure_reasons": list(_first_lines(failures)),
-                "per_size": list(per_size.values())}
+                "per_size": list(per_size.values()), "caches_off": caches_off()}
 
     def steady(self, budget_s: float) -> dict:
         """Per-call samples over whole passes of the stream, every shape already seen: at
