@@ -88,8 +88,10 @@ def test_a_stream_is_its_distribution_and_seed_and_a_shorter_one_is_its_start():
     assert other_seed.sizes("cuda", False) != prompts.sizes("cuda", False)
     assert all(16 <= n <= 1024 for n in prompts.sizes("cuda", False))
     assert len(set(prompts.sizes("cuda", False))) > 20  # a stream, not a handful of shapes
-    batches = WORKLOADS["resnet50-batches"].stream.sizes("cuda", False)
-    assert all(1 <= n <= 64 for n in batches)
+    batches = WORKLOADS["resnet50-batches"].stream
+    assert all(1 <= n <= 64 for n in batches.sizes("cuda", False))
+    assert all(1 <= n <= 16 for n in batches.sizes("cpu", False))  # what a CPU can serve
+    assert batches.describe("cpu", False) == "batch uniform whole numbers 1-16"
     assert WORKLOADS["mlp-batches"].stream.sizes("cuda", False)[:6] == WORKLOADS[
         "dynamic-mlp"].batch_cycle
 

@@ -118,7 +118,7 @@ class StreamCalls:
         range; every other dimension and input static."""
         from torch.fx.experimental.dynamic_spec import ShapeVar, TensorSpec
 
-        low, high = self.stream.drawn_from(self.tiny).bounds
+        low, high = self.stream.drawn_from(self.backend.name, self.tiny).bounds
         size = ShapeVar("size", min=low, max=high)
         example = self.sized.request(self.sizes[0])
         specs = []
@@ -191,7 +191,8 @@ class StreamCalls:
             if cuda:
                 cost["reserved_growth_bytes"] += max(0, torch.cuda.memory_reserved() - reserved)
         failures = guard_failures() if self.mode.compiled else []
-        return {"stream": self.stream.name, "distribution": self.stream.describe(self.tiny),
+        return {"stream": self.stream.name,
+                "distribution": self.stream.describe(self.backend.name, self.tiny),
                 "seed": self.stream.seed, "varying_dim": self.stream.dim,
                 "sizes": list(self.sizes), "strategy": self.strategy.name,
                 "compile_mode": self.mode.compile_mode, "run_sizes": ran,

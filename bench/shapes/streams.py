@@ -101,6 +101,9 @@ class Stream:
     seed: int = 0
     calls: int = 100
     calls_on: dict[str, int] = field(default_factory=dict)  # fewer on a slow backend
+    # Smaller sizes on a backend that cannot make the stream's largest calls in minutes
+    # (every record states what its sizes were drawn from).
+    distribution_on: dict[str, Distribution] = field(default_factory=dict)
     tiny_calls: int = 16
 
     def __post_init__(self) -> None:
@@ -112,16 +115,17 @@ class Stream:
     def length(self, backend: str, tiny: bool) -> int:
         return self.tiny_calls if tiny else self.calls_on.get(backend, self.calls)
 
-    def drawn_from(self, tiny: bool) -> Distribution:
-        return self.tiny if tiny else self.distribution
+    def drawn_from(self, backend: str, tiny: bool) -> Distribution:
+        return self.tiny if tiny else self.distribution_on.get(backend, self.distribution)
 
     def sizes(self, backend: str, tiny: bool) -> tuple[int, ...]:
         """The stream's sizes, call by call: the same for the same seed, everywhere. A
-        shorter stream is the start of the longer one."""
-        return self.drawn_from(tiny).draw(random.Random(self.seed), self.length(backend, tiny))
+        shorter stream from the same distribution is the start of the longer one."""
+        return self.drawn_from(backend, tiny).draw(random.Random(self.seed),
+                                                   self.length(backend, tiny))
 
-    def describe(self, tiny: bool) -> str:
-        return f"{self.dim} {self.drawn_from(tiny).describe()}"
+    def describe(self, backend: str, tiny: bool) -> str:
+        return f"{self.dim} {self.drawn_from(backend, tiny).describe()}"
 
 
 def distinct(sizes: tuple[int, ...]) -> tuple[int, ...]:

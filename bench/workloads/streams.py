@@ -38,9 +38,13 @@ from bench.workloads.models import (
 FAMILY = "shapes"
 # Prompt lengths: most a few hundred tokens or fewer, a few up to the clip (median 128,
 # a quarter above 250, one in fifty at 1,024). Tiny models take 64 positions at most.
+# A CPU takes the first 16 prompts, and batches of 1 to 16: two cores take tenths of a second
+# per image for these models at batch 1 (their CPU records), so seconds to tens of seconds
+# for a batch of 64.
 PROMPTS = Stream("prompts", "sequence", LogNormal(median=128, sigma=1.0, low=16, high=1024),
-                 tiny=LogNormal(median=12, sigma=0.6, low=4, high=48), calls_on={"cpu": 24})
-BATCHES = Stream("batches", "batch", Uniform(1, 64), tiny=Uniform(1, 8), calls_on={"cpu": 24})
+                 tiny=LogNormal(median=12, sigma=0.6, low=4, high=48), calls_on={"cpu": 16})
+BATCHES = Stream("batches", "batch", Uniform(1, 64), tiny=Uniform(1, 8), calls_on={"cpu": 16},
+                 distribution_on={"cpu": Uniform(1, 16)})
 MLP_CYCLE = Stream("batch-cycle", "batch", Cycle(CYCLE), tiny=Cycle(CYCLE), calls=60,
                    tiny_calls=12)
 # The real models are measured at these batches; a CPU takes batch 1 alone.
@@ -96,7 +100,8 @@ def vision_stream(name: str, tiny_kwargs: dict):
         make, libraries = _timm_model(name, tiny_kwargs, tiny)
         model = seeded_module(make, device, dtype).eval()
         side = TINY_IMAGE if tiny else IMAGE
-        images = random((BATCHES.drawn_from(tiny).high, 3, side, side), device, dtype)
+        images = random((BATCHES.drawn_from(device.type, tiny).bounds[1], 3, side, side),
+                        device, dtype)
         request = _cached(lambda n: (images[:n],))
         settings = _settings(False, model=f"timm {name}", image=f"{side}x{side}")
         return Built(model, request(_first(BATCHES, device, tiny)), flops=None,
