@@ -227,8 +227,10 @@ class WarmupCurve:
 
 @dataclass(frozen=True)
 class ShapeCost:
-    """What one size cost in a stream's first pass: a size the compiled callable ran at
-    (a padded strategy's bucket), in order of first appearance."""
+    """What one size cost: a size the compiled callable ran at (a padded strategy's bucket),
+    in order of first appearance. Calls, the first call and the fallback are the first
+    pass's; CUDA graphs and memory count the steady passes too, where CUDA graph trees
+    record a size they warmed up on in the first."""
 
     size: int
     calls: int  # calls of the first pass that ran at it

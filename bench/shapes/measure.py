@@ -91,6 +91,9 @@ class StreamCalls:
         self.tiny = key.shapes == "tiny"
         self.sizes = self.stream.sizes(key.backend, self.tiny)
         self.eager_runs = 0
+        self.cuda = backend.name == "cuda"
+        self.graphs = self.cuda and mode.traits.cuda_graphs
+        self.per_size: dict[int, dict] = {}
         self.call_fn = self._compiled() if mode.compiled else built.fn
 
     def _compiled(self):
@@ -161,45 +164,51 @@ class StreamCalls:
 
     # ---- the passes ----------------------------------------------------------------------
 
+    def _served(self, size: int) -> float:
+        """One timed call of `size`, its costs added to its run size's entry of `per_size`:
+        the first call there, the fallback to eager, and on CUDA the graphs recorded and the
+        reserved memory grown. CUDA graph trees warm up on a size's first call and record on
+        a later one, often in the steady passes, so those count in every pass."""
+        run_size = self.strategy.padded(size)
+        eager = self.eager_runs
+        recorded = cudagraph_recordings() if self.graphs else None
+        reserved = torch.cuda.memory_reserved() if self.cuda else None
+        start = self.backend.clock()
+        self.call(size)
+        elapsed = self.backend.clock() - start
+        cost = self.per_size.setdefault(run_size, {
+            "size": run_size, "calls": 0, "first_call_s": elapsed, "fell_back": False,
+            "cudagraph_recordings": 0 if self.graphs else None,
+            "reserved_growth_bytes": 0 if self.cuda else None})
+        cost["fell_back"] |= self.mode.compiled and self.eager_runs > eager
+        if self.graphs:
+            after = cudagraph_recordings()
+            if after is None or recorded is None or cost["cudagraph_recordings"] is None:
+                cost["cudagraph_recordings"] = None
+            else:
+                cost["cudagraph_recordings"] += after - recorded
+        if self.cuda:
+            cost["reserved_growth_bytes"] += max(0, torch.cuda.memory_reserved() - reserved)
+        return elapsed
+
     def first_pass(self) -> dict:
-        """The stream's calls in order, compiles included: the record's stream section."""
-        cuda = self.backend.name == "cuda"
-        graphs = cuda and self.mode.traits.cuda_graphs
-        per_size: dict[int, dict] = {}
-        times, ran = [], []
+        """The stream's calls in order, compiles included: the record's stream section. Its
+        per_size entries go on growing in the steady passes (`_served`)."""
+        times = []
         for size in self.sizes:
-            run_size = self.strategy.padded(size)
-            eager, recorded = self.eager_runs, cudagraph_recordings() if graphs else None
-            reserved = torch.cuda.memory_reserved() if cuda else None
-            start = self.backend.clock()
-            self.call(size)
-            elapsed = self.backend.clock() - start
-            times.append(elapsed)
-            ran.append(run_size)
-            cost = per_size.setdefault(run_size, {
-                "size": run_size, "calls": 0, "first_call_s": elapsed, "fell_back": False,
-                "cudagraph_recordings": 0 if graphs else None,
-                "reserved_growth_bytes": 0 if cuda else None})
-            cost["calls"] += 1
-            cost["fell_back"] |= self.mode.compiled and self.eager_runs > eager
-            if graphs:
-                after = cudagraph_recordings()
-                if after is None or recorded is None or cost["cudagraph_recordings"] is None:
-                    cost["cudagraph_recordings"] = None
-                else:
-                    cost["cudagraph_recordings"] += after - recorded
-            if cuda:
-                cost["reserved_growth_bytes"] += max(0, torch.cuda.memory_reserved() - reserved)
+            times.append(self._served(size))
+            self.per_size[self.strategy.padded(size)]["calls"] += 1
         failures = guard_failures() if self.mode.compiled else []
         return {"stream": self.stream.name,
                 "distribution": self.stream.describe(self.backend.name, self.tiny),
                 "seed": self.stream.seed, "varying_dim": self.stream.dim,
                 "sizes": list(self.sizes), "strategy": self.strategy.name,
-                "compile_mode": self.mode.compile_mode, "run_sizes": ran,
+                "compile_mode": self.mode.compile_mode,
+                "run_sizes": [self.strategy.padded(size) for size in self.sizes],
                 "first_pass_s": times, "recompile_limit": recompile_limit(),
                 "guard_failures": len(failures),
                 "guard_failure_reasons": list(_first_lines(failures)),
-                "per_size": list(per_size.values()), "caches_off": caches_off()}
+                "per_size": list(self.per_size.values()), "caches_off": caches_off()}
 
     def steady(self, budget_s: float) -> dict:
         """Per-call samples over whole passes of the stream, every shape already seen: at
@@ -207,10 +216,7 @@ class StreamCalls:
         samples: list[float] = []
         began = self.backend.clock()
         for _ in range(MAX_STEADY_PASSES):
-            for size in self.sizes:
-                start = self.backend.clock()
-                self.call(size)
-                samples.append(self.backend.clock() - start)
+            samples.extend(self._served(size) for size in self.sizes)
             if self.backend.clock() - began >= budget_s:
                 break
         wall = self.backend.clock() - began

@@ -55,7 +55,8 @@ def _running(processes: list[dict]) -> list[float]:
 
 
 def _graph_memory(process: dict) -> float | None:
-    """Reserved memory grown during the first pass, per size the callable ran at."""
+    """Reserved memory grown during the calls at each size the callable ran at (first and
+    steady passes), per size."""
     grown = [c.reserved_growth_bytes for c in process["per_size"]]
     if not grown or any(g is None for g in grown):
         return None
