@@ -27,6 +27,7 @@ from bench.backends import BACKENDS, Backend
 from bench.host.probe import Fingerprint, Probe
 from bench.modes import MODES, Mode
 from bench.observe import CompilerLog, dynamo_counters
+from bench.shapes.measure import StreamCalls, turn_caches_off
 from bench.spec import Spec, write_result
 from bench.timer import measure
 from bench.workloads import Built, Workload, lookup
@@ -99,12 +100,13 @@ def run(spec: Spec, result: dict) -> None:
     key = spec.key
     backend, mode = BACKENDS[key.backend], MODES[key.mode]
     workload = lookup(key.workload)
-    reason = core.unsupported(workload, mode) or workload.dtype_refusal(key.dtype)
+    reason = core.unsupported(workload, mode, alone=True) or workload.dtype_refusal(key.dtype)
     if reason:
         raise Unsupported(reason)
+    measure_case = _measure_stream if workload.stream is not None else _measure
     # Inference runs without autograd; a training step needs it.
     with contextlib.nullcontext() if workload.training else torch.no_grad():
-        _measure(spec, result, workload, mode, backend)
+        measure_case(spec, result, workload, mode, backend)
 
 
 def _measure(spec: Spec, result: dict, workload: Workload, mode: Mode, backend: Backend) -> None:
@@ -169,6 +171,57 @@ def _measure(spec: Spec, result: dict, workload: Workload, mode: Mode, backend: 
     if mode.compiled:
         stages.enter("warm compile")
         result["compile"]["warm_first_call_s"] = _warm_first_call(mode, built, backend)
+    stages.enter("host probe")
+    probe = Probe(backend)
+    for _ in range(HOST_PROBE_BLOCKS):
+        probe.block()
+    result["host"] = fingerprint.host(probe)
+    stages.enter(None)
+    del result["stage"]
+
+
+def _measure_stream(spec: Spec, result: dict, workload: Workload, mode: Mode,
+                    backend: Backend) -> None:
+    """A shape stream (bench/shapes/measure.py): its calls in order, compiles included, then
+    again with every shape seen, then a few sizes against float64; no profiler."""
+    device = torch.device(backend.device)
+    stages = Stages(result)
+    log = CompilerLog.install()
+    fingerprint = Fingerprint(backend)
+    backend.reset_peak_memory()
+
+    stages.enter("build")
+    built = core.build(workload, device, spec.key)
+    core.refuse_zero_inputs(built)
+    result["workload_info"] = core.workload_info(workload, built, spec.key)
+
+    stages.enter("prepare")
+    turn_caches_off()
+    calls = StreamCalls(workload, mode, built, backend, spec.key)
+
+    stages.enter("first pass")
+    result["stream"] = calls.first_pass()
+    first = result["stream"]["first_pass_s"]
+    result["compile"] = {"cold_first_call_s": first[0], "warm_first_call_s": None,
+                         "cold_first_calls_s": first[:FIRST_CALLS]}
+    if mode.compiled:
+        result["dynamo"] = dynamo_counters(log).__dict__
+
+    stages.enter("timing")
+    setup_peaks = (backend.peak_memory(), backend.peak_reserved())  # compiles and recordings
+    backend.reset_peak_memory()
+    result["timing"] = calls.steady(spec.budget_s)
+    timed_peaks = (backend.peak_memory(), backend.peak_reserved())
+    result["memory"] = memory(backend, setup_peaks, timed_peaks)
+
+    stages.enter("correctness")
+    try:
+        reference = core.build(workload, device, spec.key, reference=True)
+    except Exception as error:  # noqa: BLE001 - a model that cannot be built in float64
+        result["probes"] = [probes.no_float64_reference(core.one_line(error))]
+    else:
+        result["correctness"] = calls.check(reference, workload.tolerance_for(spec.key.dtype))
+
     stages.enter("host probe")
     probe = Probe(backend)
     for _ in range(HOST_PROBE_BLOCKS):

@@ -22,6 +22,7 @@ from bench.backends import Backend
 from bench.modes import Mode
 from bench.observe import activity, output_error, snapshot
 from bench.records import CaseKey
+from bench.shapes.strategies import STRATEGIES
 from bench.workloads import Built, Workload
 
 # Records hold finite numbers only: an output with NaN or inf is this far off.
@@ -58,11 +59,17 @@ def failure(error: BaseException) -> str:
     return f"CUDA is not available on this host (torch.cuda.is_available() is False): {why}"
 
 
-def unsupported(workload: Workload, mode: Mode) -> str | None:
-    """Why `mode` cannot run `workload` at all, or None."""
+def unsupported(workload: Workload, mode: Mode, alone: bool = False) -> str | None:
+    """Why `mode` cannot run `workload` at all, or None. A shape stream is measured from a
+    fresh process of its own (`alone`, bench/shapes): a paired process refuses it."""
     if workload.varying_shapes and mode.traits.cuda_graphs and not mode.compiled:
         return (f"{mode.name} replays one captured graph with fixed shapes; {workload.name} "
                 f"changes its batch every call")
+    if workload.stream is not None:
+        if not alone:
+            return (f"{workload.name} is a shape stream, measured in fresh processes of its "
+                    f"own (--timing isolated), never beside other modes")
+        return STRATEGIES[mode.strategy].lacks()
     return None
 
 

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bench.records import ModeTraits
+from bench.shapes.strategies import AS_IT_COMES, COMPILE_MODES, STRATEGIES, mode_name
+from bench.shapes.streams import Varying
 
 Prepare = Callable[[Callable, Sequence], Callable]
 
@@ -42,6 +44,11 @@ class Mode:
     prepare: Prepare
     needs: frozenset[str] = frozenset()  # backends it can run on; empty means all
     twins: tuple[Twin, ...] = ()
+    # On a shape stream (bench/shapes): the strategy it stands for and the torch.compile
+    # mode it compiles in (None: no compile). A mode made for streams applies to them alone.
+    strategy: str = AS_IT_COMES
+    compile_mode: str | None = None
+    streams_only: bool = False
 
     @property
     def description(self) -> str:
@@ -60,9 +67,12 @@ class Mode:
         """The mode this one builds the same kernels as on `backend`, if any."""
         return next((t for t in self.twins if t.backend == backend), None)
 
-    def applies_to(self, varying_shapes: bool) -> bool:
-        """Dynamic-shape compilation is only worth measuring where shapes vary."""
-        return varying_shapes or not self.traits.dynamic
+    def applies_to(self, varying_shapes: Varying | bool) -> bool:
+        """Dynamic-shape compilation is only worth measuring where shapes vary, and a
+        strategy for shape streams only on a stream."""
+        if self.streams_only:
+            return varying_shapes >= Varying.STREAM
+        return bool(varying_shapes) or not self.traits.dynamic
 
 
 def _eager(fn: Callable, inputs: Sequence) -> Callable:
@@ -108,10 +118,35 @@ def _cuda_graph(fn: Callable, inputs: Sequence) -> Callable:
 
 def _mode(name: str, prepare: Prepare, description: str, *, compiled: bool = True,
           cuda_graphs: bool = False, autotune: bool = False, dynamic: bool = False,
-          needs: frozenset[str] = frozenset(), twins: tuple[Twin, ...] = ()) -> Mode:
+          needs: frozenset[str] = frozenset(), twins: tuple[Twin, ...] = (),
+          strategy: str | None = None, compile_mode: str | None = None,
+          streams_only: bool = False) -> Mode:
     return Mode(name, ModeTraits(compiled=compiled, cuda_graphs=cuda_graphs, autotune=autotune,
                                  dynamic=dynamic, description=description), prepare, needs,
-                twins)
+                twins, strategy or (AS_IT_COMES if compiled else "eager"),
+                compile_mode or (name if compiled else None), streams_only)
+
+
+def _stream_modes(base: dict[str, Mode]) -> list[Mode]:
+    """Each strategy of bench/shapes in each compile mode that no mode of `base` stands for
+    already: traits from the compile mode, shapes from the strategy, for streams alone."""
+    made = []
+    for strategy in STRATEGIES.values():
+        for compile_mode in COMPILE_MODES:
+            name = mode_name(compile_mode, strategy.name)
+            if not strategy.compiled or name in base:
+                continue
+            like = base[compile_mode]
+            made.append(_mode(
+                name, _compiled(compile_mode if compile_mode != "default" else None,
+                                dynamic=strategy.dynamic),
+                f"{like.description}; on a shape stream, {strategy.description}",
+                cuda_graphs=like.traits.cuda_graphs, autotune=like.traits.autotune,
+                dynamic=strategy.dynamic_from_start, strategy=strategy.name,
+                compile_mode=compile_mode, streams_only=True,
+                twins=tuple(Twin(t.backend, mode_name(t.mode, strategy.name), t.why)
+                            for t in like.twins)))
+    return made
 
 
 MODES: dict[str, Mode] = {
@@ -139,9 +174,10 @@ MODES: dict[str, Mode] = {
               compiled=False, cuda_graphs=True, needs=frozenset({"cuda"})),
         _mode("default-dynamic", _compiled(None, dynamic=True),
               "torch.compile(dynamic=True): one graph with symbolic shapes from the first call",
-              dynamic=True),
+              dynamic=True, strategy="dynamic", compile_mode="default"),
     )
 }
+MODES |= {m.name: m for m in _stream_modes(MODES)}
 
 
 def twins_among(modes: Sequence[str], backend: str) -> dict[str, Twin]:

@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 STATUSES = ("ok", "error", "timeout", "oom", "unsupported")
 
@@ -226,6 +226,49 @@ class WarmupCurve:
 
 
 @dataclass(frozen=True)
+class ShapeCost:
+    """What one size cost: a size the compiled callable ran at (a padded strategy's bucket),
+    in order of first appearance. Calls, the first call and the fallback are the first
+    pass's; CUDA graphs and memory count the steady passes too, where CUDA graph trees
+    record a size they warmed up on in the first."""
+
+    size: int
+    calls: int  # calls of the first pass that ran at it
+    first_call_s: float  # the first of them: where a compile or a recording happens
+    fell_back: bool  # ran eager: no graph was left to compile at the recompile limit
+    # CUDA: graphs CUDA graph trees recorded during its calls (None without CUDA graphs),
+    # and how much the allocator's reserved memory grew during them (None on a CPU).
+    cudagraph_recordings: int | None = None
+    reserved_growth_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class StreamRun:
+    """A shape stream's calls in one fresh process (bench/shapes). The first pass makes the
+    stream's calls in order, each timed alone, compiles included; the record's timing then
+    holds one sample per call of the passes that follow, every shape seen. The stream's
+    name, distribution and seed say how `sizes` was drawn, so a run can be repeated."""
+
+    stream: str
+    distribution: str  # what the sizes were drawn from, in words
+    seed: int
+    varying_dim: str  # "sequence" or "batch"
+    sizes: tuple[int, ...]  # each call's request size, in order
+    strategy: str  # bench/shapes/strategies.py
+    compile_mode: str | None  # the torch.compile mode; None for eager
+    run_sizes: tuple[int, ...]  # the size each call ran at, padded where the strategy pads
+    first_pass_s: tuple[float, ...]  # each call of the first pass, compiles included
+    recompile_limit: int | None  # Dynamo's, as this process ran with it
+    guard_failures: int  # guard checks that failed and sent Dynamo to recompile
+    guard_failure_reasons: tuple[str, ...]  # the distinct ones, first line each, at most 20
+    per_size: tuple[ShapeCost, ...]
+    # Whether every compile cache torch keeps between processes was off (Inductor's and
+    # Dynamo's record of dims that turned dynamic): each process then compiled as the
+    # first one did, whatever `Process.cache` says of the cache folder it was given.
+    caches_off: bool = False
+
+
+@dataclass(frozen=True)
 class Environment:
     """Metadata as data. `identity()` picks the fields that make two runs comparable."""
 
@@ -266,7 +309,8 @@ class Environment:
 
 # The sections a case process measures; the runner copies them from its result as they are.
 MEASURED_SECTIONS = ("workload_info", "timing", "compile", "memory", "activity", "dynamo",
-                     "correctness", "probes", "warmup", "stages_s", "log_tail", "host", "paired")
+                     "correctness", "probes", "warmup", "stages_s", "log_tail", "host", "paired",
+                     "stream")
 
 
 @dataclass(frozen=True)
@@ -294,6 +338,7 @@ class Record:
     log_tail: tuple[str, ...] = ()
     host: Host | None = None
     paired: PairedRounds | None = None
+    stream: StreamRun | None = None
     schema_version: int = SCHEMA_VERSION
 
     def __post_init__(self) -> None:
@@ -347,6 +392,8 @@ def _check_record(record: Record) -> None:
                          f"{'a' if record.paired else 'no'} paired section")
     if record.paired:
         _check_paired(record.paired, record.key.mode)
+    if record.stream:
+        _check_stream(record.stream)
     if record.warmup and any(x <= 0 for x in record.warmup.latencies_s):
         raise ValueError("warmup.latencies_s holds a latency of 0 or below")
     _check_names(record)
@@ -428,7 +475,7 @@ def _check_fits(record: Record) -> None:
 # of a process that ran for more than a year, is no measurement but a broken clock or a
 # forgery (and past pandas' range of timestamps).
 UNSIGNED_SECTIONS = ("process", "workload_info", "timing", "compile", "memory", "activity",
-                     "dynamo", "correctness", "warmup", "host", "paired")
+                     "dynamo", "correctness", "warmup", "host", "paired", "stream")
 EARLIEST = datetime(2000, 1, 1, tzinfo=timezone.utc)
 LATEST = datetime(2200, 1, 1, tzinfo=timezone.utc)
 LONGEST_PROCESS_S = 366 * 24 * 3600
@@ -481,6 +528,23 @@ def _check_paired(paired: PairedRounds, mode: str) -> None:
                          f"{len(paired.round_position)} positions for {paired.rounds_planned} rounds")
     if any(s <= 0 for s in paired.round_s) or paired.calls_per_block < 1:
         raise ValueError("paired.round_s holds a time of 0 or below, or calls_per_block is below 1")
+
+
+def _check_stream(run: StreamRun) -> None:
+    calls = len(run.sizes)
+    if not calls or len(run.run_sizes) != calls or len(run.first_pass_s) != calls:
+        raise ValueError(f"stream holds {calls} sizes, {len(run.run_sizes)} run sizes and "
+                         f"{len(run.first_pass_s)} call times; they must be as many, and some")
+    if any(size < 1 for size in run.sizes) or any(
+            ran < size for ran, size in zip(run.run_sizes, run.sizes, strict=True)):
+        raise ValueError("stream: a size is below 1, or a call ran at less than its request")
+    if any(s <= 0 for s in run.first_pass_s):
+        raise ValueError("stream.first_pass_s holds a time of 0 or below")
+    seen = tuple(dict.fromkeys(run.run_sizes))
+    if tuple(cost.size for cost in run.per_size) != seen or sum(
+            cost.calls for cost in run.per_size) != calls:
+        raise ValueError(f"stream.per_size does not follow the run sizes in order of first "
+                         f"appearance ({list(seen)[:10]}...)")
 
 
 def _describe(hint: Any) -> str:
@@ -730,7 +794,12 @@ def _upgrade_3_to_4(data: dict[str, Any], note) -> dict[str, Any]:
     return dict(data, key=key, schema_version=4)
 
 
-UPGRADES = {1: _upgrade_1_to_2, 2: _upgrade_2_to_3, 3: _upgrade_3_to_4}
+def _upgrade_4_to_5(data: dict[str, Any], note) -> dict[str, Any]:
+    """Version 5 added the stream section of shape-stream cases; no earlier record has one."""
+    return dict(data, schema_version=5)
+
+
+UPGRADES = {1: _upgrade_1_to_2, 2: _upgrade_2_to_3, 3: _upgrade_3_to_4, 4: _upgrade_4_to_5}
 
 
 def upgrade(data: dict[str, Any], note=None) -> dict[str, Any]:

@@ -216,8 +216,9 @@ def test_quick_profile_leaves_autotuning_out_only_where_it_costs_minutes():
     full = plan("cuda", ORDER, list(MODES), "full", set(), "seed", "main")
     assert not [c for c in quick if c.workload in heavy and c.mode in autotuning]
     assert {c.workload for c in full if c.mode in autotuning} >= set(heavy)
-    # On a GPU every mode is still in the quick profile, through the small workloads.
-    assert {c.mode for c in quick} == {c.mode for c in full}
+    # On a GPU every mode is still in the quick profile, through the small workloads, but
+    # the strategies made for shape streams, which no quick workload is.
+    assert {c.mode for c in quick} == {c.mode for c in full if not MODES[c.mode].streams_only}
 
 
 def test_asking_quick_for_autotuning_a_heavy_workload_says_why_nothing_is_planned(

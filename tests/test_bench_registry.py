@@ -13,7 +13,7 @@ import torch
 import bench.workloads
 from bench.backends import BACKENDS
 from bench.workloads import WORKLOADS, UnknownWorkload, Workload, lookup, optional
-from bench.workloads.registry import ORDER
+from bench.workloads.registry import ORDER, STREAMS
 
 CPU = torch.device("cpu")
 
@@ -131,9 +131,10 @@ def test_a_float64_build_holds_the_same_values(name):
             assert torch.equal(a.double(), b)
 
 
-def test_only_batch_cycling_workloads_have_varying_shapes():
+def test_only_batch_cycles_and_shape_streams_have_varying_shapes():
     varying = {w.name for w in WORKLOADS.values() if w.varying_shapes}
-    assert varying == {"dynamic-mlp"}
+    assert varying == {"dynamic-mlp", *STREAMS}
+    assert {w.name for w in WORKLOADS.values() if w.stream} == set(STREAMS)
     built = tiny(WORKLOADS["dynamic-mlp"])
     batches = [inputs[0].shape[0] for inputs in built.all_input_sets]
     assert tuple(batches) == WORKLOADS["dynamic-mlp"].batch_cycle

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 import torch
 
 from bench.backends import BACKENDS
+from bench.shapes.streams import Stream, Varying
 from bench.workloads.registry import DTYPES
 
 AXES = ("batch", "n")
@@ -50,6 +51,23 @@ NOTHING_TO_AUTOTUNE_ON_CPU = ("cpu",)
 
 
 @dataclass(frozen=True)
+class Sized:
+    """A stream workload's requests at any size of the dimension that varies.
+
+    `request(n)` is what a client sends at size n (the same tensors for the same n: a cache
+    in the builder), `varying` the positions of its inputs whose dimension `dim` has size n.
+    A padded request pads those with zeros and, where `masked`, appends an attention mask
+    (1 for a real position, 0 for padding), which `fn` takes as its last argument. The
+    output's dimension `out_dim` follows the size, so a padded output is cut back there."""
+
+    dim: int
+    out_dim: int
+    request: Callable[[int], tuple[torch.Tensor, ...]]
+    varying: tuple[int, ...] = (0,)
+    masked: bool = False
+
+
+@dataclass(frozen=True)
 class Built:
     fn: Callable  # eager callable: an nn.Module in eval mode, a function, or a training step
     inputs: tuple[torch.Tensor, ...]  # the first call's inputs
@@ -66,6 +84,8 @@ class Built:
     # KV cache...) and the versions of the packages that built the model; both are recorded.
     settings: dict[str, str] = field(default_factory=dict)
     libraries: dict[str, str] = field(default_factory=dict)
+    # Shape streams: the requests at every size (None for a workload of fixed inputs).
+    sized: Sized | None = None
 
     @property
     def all_input_sets(self) -> tuple[tuple[torch.Tensor, ...], ...]:
@@ -110,6 +130,9 @@ class Workload:
     # the number given for a backend in warmup_curve_calls_on; tiny shapes take TINY_CURVE_CALLS.
     warmup_curve_calls: int = 0
     warmup_curve_calls_on: dict[str, int] = field(default_factory=dict)
+    # A shape stream (bench/shapes/streams.py): each process makes the stream's calls in
+    # order, compiles included, then again with every shape seen (bench/shapes/measure.py).
+    stream: Stream | None = None
 
     def __post_init__(self) -> None:
         if self.axis not in AXES:
@@ -118,9 +141,12 @@ class Workload:
             raise ValueError(f"workload {self.name}: warmup_curve_calls must not be negative")
 
     @property
-    def varying_shapes(self) -> bool:
-        """Successive calls see different shapes: dynamic-shape compilation applies."""
-        return bool(self.batch_cycle)
+    def varying_shapes(self) -> Varying:
+        """Whether successive calls see different shapes (dynamic-shape compilation applies
+        where they do), and how: a batch cycle, or a recorded stream."""
+        if self.stream is not None:
+            return Varying.STREAM
+        return Varying.CYCLE if self.batch_cycle else Varying.FIXED
 
     def sizes(self, profile: str, backend: str) -> tuple[int | None, ...]:
         if profile == "quick":

@@ -65,8 +65,9 @@ class OneOutput(nn.Module):
         super().__init__()
         self.model, self.field, self.call = model, field, call
 
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        return getattr(self.model(input_ids=ids, **self.call), self.field)
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """`mask`: the attention mask of padded ids (bench/shapes), 1 where a token is real."""
+        return getattr(self.model(input_ids=ids, attention_mask=mask, **self.call), self.field)
 
 
 def _one_sample(model: nn.Module, x: torch.Tensor, batch: int) -> tuple[int | None, int]:

@@ -33,6 +33,13 @@ ENTRIES: tuple[tuple[str, str], ...] = (
     ("llama-small", "bench.workloads.models:LLAMA_SMALL"),
     ("train-resnet50", "bench.workloads.models:TRAIN_RESNET50"),
     ("train-bert-base", "bench.workloads.models:TRAIN_BERT_BASE"),
+    # Shape streams (bench/shapes): the MLP's cycle, and the real models as a service sees them.
+    ("mlp-batches", "bench.workloads.streams:MLP_BATCHES"),
+    ("gpt2-small-prompts", "bench.workloads.streams:GPT2_PROMPTS"),
+    ("bert-base-prompts", "bench.workloads.streams:BERT_PROMPTS"),
+    ("llama-small-prompts", "bench.workloads.streams:LLAMA_PROMPTS"),
+    ("resnet50-batches", "bench.workloads.streams:RESNET50_BATCHES"),
+    ("vit-base16-batches", "bench.workloads.streams:VIT_BASE16_BATCHES"),
 )
 
 # The precisions a case may run in (CaseKey.dtype), float32 first: every workload runs in
@@ -44,6 +51,9 @@ ORDER: tuple[str, ...] = tuple(name for name, _ in ENTRIES)
 # them on its model page, measured or not.
 MODELS: tuple[str, ...] = tuple(name for name, where in ENTRIES
                                 if where.startswith("bench.workloads.models:"))
+# The shape streams (family "shapes"), which their own page shows (report/pages/shapes.py).
+STREAMS: tuple[str, ...] = tuple(name for name, where in ENTRIES
+                                 if where.startswith("bench.workloads.streams:"))
 
 
 class UnknownWorkload(ValueError):

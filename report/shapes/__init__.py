@@ -1,0 +1,1 @@
+"""Shape streams in the report: the stream records summed up per case (`data`)."""

@@ -1,0 +1,175 @@
+"""Shape-stream records (bench/shapes) as table operations: one row per case, figures taken
+over its processes, and per stream the strategy and mode that serve it soonest and with the
+lowest p99. Figures come from records alone; what none measured stays None ("not measured").
+
+A case is a stream workload at one batch, dtype and mode in one environment; its processes
+each made the stream's calls in order from a fresh start. Per process: the total of the
+first pass (compiles included), its running total call by call, the p50 and p99 of the
+steady calls, the growth of reserved memory per size the callable ran at. Per case: the
+median over processes of each, and the sizes any process ran eager at the recompile limit.
+"""
+
+from __future__ import annotations
+
+import statistics
+from itertools import accumulate
+from typing import Any
+
+import pandas as pd
+
+from bench.modes import MODES
+from bench.shapes.strategies import COMPILE_MODES, STRATEGIES
+from report.analysis import DTYPE, rows
+
+CASE = ["env_id", "workload", "batch_size", DTYPE, "mode"]
+STREAM = ["env_id", "workload", "batch_size", DTYPE]
+EAGER = "eager"
+# Where the running totals are read for the page's "total time against calls".
+CHECKPOINTS = (1, 10, 25)
+
+
+def stream_records(shown: pd.DataFrame) -> pd.DataFrame:
+    """The isolated records of shape streams (those with a stream section)."""
+    if "strategy" not in shown:
+        return shown.iloc[0:0]
+    return shown[shown["strategy"].notna()]
+
+
+def _quantile(samples, q: float) -> float:
+    ordered = sorted(samples)
+    if len(ordered) == 1:
+        return ordered[0]
+    return statistics.quantiles(ordered, n=100, method="inclusive")[round(q * 100) - 1]
+
+
+def _median(values) -> float | None:
+    known = [v for v in values if v is not None and not pd.isna(v)]
+    return statistics.median(known) if known else None
+
+
+def _running(processes: list[dict]) -> list[float]:
+    """The running total of the first pass, call by call: at each call the median over
+    processes of each call's time, summed up to it."""
+    per_call = zip(*(p["first_pass_s"] for p in processes), strict=True)
+    return list(accumulate(statistics.median(calls) for calls in per_call))
+
+
+def _graph_memory(process: dict) -> float | None:
+    """Reserved memory grown during the calls at each size the callable ran at (first and
+    steady passes), per size."""
+    grown = [c.reserved_growth_bytes for c in process["per_size"]]
+    if not grown or any(g is None for g in grown):
+        return None
+    return sum(grown) / len(grown)
+
+
+def _recordings(process: dict) -> int | None:
+    counts = [c.cudagraph_recordings for c in process["per_size"]]
+    return None if not counts or any(c is None for c in counts) else sum(counts)
+
+
+def _new_shape_s(process: dict) -> float | None:
+    """The median first call at a size after the first size: what a new shape costs once
+    the process is up."""
+    later = [c.first_call_s for c in process["per_size"][1:]]
+    return statistics.median(later) if later else None
+
+
+def cases(shown: pd.DataFrame) -> list[dict[str, Any]]:
+    """One dict per case: its processes' figures, medians over them, and its failures."""
+    found = stream_records(shown)
+    out = []
+    for key, group in found.groupby(CASE, dropna=False, sort=False):
+        every = rows(group)
+        ok = [r for r in every if r["ok"]]
+        first = ok[0] if ok else every[0]
+        case = {c: None if pd.isna(v) else v for c, v in zip(CASE, key, strict=True)} | {
+            "backend": first["backend"], "stream": first["stream"],
+            "distribution": first["distribution"], "seed": first["seed"],
+            "varying_dim": first["varying_dim"], "strategy": first["strategy"],
+            "compile_mode": first["compile_mode"], "processes": len(ok),
+            "failed": [{"status": r["status"], "reason": r["reason"]}
+                       for r in every if not r["ok"]], "ok": False}
+        # Processes of another stream (a changed draw) are not medians of this one.
+        same = [r for r in ok if list(r["sizes"]) == list(first["sizes"] or ())]
+        if not same:
+            out.append(case)
+            continue
+        sizes = list(same[0]["sizes"])
+        running = _running(same)
+        case |= {
+            "ok": True, "calls": len(sizes), "low": min(sizes), "high": max(sizes),
+            "distinct": len(set(sizes)), "running_s": running, "total_s": running[-1],
+            "p50_s": _median(_quantile(r["samples"], 0.5) for r in same),
+            "p99_s": _median(_quantile(r["samples"], 0.99) for r in same),
+            "new_shape_s": _median(_new_shape_s(r) for r in same),
+            "recompiles": max((r["recompiles"] or 0) for r in same),
+            "graph_breaks": max((r["graph_breaks"] or 0) for r in same),
+            "guard_failures": max(r["guard_failures"] for r in same),
+            "recompile_limit": same[0]["recompile_limit"],
+            "fell_back": sorted({c.size for r in same for c in r["per_size"] if c.fell_back}),
+            "graph_sizes": len(same[0]["per_size"]),
+            "recordings": _median(_recordings(r) for r in same),
+            "memory_per_shape_bytes": _median(_graph_memory(r) for r in same),
+            "peak_bytes": _median(r["case_peak_reserved_bytes"] if r["backend"] == "cuda"
+                                  else r["peak_rss_bytes"] for r in same),
+            "passed": all(r["passed"] is True for r in same),
+            "rel_error": _median(r["rel_error"] for r in same)}
+        out.append(case)
+    return out
+
+
+def break_even(case: dict, eager: dict | None) -> int | None:
+    """The first call after which the case's running total is at or below eager's, or None
+    where that never happens within the stream (or eager was not measured)."""
+    if not (case.get("ok") and eager and eager.get("ok")) or case["calls"] != eager["calls"]:
+        return None
+    for call, (mine, theirs) in enumerate(zip(case["running_s"], eager["running_s"],
+                                              strict=True), start=1):
+        if mine <= theirs:
+            return call
+    return None
+
+
+def _mode_rank(mode: str) -> int:
+    order = list(MODES)
+    return order.index(mode) if mode in order else len(order)
+
+
+def streams(shown: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per stream (environment, workload, batch, dtype): its cases in mode order, each with
+    its break-even against eager, and the cases that answer first: the least total time
+    over the stream's calls, and the lowest p99 once every shape is seen, among the cases
+    whose every process passed the float64 check."""
+    found = cases(shown)
+    grouped: dict[tuple, list[dict]] = {}
+    for case in found:
+        grouped.setdefault(tuple(case[c] for c in STREAM), []).append(case)
+    out = []
+    for key, members in grouped.items():
+        members.sort(key=lambda c: _mode_rank(c["mode"]))
+        eager = next((c for c in members if c["mode"] == EAGER), None)
+        for case in members:
+            case["break_even"] = break_even(case, eager) if case["mode"] != EAGER else None
+            case["vs_eager"] = (eager["total_s"] / case["total_s"]
+                                if case.get("ok") and eager and eager.get("ok") else None)
+        good = [c for c in members if c.get("ok") and c["passed"]]
+        measured = next((c for c in members if c.get("ok")), members[0])
+        out.append(dict(zip(STREAM, key, strict=True)) | {
+            "backend": measured["backend"], "stream": measured["stream"],
+            "distribution": measured["distribution"], "seed": measured["seed"],
+            "varying_dim": measured["varying_dim"], "low": measured.get("low"),
+            "high": measured.get("high"), "calls": measured.get("calls"),
+            "cases": members, "eager": eager,
+            "soonest": min(good, key=lambda c: c["total_s"], default=None),
+            "steadiest": min(good, key=lambda c: c["p99_s"], default=None),
+            "checkpoints": [n for n in CHECKPOINTS if n < (measured.get("calls") or 0)]})
+    return out
+
+
+def strategy_words() -> list[dict[str, str]]:
+    """Each strategy and what it does, as bench/shapes states it."""
+    return [{"name": s.name, "description": s.description} for s in STRATEGIES.values()]
+
+
+MODES_MEASURED = ("eager", *COMPILE_MODES)
