@@ -181,8 +181,9 @@ def jobs(cases: list[CaseKey], repeats: int, done: Recorded, timing: str = "isol
                           else [(g, r) for r in range(repeats) for g in found]):
         if repeat == 0:
             todo.extend(_isolated_jobs(group, 1, done))
+        # A shape stream is one pass per fresh process (bench/shapes): never paired.
         runnable = tuple(k for k in group if MODES[k.mode].unsupported_reason(k.backend) is None
-                         and done.pairable(k))
+                         and done.pairable(k) and lookup(k.workload).stream is None)
         if len(runnable) > 1 and not all(done.paired_share(k, repeat) for k in runnable):
             todo.append(Job(runnable[0], repeat, runnable))
     return todo

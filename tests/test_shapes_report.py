@@ -92,7 +92,7 @@ def test_the_answer_picks_the_soonest_and_steadiest_cases_that_passed(page_text)
 
 
 def test_a_device_and_a_stream_without_records_read_not_measured(page_text):
-    assert "Not measured: there are no shape-stream results from a cpu machine yet." in page_text
+    assert "Not measured: there are no shape-stream results from a cpu or mps machine yet." in page_text
     assert "| resnet50-batches | not measured |" in page_text
 
 
