@@ -18,8 +18,8 @@ from report.ledger.comparison import (
     Judgement,
 )
 from report.ledger.kinds import KINDS, unit_of
-from report.ledger.rules import Rule, rule
-from report.ledger.schema import Claim, Test
+from report.ledger.rules import rule
+from report.ledger.schema import Claim, Rule, Test
 from report.ledger.values import LATER_MEMORY, RATIO_METRICS, median, missing, process_values
 from report.ledger.verdicts import settle
 

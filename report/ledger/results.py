@@ -12,7 +12,8 @@ from report import analysis
 from report.ledger.comparison import NOT_MEASURED, NOT_TESTABLE, VERDICTS, Judgement, Region
 from report.ledger.judge import Judge
 from report.ledger.kinds import unit_of
-from report.ledger.schema import Claim, Ledger, load_ledger
+from report.ledger.loader import load_ledger
+from report.ledger.schema import Claim, Ledger
 from report.ledger.words import region_words
 
 DOES_NOT_APPLY = "—"  # a claim about another backend, in summary tables

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from bench.modes import MODES
 from report.ledger.comparison import Comparison, judged
-from report.ledger.rules import Rule
+from report.ledger.schema import Rule
 from report.ledger.values import combine, median, missing, records
 
 WORDS = ("kernels per call of {mode} less those of {baseline}, against the input copies a "

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from report import analysis
 from report.ledger.comparison import Comparison, judged
-from report.ledger.rules import COST, EFFECT
-from report.ledger.schema import Test
+from report.ledger.schema import COST, EFFECT, Test
 from report.ledger.values import ABSOLUTE_FIELDS, LATER_MEMORY, as_float, median, missing, records
 
 UNITS = {"cold_first_call_s": "seconds", "warm_first_call_s": "seconds",
@@ -16,7 +15,7 @@ UNITS = {"cold_first_call_s": "seconds", "warm_first_call_s": "seconds",
          "first_calls_much_slower": "calls", **{f: "bytes" for f in LATER_MEMORY}}
 
 
-# Which way each field grows when the claim's effect does (rules.EFFECT, rules.COST):
+# Which way each field grows when the claim's effect does (schema.EFFECT, schema.COST):
 # compile times, the idle share and counts of graph replays are what their claims assert
 # ("compiling is slow", "the GPU sits idle a large share of the run", "it replays a
 # graph"), so larger is more of it; latencies, overheads, kernel durations, idle time per
