@@ -4,7 +4,7 @@ table per environment."""
 from __future__ import annotations
 
 from report import answers, charts
-from report.analysis import BASELINE, Environment, of_env, rows
+from report.analysis import BASELINE, Environment, rows
 from report.site import Site
 
 PAGE = "index.md"
@@ -27,15 +27,19 @@ def heat_cell(cell: dict | None) -> charts.HeatCell:
 
 def render(site: Site) -> None:
     data = site.data
-    at = data.representative()
+    # Every environment's rows from one conversion of the table: converting each
+    # environment's part on its own cost a pass over every column per environment.
+    of_env: dict[str, dict[str, dict[str, dict]]] = {}
+    for r in rows(data.representative()):
+        of_env.setdefault(r["env_id"], {}).setdefault(r["workload"], {})[r["mode"]] = r
 
     def build(env: Environment):
-        found = rows(of_env(at, env.env_id))
+        found = of_env.get(env.env_id)
         if not found:
             return None
         grid = []
         for workload in data.workloads:
-            cells = {r["mode"]: r for r in found if r["workload"] == workload}
+            cells = found.get(workload)
             if cells:
                 batch = data.representative_batch(workload)
                 label = f"{workload} (batch {batch})" if data.batched(workload) else workload
