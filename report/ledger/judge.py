@@ -43,8 +43,8 @@ EVIDENCE_ANCHOR = {"speedup": "latency", "break-even": "compile-time",
 
 def _point_keys(frame: pd.DataFrame) -> list[tuple]:
     """analysis.POINT of each row, hashable and with every missing value as None."""
-    return [tuple(None if missing(v) else v for v in row)
-            for row in frame[analysis.POINT].to_numpy(dtype=object)]
+    columns = [frame[c].to_numpy(dtype=object) for c in analysis.POINT]
+    return [tuple(None if missing(v) else v for v in row) for row in zip(*columns, strict=True)]
 
 
 class Judge:
@@ -69,6 +69,7 @@ class Judge:
         # never ran is told so without filtering its cases: most claims in most environments.
         self._measured = {env_id: set(cases["workload"]) for env_id, cases in self._by_env.items()}
         self._scope: dict[str, list[str]] = {}
+        self._memo: tuple[str | None, dict] = (None, {})
         self._per_kernel: tuple[pd.DataFrame, dict[str, pd.DataFrame]] | None = None
 
     @classmethod
@@ -101,16 +102,36 @@ class Judge:
 
     def points(self, claim: Claim, env_id: str) -> pd.DataFrame:
         """Cases of `env_id` in the claim's scope (every mode)."""
-        scope = [w for w in self.workloads(claim) if w in self._measured.get(env_id, ())]
+        scope = tuple(w for w in self.workloads(claim) if w in self._measured.get(env_id, ()))
         if not scope:
             return self.with_values.iloc[:0]
-        c = self.env_cases(env_id)
-        here = c[c["workload"].isin(scope)]
-        if claim.batch_range:
-            lo, hi = claim.batch_range
-            b = here["batch_size"]
-            here = here[b.isna() | ((b >= (lo or 0)) & (b <= (math.inf if hi is None else hi)))]
-        return here
+        memo = self._of_env(env_id)
+        key = ("points", scope, claim.batch_range)  # many claims share a scope
+        if key not in memo:
+            c = self.env_cases(env_id)
+            here = c[c["workload"].isin(scope)]
+            if claim.batch_range:
+                lo, hi = claim.batch_range
+                b = here["batch_size"]
+                here = here[b.isna() | ((b >= (lo or 0)) & (b <= (math.inf if hi is None
+                                                                    else hi)))]
+            memo[key] = here
+        return memo[key]
+
+    def _of_env(self, env_id: str) -> dict:
+        """What judging one environment computes once for all its claims (results.judge
+        judges environment by environment); dropped when the next environment begins."""
+        if self._memo[0] != env_id:
+            self._memo = (env_id, {})
+        return self._memo[1]
+
+    def _wanted(self, here: pd.DataFrame) -> set[tuple]:
+        """The points of `here`, kept with the frame for the claims that share it."""
+        memo = self._of_env(here["env_id"].iloc[0])
+        found = memo.get(("points of", id(here)))
+        if found is None or found[0] is not here:
+            found = memo[("points of", id(here))] = (here, set(_point_keys(here)))
+        return found[1]
 
     # -- what the kinds share -----------------------------------------------------------------
     def pairs(self, here: pd.DataFrame, mode: str, baseline: str) -> pd.DataFrame:
@@ -125,7 +146,7 @@ class Judge:
         if found is None:
             return here.iloc[:0]
         rows, keys = found
-        wanted = set(_point_keys(here))
+        wanted = self._wanted(here)
         return rows[[k in wanted for k in keys]]
 
     def pair_rows(self, here: pd.DataFrame, mode: str, baseline: str) -> list[dict]:
@@ -140,7 +161,7 @@ class Judge:
         if found is None:
             return []
         converted, keys = found
-        wanted = set(_point_keys(here))
+        wanted = self._wanted(here)
         return [row for row, k in zip(converted, keys, strict=True) if k in wanted]
 
     def point(self, row: dict, anchor_key: str) -> Comparison:

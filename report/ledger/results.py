@@ -25,9 +25,6 @@ class ClaimResult:
     claim: Claim
     judgements: list[Judgement]
 
-    def verdict_in(self, env_id: str) -> Judgement | None:
-        return next((j for j in self.judgements if j.env_id == env_id), None)
-
 
 def judge(ledger: Ledger, data: analysis.Data, by: Judge | None = None) -> list[ClaimResult]:
     """Every claim in every environment of its backend. A backend with no environment
@@ -35,9 +32,15 @@ def judge(ledger: Ledger, data: analysis.Data, by: Judge | None = None) -> list[
     measured. `by` is a Judge of `data` already built (a site build's `Judge.of`)."""
     judge_ = Judge(data) if by is None else by
     envs = sorted(data.environments.values(), key=lambda e: (e.backend, e.label))
+    # Environment by environment: the judge keeps what one environment's claims share.
+    of_claim: dict[str, list[Judgement]] = {claim.id: [] for claim in ledger.claims}
+    for env in envs:
+        for claim in ledger.claims:
+            if claim.judged_on(env.backend):
+                of_claim[claim.id].append(judge_.judge(claim, env))
     results = []
     for claim in ledger.claims:
-        found = [judge_.judge(claim, env) for env in envs if claim.judged_on(env.backend)]
+        found = of_claim[claim.id]
         if not found:
             backend = claim.backend
             verdict = NOT_TESTABLE if not claim.testable else NOT_MEASURED

@@ -33,6 +33,8 @@ def render(site: Site) -> None:
     for r in rows(data.representative()):
         of_env.setdefault(r["env_id"], {}).setdefault(r["workload"], {})[r["mode"]] = r
 
+    charted = charts.Charted()
+
     def build(env: Environment):
         found = of_env.get(env.env_id)
         if not found:
@@ -45,8 +47,10 @@ def render(site: Site) -> None:
                 label = f"{workload} (batch {batch})" if data.batched(workload) else workload
                 grid.append({"workload": workload, "batch": batch, "label": label,
                              "eager": cells.get(BASELINE), "cells": cells})
-        target, link = site.chart_path(PAGE, f"overview/speedup-{env.env_id}")
         title = f"Speedup vs eager\n{env.label}"
+        if not charted.draws(env.backend):
+            return {"rows": grid, "chart": None, "title": title}
+        target, link = site.chart_path(PAGE, f"overview/speedup-{env.env_id}")
         charts.heatmap(
             target, title=title, rows=[row["label"] for row in grid], columns=data.modes,
             cells={(row["label"], mode): heat_cell(row["cells"].get(mode))
@@ -55,7 +59,7 @@ def render(site: Site) -> None:
         return {"rows": grid, "chart": link, "title": title}
 
     batched = [w for w in data.workloads if data.batched(w)]
-    site.page(PAGE, "index.md.j2", backends=site.by_backend(build),
+    site.page(PAGE, "index.md.j2", backends=site.by_backend(build), charted=charted,
               verdicts=answers.verdict_table(data),
               answers=answers.answers(data, answers.judged(data)),
               gpu=answers.conditions(data), precision=answers.precision(data),
