@@ -125,13 +125,24 @@ class Judge:
             self._memo = (env_id, {})
         return self._memo[1]
 
-    def _wanted(self, here: pd.DataFrame) -> set[tuple]:
-        """The points of `here`, kept with the frame for the claims that share it."""
+    def _kept(self, here: pd.DataFrame, what: str, compute):
+        """`compute(here)`, kept with the frame for the claims of its environment that share
+        it (the frame is kept too, so that its id names it)."""
         memo = self._of_env(here["env_id"].iloc[0])
-        found = memo.get(("points of", id(here)))
+        found = memo.get((what, id(here)))
         if found is None or found[0] is not here:
-            found = memo[("points of", id(here))] = (here, set(_point_keys(here)))
+            found = memo[(what, id(here))] = (here, compute(here))
         return found[1]
+
+    def _wanted(self, here: pd.DataFrame) -> set[tuple]:
+        """The points of `here`."""
+        return self._kept(here, "points of", lambda frame: set(_point_keys(frame)))
+
+    def mode_rows(self, here: pd.DataFrame, mode: str) -> list[dict]:
+        """The rows of `here` in `mode`, as dicts (values.records)."""
+        if here.empty:
+            return []
+        return [row for row in self._kept(here, "records", records) if row["mode"] == mode]
 
     # -- what the kinds share -----------------------------------------------------------------
     def pairs(self, here: pd.DataFrame, mode: str, baseline: str) -> pd.DataFrame:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from report import analysis
 from report.ledger.comparison import Comparison, judged
 from report.ledger.schema import COST, EFFECT, Test
-from report.ledger.values import ABSOLUTE_FIELDS, LATER_MEMORY, as_float, median, missing, records
+from report.ledger.values import ABSOLUTE_FIELDS, LATER_MEMORY, as_float, median, missing
 
 UNITS = {"cold_first_call_s": "seconds", "warm_first_call_s": "seconds",
          "mean_kernel_s": "seconds", "idle_s_per_call": "seconds", "busy_fraction": "fraction",
@@ -46,7 +46,7 @@ def passes(x) -> bool | None:
 
 def one_sided(judge, here, test, column: str, agrees) -> list[Comparison]:
     out = []
-    for row in records(here[here["mode"] == test.mode]):
+    for row in judge.mode_rows(here, test.mode):
         comparison = judge.point(row, column)
         mine = row.get(f"{column}_v")
         mine = mine if isinstance(mine, tuple) else ()
