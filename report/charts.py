@@ -90,6 +90,29 @@ def case_point(x: float, case: dict, scale: float = 1.0, y: str = "median_s") ->
     return Point(x, case[y] / scale)
 
 
+class Charted:
+    """Which environments a page that lists every environment draws its charts for: the
+    first LIMIT of each backend, in the order it lists them; the others keep their tables,
+    and the page says how many were not charted (`left_out`). Ten thousand charts on one
+    page could not be read, and each takes a tenth of a second or more to draw."""
+
+    # None (every environment charted) until report/templates/index.md.j2 and
+    # launch-overhead.md.j2 say, where a chart is None, how many were left out; then 20.
+    LIMIT: int | None = None
+
+    def __init__(self) -> None:
+        self.drawn: dict[str, int] = {}
+        self.left_out: dict[str, int] = {}
+
+    def draws(self, backend: str) -> bool:
+        """Whether the next environment of `backend` the page lists gets its chart."""
+        if self.LIMIT is None or self.drawn.get(backend, 0) < self.LIMIT:
+            self.drawn[backend] = self.drawn.get(backend, 0) + 1
+            return True
+        self.left_out[backend] = self.left_out.get(backend, 0) + 1
+        return False
+
+
 # ---- drawing: deferred, skipped when unchanged, spread over the cores ---------------------
 
 _DRAW: dict = {}  # chart kind -> the function that draws it

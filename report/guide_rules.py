@@ -548,10 +548,16 @@ def chosen(table: pd.DataFrame, calls: float = analysis.CALLS_ANSWERED) -> dict[
     mode the chooser and the quick answers give for the same point and calls."""
     if "cold_calls" not in table.columns:
         table = analysis.published(table)
+    # The chosen row's compile figures, looked up in one index of the table: a scan of
+    # the table per point made this grow with the square of the environments.
+    case = [*POINT, "mode"]
+    extra = table[[*case, "warm_calls", "cold_compile_s", "warm_compile_s"]]
+    of_case: dict[tuple, dict] = {}
+    for r in analysis.rows(extra):
+        of_case.setdefault(_plain_key(tuple(r[c] for c in case)), r)
     out = {}
     for r in analysis.rows(analysis.choose(table, calls)):
-        at = analysis.row_of(table, r["env_id"], r["workload"], r["batch_size"], r["mode"],
-                             r[analysis.DTYPE]) or {}
+        at = of_case.get(_plain_key(tuple(r[c] for c in case)), {})
         compiles = r["mode"] != BASELINE
         out[_plain_key(tuple(r[c] for c in POINT))] = Pick(
             r["mode"], r["speedup"], r["speedup_lo"], r["speedup_hi"], 1,

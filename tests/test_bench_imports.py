@@ -7,8 +7,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
 
@@ -127,9 +125,6 @@ def test_report_has_no_import_cycle_outside_the_ledger():
     assert found is None, "import cycle: " + " -> ".join(found)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 92: report/ledger/schema.py reads the kinds table (Test.ratio, Test.larger, "
-    "test_problems), whose kinds import the schema back: a 13-module circle still to undo"))
 def test_report_has_no_import_cycle():
     found = cycle_in(graph(REPORT))
     assert found is None, "import cycle: " + " -> ".join(found)

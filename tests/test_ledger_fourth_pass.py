@@ -31,7 +31,7 @@ def test_graph_launch_2us_fails_past_its_point_on_either_side(figure, expected):
     """A graph launch measured at 3.0-3.6 µs against "about 2 µs" costs more than stated:
     the claim fails there, and the contradictions page must not count it as support."""
     test = BOOK.claim("graph-launch-2us").test
-    assert test.larger == ledger.rules.COST
+    assert ledger.larger_of(test) == ledger.COST
     assert outcome(test, figure) == expected
 
 
@@ -59,14 +59,14 @@ EFFECTS = [
 @pytest.mark.parametrize("test, above", COSTS)
 def test_a_cost_above_its_point_fails(test, above):
     found = claim(test).test
-    assert found.larger == ledger.rules.COST
+    assert ledger.larger_of(found) == ledger.COST
     assert outcome(found, above) == "fails"
 
 
 @pytest.mark.parametrize("test, above", EFFECTS)
 def test_an_effect_above_its_point_is_exceeded(test, above):
     found = claim(test).test
-    assert found.larger == ledger.rules.EFFECT
+    assert ledger.larger_of(found) == ledger.EFFECT
     assert outcome(found, above) == "exceeds"
     assert outcome(found, found.about * 0.3) == "fails"
 

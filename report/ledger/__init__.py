@@ -5,9 +5,11 @@ vocabulary); `load_ledger` reads and validates it, and `judge(ledger, data)` jud
 claim in every environment whose backend it is about (`any`: every environment).
 
 The package, one job per module:
-- schema: the claims.yaml vocabulary as frozen dataclasses, validation and loading;
+- schema: the claims.yaml vocabulary as frozen dataclasses (a stated figure's Rule
+  among them) and the checks common to every test;
 - kinds: the table of test kinds (validation, unit, words, comparison function), one
   module per family of kinds;
+- loader: claims.yaml checked against the schema and the kinds, and loaded;
 - rules: when one figure agrees with a stated point, bound, range or "no change";
 - values: per-process values of every case and the figures derived from a record;
 - comparison: Comparison (one point), Judgement (one environment), Region (as data);
@@ -39,7 +41,8 @@ from report.ledger.comparison import (
                                       Region,
 )
 from report.ledger.judge import Judge
-from report.ledger.kinds import KINDS, Kind, unit_of, words_of
+from report.ledger.kinds import KINDS, Kind, larger_of, unit_of, words_of
+from report.ledger.loader import claim_problems, load_ledger, parse_ledger, test_problems
 from report.ledger.results import (
                                       DOES_NOT_APPLY,
                                       SEED_PAGE,
@@ -53,22 +56,21 @@ from report.ledger.results import (
                                       verdict_table,
                                       where,
 )
-from report.ledger.rules import Rule, rule
+from report.ledger.rules import rule
 from report.ledger.schema import (
                                       CLAIM_KEYS,
                                       COMPARATORS,
+                                      COST,
                                       DOC_SEED,
+                                      EFFECT,
                                       LEDGER,
                                       POINT_TOLERANCE,
                                       Claim,
                                       Contradiction,
                                       Ledger,
                                       LedgerError,
+                                      Rule,
                                       Test,
-                                      claim_problems,
-                                      load_ledger,
-                                      parse_ledger,
-                                      test_problems,
 )
 from report.ledger.values import (
                                       ABSOLUTE_FIELDS,
@@ -87,13 +89,13 @@ from report.ledger.verdicts import depends_condition
 from report.ledger.words import figure_text, span_text
 
 __all__ = [
-    "ABSOLUTE_FIELDS", "CLAIM_KEYS", "COMPARATORS", "DEPENDS", "DERIVED_FIELDS",
-    "DOC_SEED", "DOES_NOT_APPLY", "EXCEEDS", "FAILS", "HOLDS", "KINDS", "LATER_MEMORY", "LEDGER",
+    "ABSOLUTE_FIELDS", "CLAIM_KEYS", "COMPARATORS", "COST", "DEPENDS", "DERIVED_FIELDS",
+    "DOC_SEED", "DOES_NOT_APPLY", "EFFECT", "EXCEEDS", "FAILS", "HOLDS", "KINDS", "LATER_MEMORY", "LEDGER",
     "LEVEL_WINDOW", "MIN_PROCESSES", "MUCH_SLOWER", "NOT_MEASURED", "NOT_TESTABLE", "POINT_TOLERANCE",
     "RATIO_METRICS", "SEED_PAGE", "STEADY_BAND", "STEADY_RUN", "UNSETTLED", "VERDICTS",
     "Claim", "ClaimResult", "Comparison", "Contradiction", "Judge", "Judgement", "Kind",
     "Ledger", "LedgerError", "Region", "Rule", "Test", "claim_problems", "counts",
-    "depends_condition", "figure_text", "judge", "load_ledger", "parse_ledger",
+    "depends_condition", "figure_text", "judge", "larger_of", "load_ledger", "parse_ledger",
     "process_values", "results_for", "rule", "seed_page", "shown_regions", "site_ledger",
     "span_text",
     "steady_index", "test_problems", "unit_of", "verdict_table", "warmup_calls", "where",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from report.ledger.rules import Rule
+from report.ledger.schema import Rule
 from report.ledger.values import missing
 
 HOLDS, EXCEEDS, FAILS, DEPENDS, UNSETTLED = "holds", "exceeds", "fails", "depends", "unsettled"

@@ -18,9 +18,16 @@ from report.ledger.comparison import (
     Judgement,
 )
 from report.ledger.kinds import KINDS, unit_of
-from report.ledger.rules import Rule, rule
-from report.ledger.schema import Claim, Test
-from report.ledger.values import LATER_MEMORY, RATIO_METRICS, median, missing, process_values
+from report.ledger.rules import rule
+from report.ledger.schema import Claim, Rule, Test
+from report.ledger.values import (
+    LATER_MEMORY,
+    RATIO_METRICS,
+    median,
+    missing,
+    process_values,
+    records,
+)
 from report.ledger.verdicts import settle
 
 KEPT = ("ok", "status", "median_s", "lo_s", "hi_s", "n_processes", "env_repeated", "flops",
@@ -36,8 +43,8 @@ EVIDENCE_ANCHOR = {"speedup": "latency", "break-even": "compile-time",
 
 def _point_keys(frame: pd.DataFrame) -> list[tuple]:
     """analysis.POINT of each row, hashable and with every missing value as None."""
-    return [tuple(None if missing(v) else v for v in row)
-            for row in frame[analysis.POINT].to_numpy(dtype=object)]
+    columns = [frame[c].to_numpy(dtype=object) for c in analysis.POINT]
+    return [tuple(None if missing(v) else v for v in row) for row in zip(*columns, strict=True)]
 
 
 class Judge:
@@ -46,7 +53,7 @@ class Judge:
     def __init__(self, data: analysis.Data):
         self.data = data
         self.values = process_values(data.shown, data.paired)
-        self._pairs: dict[tuple[str, str], dict] = {}
+        self._pairs: dict[tuple, dict] = {}
         # Only the columns judging reads: compare() merges whole rows.
         paired = [c for c in data.cases.columns if c.startswith("paired_")]
         keep = [c for c in dict.fromkeys([*analysis.CASE, *KEPT, "bound", *paired])
@@ -58,6 +65,12 @@ class Judge:
         self.with_values = (narrow.merge(self.values, on=analysis.CASE, how="left")
                             if not narrow.empty else narrow)
         self._by_env = analysis.by_env(self.with_values)
+        # What each environment measured, so that a claim about workloads an environment
+        # never ran is told so without filtering its cases: most claims in most environments.
+        self._measured = {env_id: set(cases["workload"]) for env_id, cases in self._by_env.items()}
+        self._scope: dict[str, list[str]] = {}
+        self._memo: tuple[str | None, dict] = (None, {})
+        self._per_kernel: tuple[pd.DataFrame, dict[str, pd.DataFrame]] | None = None
 
     @classmethod
     def of(cls, data: analysis.Data) -> Judge:
@@ -67,23 +80,69 @@ class Judge:
     # -- scope ------------------------------------------------------------------------------
     def workloads(self, claim: Claim) -> list[str]:
         """The measured workloads a claim is about, in registry order."""
-        return [w for w in self.data.workloads
+        if claim.id not in self._scope:
+            self._scope[claim.id] = [
+                w for w in self.data.workloads
                 if (w in claim.workloads or self.data.family(w) in claim.families)
                 and bool((self.data.workload_info(w) or {}).get("training") or False)
                 == claim.training]
+        return self._scope[claim.id]
 
     def env_cases(self, env_id: str) -> pd.DataFrame:
         return self._by_env.get(env_id, self.with_values.iloc[:0])
 
+    def per_kernel(self, env_id: str) -> pd.DataFrame:
+        """analysis.per_kernel of one environment's cases (the launch chains), computed
+        over every environment at once: each launch claim and side reads it."""
+        if self._per_kernel is None:
+            every = analysis.per_kernel(self.with_values)
+            self._per_kernel = (every.iloc[:0], analysis.by_env(every))
+        none, parts = self._per_kernel
+        return parts.get(env_id, none)
+
     def points(self, claim: Claim, env_id: str) -> pd.DataFrame:
         """Cases of `env_id` in the claim's scope (every mode)."""
-        c = self.env_cases(env_id)
-        here = c[c["workload"].isin(self.workloads(claim))]
-        if claim.batch_range:
-            lo, hi = claim.batch_range
-            b = here["batch_size"]
-            here = here[b.isna() | ((b >= (lo or 0)) & (b <= (math.inf if hi is None else hi)))]
-        return here
+        scope = tuple(w for w in self.workloads(claim) if w in self._measured.get(env_id, ()))
+        if not scope:
+            return self.with_values.iloc[:0]
+        memo = self._of_env(env_id)
+        key = ("points", scope, claim.batch_range)  # many claims share a scope
+        if key not in memo:
+            c = self.env_cases(env_id)
+            here = c[c["workload"].isin(scope)]
+            if claim.batch_range:
+                lo, hi = claim.batch_range
+                b = here["batch_size"]
+                here = here[b.isna() | ((b >= (lo or 0)) & (b <= (math.inf if hi is None
+                                                                    else hi)))]
+            memo[key] = here
+        return memo[key]
+
+    def _of_env(self, env_id: str) -> dict:
+        """What judging one environment computes once for all its claims (results.judge
+        judges environment by environment); dropped when the next environment begins."""
+        if self._memo[0] != env_id:
+            self._memo = (env_id, {})
+        return self._memo[1]
+
+    def _kept(self, here: pd.DataFrame, what: str, compute):
+        """`compute(here)`, kept with the frame for the claims of its environment that share
+        it (the frame is kept too, so that its id names it)."""
+        memo = self._of_env(here["env_id"].iloc[0])
+        found = memo.get((what, id(here)))
+        if found is None or found[0] is not here:
+            found = memo[(what, id(here))] = (here, compute(here))
+        return found[1]
+
+    def _wanted(self, here: pd.DataFrame) -> set[tuple]:
+        """The points of `here`."""
+        return self._kept(here, "points of", lambda frame: set(_point_keys(frame)))
+
+    def mode_rows(self, here: pd.DataFrame, mode: str) -> list[dict]:
+        """The rows of `here` in `mode`, as dicts (values.records)."""
+        if here.empty:
+            return []
+        return [row for row in self._kept(here, "records", records) if row["mode"] == mode]
 
     # -- what the kinds share -----------------------------------------------------------------
     def pairs(self, here: pd.DataFrame, mode: str, baseline: str) -> pd.DataFrame:
@@ -94,12 +153,27 @@ class Judge:
             self._pairs[key] = {env_id: (rows, _point_keys(rows)) for env_id, rows in
                                 analysis.by_env(analysis.compare(self.with_values, mode,
                                                                  baseline)).items()}
-        found = self._pairs[key].get(here["env_id"].iloc[0])
+        found = self._pairs[key].get(here["env_id"].iloc[0]) if len(here) else None
         if found is None:
             return here.iloc[:0]
         rows, keys = found
-        wanted = set(_point_keys(here))
+        wanted = self._wanted(here)
         return rows[[k in wanted for k in keys]]
+
+    def pair_rows(self, here: pd.DataFrame, mode: str, baseline: str) -> list[dict]:
+        """`pairs` as dicts (values.records), each environment's converted once per pair of
+        modes: the kinds that walk the rows ask for the same environment claim after claim."""
+        key = (mode, baseline, "rows")
+        if key not in self._pairs:
+            self.pairs(here.iloc[:0], mode, baseline)
+            self._pairs[key] = {env_id: (records(rows), keys) for env_id, (rows, keys)
+                                in self._pairs[(mode, baseline)].items()}
+        found = self._pairs[key].get(here["env_id"].iloc[0]) if len(here) else None
+        if found is None:
+            return []
+        converted, keys = found
+        wanted = self._wanted(here)
+        return [row for row, k in zip(converted, keys, strict=True) if k in wanted]
 
     def point(self, row: dict, anchor_key: str) -> Comparison:
         """A comparison at `row`'s point, with what the host there was like."""

@@ -12,7 +12,8 @@ from report import analysis
 from report.ledger.comparison import NOT_MEASURED, NOT_TESTABLE, VERDICTS, Judgement, Region
 from report.ledger.judge import Judge
 from report.ledger.kinds import unit_of
-from report.ledger.schema import Claim, Ledger, load_ledger
+from report.ledger.loader import load_ledger
+from report.ledger.schema import Claim, Ledger
 from report.ledger.words import region_words
 
 DOES_NOT_APPLY = "—"  # a claim about another backend, in summary tables
@@ -24,9 +25,6 @@ class ClaimResult:
     claim: Claim
     judgements: list[Judgement]
 
-    def verdict_in(self, env_id: str) -> Judgement | None:
-        return next((j for j in self.judgements if j.env_id == env_id), None)
-
 
 def judge(ledger: Ledger, data: analysis.Data, by: Judge | None = None) -> list[ClaimResult]:
     """Every claim in every environment of its backend. A backend with no environment
@@ -34,9 +32,15 @@ def judge(ledger: Ledger, data: analysis.Data, by: Judge | None = None) -> list[
     measured. `by` is a Judge of `data` already built (a site build's `Judge.of`)."""
     judge_ = Judge(data) if by is None else by
     envs = sorted(data.environments.values(), key=lambda e: (e.backend, e.label))
+    # Environment by environment: the judge keeps what one environment's claims share.
+    of_claim: dict[str, list[Judgement]] = {claim.id: [] for claim in ledger.claims}
+    for env in envs:
+        for claim in ledger.claims:
+            if claim.judged_on(env.backend):
+                of_claim[claim.id].append(judge_.judge(claim, env))
     results = []
     for claim in ledger.claims:
-        found = [judge_.judge(claim, env) for env in envs if claim.judged_on(env.backend)]
+        found = of_claim[claim.id]
         if not found:
             backend = claim.backend
             verdict = NOT_TESTABLE if not claim.testable else NOT_MEASURED

@@ -1,7 +1,9 @@
-"""The vocabulary of report/claims.yaml as frozen dataclasses, and its loader.
+"""The vocabulary of report/claims.yaml as frozen dataclasses, and the checks that hold
+whatever a test's kind (modes, comparators, conditions).
 
 What a test kind needs besides the keys common to every test (its validation, its unit,
-its comparison) lives in its entry of `report.ledger.kinds.KINDS`."""
+its comparison) lives in its entry of `report.ledger.kinds.KINDS`, which reads this
+vocabulary; report/ledger/loader.py checks claims.yaml against both and loads it."""
 
 from __future__ import annotations
 
@@ -10,8 +12,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from bench.modes import MODES  # torch-free: the modes' names and traits
 from report import analysis
@@ -43,6 +43,47 @@ class LedgerError(ValueError):
     """claims.yaml cannot be used; the message is one line naming the claim."""
 
 
+# What a larger figure of a test's quantity is: more of the effect the claim states, or
+# more of a cost (each kind in report/ledger/kinds says which).
+EFFECT, COST = "effect", "cost"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """lo <= figure (or lo < figure) and figure < hi (or figure <= hi). A range or a
+    point is judged by side (`banded`): a figure past it on the side where the effect is
+    larger than stated (`exceeds_side`: 1 above, -1 below, 0 none: a cost) is exceeded,
+    not failed."""
+
+    lo: float | None = None
+    hi: float | None = None
+    lo_strict: bool = False
+    hi_inclusive: bool = False
+    stated: float | None = None  # the figure the claim states (a range: its low end)
+    stated_hi: float | None = None  # a range: its high end
+    comparator: str = ""  # about, at_least, below, within or range
+    direction: str = ""  # "faster" / "slower": the direction a ratio implies, if any
+    banded: bool = False  # a range or a point: the side of the band is the answer
+    exceeds_side: int = 0  # where past the band the effect is larger than stated
+
+    @property
+    def range(self) -> bool:
+        return self.banded
+
+    def __call__(self, x: float | None) -> bool | None:
+        if x is None or (isinstance(x, float) and math.isnan(x)):
+            return None
+        return self.side(x) == 0
+
+    def side(self, x: float) -> int:
+        """0 where the figure agrees, -1 below the lower bound, 1 above the upper one."""
+        if self.lo is not None and not (x > self.lo if self.lo_strict else x >= self.lo):
+            return -1
+        if self.hi is not None and not (x <= self.hi if self.hi_inclusive else x < self.hi):
+            return 1
+        return 0
+
+
 @dataclass(frozen=True)
 class Test:
     kind: str
@@ -65,19 +106,6 @@ class Test:
     fixed_batch: int | None = None  # ... at the batch matching the varying one's work
     launches: int | None = None  # overhead-ratio: against the baseline's cost of this many launches
     option: str | None = None  # mode-option: the Inductor option the documentation names
-
-    @property
-    def ratio(self) -> bool:
-        """Judged as a ratio of two modes, where a direction is implied by the figure."""
-        from report.ledger.kinds import KINDS
-        return KINDS[self.kind].ratio
-
-    @property
-    def larger(self) -> str:
-        """What a larger figure is: more of the claimed effect or more cost (rules.EFFECT,
-        rules.COST), as the test's kind says."""
-        from report.ledger.kinds import larger_of
-        return larger_of(self)
 
     @property
     def range(self) -> bool:
@@ -159,63 +187,6 @@ def comparator_problems(test: dict, ratio: bool) -> list[str]:
     return problems
 
 
-def test_problems(test: Any, testable: bool) -> list[str]:
-    """What is wrong with a claim's `test` mapping (empty: usable)."""
-    from report.ledger.kinds import KINDS
-    if not isinstance(test, dict):
-        return ["test is not a mapping"]
-    kind = KINDS.get(test.get("kind"))
-    if kind is None:
-        return [f"test kind {test.get('kind')!r} is not one of {', '.join(KINDS)}"]
-    unknown = sorted(set(test) - set(TEST_KEYS))
-    if unknown:
-        return [f"unexpected test keys {unknown}"]
-    if kind.name == "none":
-        return ["test kind none on a testable claim"] if testable else []
-    problems = mode_problems(test, "mode")
-    if kind.baseline:
-        problems += mode_problems(test, "baseline")
-    if kind.stated:
-        problems += comparator_problems(test, kind.ratio)
-    problems += kind.validate(test)
-    if "tolerance" in test and not (number(test["tolerance"]) and test["tolerance"] >= 0):
-        problems.append("tolerance is not a non-negative number")
-    return problems
-
-
-def claim_problems(raw: Any) -> list[str]:
-    """What is wrong with one claim entry (empty: usable). Seed files are not read here:
-    tests/test_claims_ledger.py checks the citations against the seeds."""
-    if not isinstance(raw, dict):
-        return ["not a mapping"]
-    if set(raw) != set(CLAIM_KEYS):
-        return [f"keys: missing {sorted(set(CLAIM_KEYS) - set(raw))}, "
-                f"unexpected {sorted(set(raw) - set(CLAIM_KEYS))}"]
-    problems = []
-    if not isinstance(raw["id"], str) or not ID.match(raw["id"]):
-        problems.append("id is not kebab-case")
-    if not isinstance(raw["seed"], str) or not SEED.match(raw["seed"]):
-        problems.append(f"seed {raw['seed']!r} is not a quoted 3-digit string or doc")
-    if not isinstance(raw["line"], int) or isinstance(raw["line"], bool) or raw["line"] < 1:
-        problems.append(f"line {raw['line']!r} is not a positive integer")
-    for key in ("paraphrase", "figures", "missing"):
-        if not isinstance(raw[key], str):
-            problems.append(f"{key} is not a string")
-    if isinstance(raw["paraphrase"], str) and len(raw["paraphrase"].split()) < 5:
-        problems.append("paraphrase is not a sentence")
-    if raw["metric"] not in METRICS:
-        problems.append(f"metric {raw['metric']!r} is not one of {', '.join(METRICS)}")
-    if not isinstance(raw["testable"], bool):
-        problems.append("testable is not a boolean")
-    elif raw["testable"] and raw["missing"]:
-        problems.append("testable, yet names something missing")
-    elif not raw["testable"] and not str(raw["missing"]).strip():
-        problems.append("not testable, yet names nothing missing")
-    problems += condition_problems(raw["conditions"])
-    problems += test_problems(raw["test"], raw["testable"] is True)
-    return problems
-
-
 def condition_problems(conditions: Any) -> list[str]:
     if not isinstance(conditions, dict):
         return ["conditions is not a mapping"]
@@ -242,68 +213,3 @@ def condition_problems(conditions: Any) -> list[str]:
     if unknown:
         problems.append(f"unexpected condition keys {unknown}")
     return problems
-
-
-def _claim(raw: dict) -> Claim:
-    c, t = raw["conditions"], raw["test"]
-    batch = c.get("batch")
-    test = Test(**{k: v for k, v in t.items() if k != "kind"}, kind=t["kind"])
-    return Claim(
-        id=raw["id"], seed=raw["seed"], line=raw["line"], paraphrase=raw["paraphrase"],
-        figures=raw["figures"], metric=raw["metric"], backend=c["backend"],
-        training=c["training"], workloads=tuple(c.get("workloads") or ()),
-        families=tuple(c.get("families") or ()),
-        batch_range=(batch.get("at_least"), batch.get("at_most")) if batch else None,
-        batch_text=(batch or {}).get("text", ""), note=c.get("note", ""), test=test,
-        testable=raw["testable"], missing=raw["missing"])
-
-
-def parse_ledger(data: Any, where: str = "claims.yaml") -> Ledger:
-    """A Ledger from parsed YAML, or LedgerError naming the first bad entry in one line."""
-    if not isinstance(data, dict) or not {"claims", "contradictions"} <= set(data) <= set(SEED_KEYS):
-        raise LedgerError(f"{where}: the top level needs `claims` and `contradictions`, and "
-                          "may have `seeds`")
-    seeds = data.get("seeds") or {}
-    if not isinstance(seeds, dict) or not all(
-            isinstance(k, str) and SEED.match(k) and isinstance(v, str) for k, v in seeds.items()):
-        raise LedgerError(f"{where}: seeds is not a mapping of quoted 3-digit seeds to text")
-    claims, seen = [], set()
-    for n, raw in enumerate(data["claims"] or [], start=1):
-        name = raw.get("id", f"#{n}") if isinstance(raw, dict) else f"#{n}"
-        problems = claim_problems(raw)
-        if not problems and raw["id"] in seen:
-            problems = ["id is used twice"]
-        if problems:
-            raise LedgerError(f"{where}: claim {name}: {'; '.join(problems)}")
-        seen.add(raw["id"])
-        claims.append(_claim(raw))
-    contradictions = []
-    for raw in data["contradictions"] or []:
-        name = raw.get("id", "?") if isinstance(raw, dict) else "?"
-        if not isinstance(raw, dict) or set(raw) != set(CONTRADICTION_KEYS):
-            raise LedgerError(f"{where}: contradiction {name}: needs exactly "
-                              f"{', '.join(CONTRADICTION_KEYS)}")
-        unknown = [c for c in raw["claims"] if c not in seen]
-        if unknown or len(set(raw["claims"])) < 2:
-            raise LedgerError(f"{where}: contradiction {name}: names unknown claims {unknown}"
-                              if unknown else f"{where}: contradiction {name}: names fewer "
-                              "than two distinct claims")
-        contradictions.append(Contradiction(raw["id"], raw["title"], tuple(raw["claims"]),
-                                            raw["question"]))
-    return Ledger(tuple(claims), tuple(contradictions), tuple(sorted(seeds.items())))
-
-
-def load_ledger(path: Path = LEDGER) -> Ledger:
-    path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    try:
-        try:  # libyaml, where present, reads the ledger ten times faster
-            data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        except yaml.YAMLError:
-            data = yaml.safe_load(text)  # fails again, in the words of the Python loader
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        at = f":{mark.line + 1}" if mark else ""
-        raise LedgerError(f"{path.name}{at}: not valid YAML "
-                          f"({getattr(error, 'problem', None) or error})") from None
-    return parse_ledger(data, path.name)

@@ -21,8 +21,8 @@ from report.ledger.comparison import (
     Region,
 )
 from report.ledger.kinds import KINDS
-from report.ledger.rules import Rule, rule
-from report.ledger.schema import Test
+from report.ledger.rules import rule
+from report.ledger.schema import Rule, Test
 from report.ledger.words import flops_text, num, point, points, region_text
 
 
@@ -115,7 +115,7 @@ def direction_and_size(test: Test, out: Judgement) -> tuple[str, str]:
     stated figure (with tolerance)."""
     r = rule(test)
     figures = [c.figure for c in out.measured if c.figure is not None]
-    if (not test.ratio or test.aggregate or r.stated is None or r.comparator == "within"
+    if (not KINDS[test.kind].ratio or test.aggregate or r.stated is None or r.comparator == "within"
             or not figures):
         return "", ""
     gain = r.comparator in ("at_least", "range") or (r.comparator == "about" and r.stated > 1)

@@ -344,14 +344,21 @@ def render(site: Site) -> None:
     best = answered(data)
     table, spread = data.published, analysis.spreads(data.cases)
 
-    def classes_of(here: pd.DataFrame) -> list[dict]:
+    # Each environment's published rows from one conversion of the table, not a filter and
+    # a conversion per environment.
+    published_of: dict[str, list[dict]] = {}
+    for r in rows(table):
+        published_of.setdefault(r["env_id"], []).append(r)
+
+    def classes_of(here: pd.DataFrame, env_id: str) -> list[dict]:
         classes = []
+        mine = of_env(table, env_id)  # the environment's part: its points are there alone
         for name in CLASSES:
             members = here[here["class"] == name]
             if members.empty:
                 continue
             wins = members["mode"].value_counts()
-            of = table.merge(members[analysis.POINT], on=analysis.POINT)
+            of = mine.merge(members[analysis.POINT], on=analysis.POINT)
             speedups = {mode: {"median": of.loc[of["mode"] == mode, "speedup"].median(),
                                "count": int(of.loc[of["mode"] == mode, "speedup"].notna().sum())}
                         for mode in data.modes}
@@ -379,7 +386,7 @@ def render(site: Site) -> None:
         # printed as the workload page prints them (formatting.speedup of the row).
         listed = rows(analysis.ordered(here, batch_first=True))
         of_case = {tuple(r[c] for c in (*analysis.POINT, "mode")): r
-                   for r in rows(of_env(table, env.env_id))}
+                   for r in published_of.get(env.env_id, [])}
         for r in listed:
             point = tuple(r[c] for c in analysis.POINT)
             r["row"] = of_case.get((*point, r["mode"]))
@@ -387,7 +394,7 @@ def render(site: Site) -> None:
         site.page(env_page(env.env_id), "guide-env.md.j2", env=env, rows=listed,
                   leaves=guide_rules.LEAVES, calls=analysis.CALLS_ANSWERED,
                   gain=analysis.MEANINGFUL_GAIN, **shared)
-        return {"dtypes": [{"dtype": d, "classes": classes_of(part),
+        return {"dtypes": [{"dtype": d, "classes": classes_of(part, env.env_id),
                             "fastest": fastest_by_mode(part), "cases": len(part),
                             "paths": recommended_by_path(next(
                                 (f["points"] for f in flows_here if f["dtype"] == d), []))}

@@ -6,7 +6,7 @@ one page neared 300 KB of HTML as the GPU profiles filled in)."""
 from __future__ import annotations
 
 from report import analysis, charts, formatting
-from report.analysis import Environment, of_env, rows
+from report.analysis import Environment, rows
 from report.site import Site
 
 PAGE = "analysis/launch-overhead.md"
@@ -16,9 +16,17 @@ def env_page(env_id: str) -> str:
     return f"analysis/launch-overhead/{env_id}.md"
 
 
-def per_kernel_view(site: Site, env: Environment) -> dict | None:
-    table = analysis.per_kernel(site.data.cases)
-    found = rows(of_env(table, env.env_id))
+def by_env(table) -> dict[str, list[dict]]:
+    """The rows of `table` per environment, from one conversion of the whole table: a
+    filter of the table per environment made the page grow with their square."""
+    out: dict[str, list[dict]] = {}
+    for r in rows(table):
+        out.setdefault(r["env_id"], []).append(r)
+    return out
+
+
+def per_kernel_view(site: Site, env: Environment, found: list[dict],
+                    charted: charts.Charted) -> dict | None:
     if not found:
         return None
     lengths = sorted({r["chain"] for r in found})
@@ -30,7 +38,7 @@ def per_kernel_view(site: Site, env: Environment) -> dict | None:
               for row in table_rows}
     series = {mode: points for mode, points in series.items() if points}
     chart = None
-    if series:
+    if series and charted.draws(env.backend):
         target, link = site.chart_path(PAGE, f"launch/per-kernel-{env.env_id}")
         title = f"Cost per kernel in a chain of N\n{env.label}"
         charts.line_chart(target, title=title, xlabel="kernels in the chain (N)",
@@ -42,14 +50,13 @@ def per_kernel_view(site: Site, env: Environment) -> dict | None:
             "headline": analysis.headline_per_kernel(site.data.cases, env.env_id)}
 
 
-def floor_view(site: Site, env: Environment) -> dict | None:
-    cases = site.data.cases
-    found = rows(cases[(cases["env_id"] == env.env_id) & (cases["workload"] == analysis.TRIVIAL)])
+def floor_view(site: Site, env: Environment, found: list[dict],
+               charted: charts.Charted) -> dict | None:
     if not found:
         return None
     timed = [r for r in found if r["ok"]]
     chart = None
-    if timed:
+    if timed and charted.draws(env.backend):
         unit, scale = charts.time_unit([r["hi_s"] for r in timed])
         target, link = site.chart_path(PAGE, f"launch/floor-{env.env_id}")
         title = f"Per-call floor ({analysis.TRIVIAL})\n{env.label}"
@@ -67,16 +74,33 @@ def floor_view(site: Site, env: Environment) -> dict | None:
 # class, which is where the class boundaries are read. Every case (hundreds per GPU, more
 # with each sweep) would take that page past 200 KB; each workload's page has the rest.
 ANATOMY_SHOWN_PER_CLASS = 15
+CLASSES = ("launch-bound", "mixed", "device-bound")
 
 
-def anatomy_view(site: Site, env: Environment) -> dict | None:
-    cases = site.data.cases
-    here = cases[(cases["env_id"] == env.env_id) & cases["ok"] & cases["busy_fraction"].notna()]
-    if here.empty:
-        return None
+def busy_cases(cases) -> dict[str, list[dict]]:
+    """Every environment's successful cases with a busy fraction, least busy first, each
+    with its class (analysis.boundedness)."""
+    here = cases[cases["ok"] & cases["busy_fraction"].notna()]
     here = here.assign(**{"class": analysis.boundedness(here["busy_fraction"])})
-    here = here.sort_values(["busy_fraction", "workload", "mode"], kind="stable")
-    found = rows(here)
+    return by_env(here.sort_values(["busy_fraction", "workload", "mode"], kind="stable"))
+
+
+def anatomy_view(site: Site, env: Environment, found: list[dict]) -> dict | None:
+    """The environment's own page: the least busy cases of each class; the summary page
+    charts them all (`anatomy_chart`)."""
+    if not found:
+        return None
+    counts = {name: sum(1 for r in found if r["class"] == name) for name in CLASSES}
+    listed, shown = [], dict.fromkeys(CLASSES, 0)
+    for r in found:
+        shown[r["class"]] += 1
+        if shown[r["class"]] <= ANATOMY_SHOWN_PER_CLASS:
+            listed.append(r)
+    return {"rows": listed, "listed": len(listed), "cases": len(found),
+            "per_class": ANATOMY_SHOWN_PER_CLASS, "counts": counts, "chart": None}
+
+
+def anatomy_chart(site: Site, env: Environment, found: list[dict]) -> dict:
     series = {mode: [charts.Point(r["median_s"] / 1e-3, r["busy_fraction"])
                      for r in found if r["mode"] == mode] for mode in site.data.modes}
     series = {mode: points for mode, points in series.items() if points}
@@ -86,27 +110,22 @@ def anatomy_view(site: Site, env: Environment) -> dict | None:
                          ylabel="GPU busy fraction (kernel time / wall time)", series=series,
                          colors={m: charts.mode_color(m) for m in series},
                          bands=(analysis.LAUNCH_BOUND, analysis.DEVICE_BOUND))
-    counts = here["class"].value_counts()
-    listed = here.groupby("class", sort=False).head(ANATOMY_SHOWN_PER_CLASS)
-    return {"rows": rows(listed), "listed": len(listed), "cases": len(found),
-            "per_class": ANATOMY_SHOWN_PER_CLASS,
-            "counts": {name: int(counts.get(name, 0))
-                       for name in ("launch-bound", "mixed", "device-bound")},
-            "chart": {"link": link, "alt": f"Scatter plot of GPU busy fraction against median "
-                      f"latency for {len(found)} cases on {env.label}, coloured by mode; the low "
-                      f"band marks launch-bound cases, the high band device-bound ones."}}
+    return {"link": link, "alt": f"Scatter plot of GPU busy fraction against median "
+            f"latency for {len(found)} cases on {env.label}, coloured by mode; the low "
+            f"band marks launch-bound cases, the high band device-bound ones."}
 
 
 def crossover_view(site: Site, env: Environment, workload: str, pairs: list[tuple[str, str]],
                    table: list[dict], cases: list[dict]) -> dict | None:
+    """`table` and `cases`: the crossovers and the cases of this environment."""
     data = site.data
-    found = [r for r in table if r["env_id"] == env.env_id and r["workload"] == workload]
+    found = [r for r in table if r["workload"] == workload]
     if not any(r["speedup"] is not None for r in found):
         return None
     batches = [b for b in data.batches(workload) if b is not None]
     names = [f"{mode} vs {base}" for mode, base in pairs]
     ratio = {(r["pair"], r["batch_size"]): r for r in found}
-    here = [r for r in cases if r["env_id"] == env.env_id and r["workload"] == workload]
+    here = [r for r in cases if r["workload"] == workload]
     measured_here = {r["batch_size"] for r in here}  # other GPUs' batches are not rows here
     table_rows = [{"batch": b, "ratios": [ratio.get((name, b)) for name in names],
                    "results": {r["mode"]: r for r in here if r["batch_size"] == b}}
@@ -142,15 +161,18 @@ def render(site: Site) -> None:
     batched = [w for w in data.workloads if len([b for b in data.batches(w) if b]) > 1]
     pairs = analysis.graph_pairs(data.cases)
     of = data.cases[data.cases["workload"].isin(batched)]
-    table, cases = rows(analysis.crossovers(of, pairs)), rows(of)
+    table, cases = by_env(analysis.crossovers(of, pairs)), by_env(of)
+    busy = busy_cases(data.cases)
 
     def crossovers(env: Environment):
-        views = [v for w in batched if (v := crossover_view(site, env, w, pairs, table, cases))]
+        mine, theirs = table.get(env.env_id, []), cases.get(env.env_id, [])
+        views = [v for w in batched if (v := crossover_view(site, env, w, pairs, mine, theirs))]
         return {"workloads": views} if views else None
 
     views = {}
     for env in data.environments.values():
-        anatomy, crossover = anatomy_view(site, env), crossovers(env)
+        anatomy = anatomy_view(site, env, busy.get(env.env_id, []))
+        crossover = crossovers(env)
         if anatomy is None and crossover is None:
             continue
         page = env_page(env.env_id)
@@ -159,17 +181,30 @@ def render(site: Site) -> None:
         views[env.env_id] = {"anatomy": anatomy, "crossover": crossover,
                              "page": page.removeprefix("analysis/")}
 
+    charted = {part: charts.Charted() for part in ("per_kernel", "floor", "anatomy")}
+
     def summary(part: str) -> list[dict]:
         """The environments with a `part` view, each with the link to its page."""
-        return site.by_backend(lambda env: {**view[part], "page": view["page"]}
-                               if (view := views.get(env.env_id)) and view[part] else None)
+        def view_of(env: Environment) -> dict | None:
+            view = views.get(env.env_id)
+            if not view or not view[part]:
+                return None
+            found = {**view[part], "page": view["page"]}
+            if part == "anatomy" and charted["anatomy"].draws(env.backend):
+                found["chart"] = anatomy_chart(site, env, busy[env.env_id])
+            return found
+        return site.by_backend(view_of)
 
+    chains = by_env(analysis.per_kernel(data.cases))
+    floors = by_env(data.cases[data.cases["workload"] == analysis.TRIVIAL])
     site.page(
         PAGE, "launch-overhead.md.j2",
-        per_kernel=site.by_backend(lambda env: per_kernel_view(site, env)),
-        floor=site.by_backend(lambda env: floor_view(site, env)),
+        per_kernel=site.by_backend(lambda env: per_kernel_view(
+            site, env, chains.get(env.env_id, []), charted["per_kernel"])),
+        floor=site.by_backend(lambda env: floor_view(
+            site, env, floors.get(env.env_id, []), charted["floor"])),
         anatomy=summary("anatomy"), crossover=summary("crossover"),
         chain_names=analysis.chains(data.workloads), trivial=analysis.TRIVIAL,
         pairs=pairs, graph_mode=analysis.mode_with(data.cases, cuda_graphs=True),
-        batched=batched,
+        batched=batched, charted=charted,
     )

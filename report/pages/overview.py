@@ -4,7 +4,7 @@ table per environment."""
 from __future__ import annotations
 
 from report import answers, charts
-from report.analysis import BASELINE, Environment, of_env, rows
+from report.analysis import BASELINE, Environment, rows
 from report.site import Site
 
 PAGE = "index.md"
@@ -27,22 +27,30 @@ def heat_cell(cell: dict | None) -> charts.HeatCell:
 
 def render(site: Site) -> None:
     data = site.data
-    at = data.representative()
+    # Every environment's rows from one conversion of the table: converting each
+    # environment's part on its own cost a pass over every column per environment.
+    of_env: dict[str, dict[str, dict[str, dict]]] = {}
+    for r in rows(data.representative()):
+        of_env.setdefault(r["env_id"], {}).setdefault(r["workload"], {})[r["mode"]] = r
+
+    charted = charts.Charted()
 
     def build(env: Environment):
-        found = rows(of_env(at, env.env_id))
+        found = of_env.get(env.env_id)
         if not found:
             return None
         grid = []
         for workload in data.workloads:
-            cells = {r["mode"]: r for r in found if r["workload"] == workload}
+            cells = found.get(workload)
             if cells:
                 batch = data.representative_batch(workload)
                 label = f"{workload} (batch {batch})" if data.batched(workload) else workload
                 grid.append({"workload": workload, "batch": batch, "label": label,
                              "eager": cells.get(BASELINE), "cells": cells})
-        target, link = site.chart_path(PAGE, f"overview/speedup-{env.env_id}")
         title = f"Speedup vs eager\n{env.label}"
+        if not charted.draws(env.backend):
+            return {"rows": grid, "chart": None, "title": title}
+        target, link = site.chart_path(PAGE, f"overview/speedup-{env.env_id}")
         charts.heatmap(
             target, title=title, rows=[row["label"] for row in grid], columns=data.modes,
             cells={(row["label"], mode): heat_cell(row["cells"].get(mode))
@@ -51,7 +59,7 @@ def render(site: Site) -> None:
         return {"rows": grid, "chart": link, "title": title}
 
     batched = [w for w in data.workloads if data.batched(w)]
-    site.page(PAGE, "index.md.j2", backends=site.by_backend(build),
+    site.page(PAGE, "index.md.j2", backends=site.by_backend(build), charted=charted,
               verdicts=answers.verdict_table(data),
               answers=answers.answers(data, answers.judged(data)),
               gpu=answers.conditions(data), precision=answers.precision(data),

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 from report.ledger.kinds import compile as compile_
 from report.ledger.kinds import docs, kernels, launch, paired, shapes, share, single
-from report.ledger.rules import COST, EFFECT
-from report.ledger.schema import Test
+from report.ledger.schema import COST, EFFECT, Test
 
 
 def _fine(test: dict) -> list[str]:
@@ -35,7 +34,7 @@ class Kind:
     agrees: Callable[[Test], Callable] | None = None  # None: the stated figure's rule
     crossover: bool = False  # judged by where the answer flips, not point by point
     rule_words: str = ""  # a kind without a stated figure: when it holds, in words
-    # What a larger figure is (rules.EFFECT or rules.COST, or a function of the test): where
+    # What a larger figure is (schema.EFFECT or schema.COST, or a function of the test): where
     # past a stated point the claim is exceeded rather than failed (rules._effect_side). A
     # ratio of two modes grows its effect away from 1, on the side it states.
     larger: str | Callable[[Test], str] = EFFECT
@@ -95,7 +94,7 @@ def unit_of(test: Test) -> str:
 
 
 def larger_of(test: Test) -> str:
-    """What a larger figure of the test's quantity is: rules.EFFECT or rules.COST."""
+    """What a larger figure of the test's quantity is: schema.EFFECT or schema.COST."""
     larger = KINDS[test.kind].larger
     return larger(test) if callable(larger) else larger
 

@@ -7,7 +7,7 @@ import pandas as pd
 
 from report import analysis
 from report.ledger.comparison import Comparison, judged
-from report.ledger.values import as_float, combine, median, records
+from report.ledger.values import as_float, combine, median
 
 
 def _calls(cold: float, saving: float) -> float:
@@ -16,7 +16,7 @@ def _calls(cold: float, saving: float) -> float:
 
 def break_even(judge, here, env_id, test, agrees) -> list[Comparison]:
     out = []
-    for row in records(judge.pairs(here, test.mode, analysis.BASELINE)):
+    for row in judge.pair_rows(here, test.mode, analysis.BASELINE):
         comparison = judge.point(row, "break-even")
         cold, base, mine = (row.get(k) for k in ("cold_first_call_s_v", "median_s_v_base",
                                                  "median_s_v"))
@@ -45,7 +45,7 @@ def break_even(judge, here, env_id, test, agrees) -> list[Comparison]:
 def compile_extra(judge, here, env_id, test, agrees) -> list[Comparison]:
     """The difference of the two modes' cold first calls, per point."""
     out = []
-    for row in records(judge.pairs(here, test.mode, test.baseline)):
+    for row in judge.pair_rows(here, test.mode, test.baseline):
         comparison = judge.point(row, "cold_first_call_s")
         found = judge.sides(row, test, "cold_first_call_s", comparison)
         if found is not None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 
 from report.ledger.comparison import Comparison, judged
+from report.ledger.schema import mode_problems
 
 OPTIONS = Path(__file__).resolve().parents[2] / "mode-options.yaml"
 WORDS = "whether torch's list_mode_options() for {mode} sets {option}"
@@ -19,7 +20,6 @@ WORDS = "whether torch's list_mode_options() for {mode} sets {option}"
 def problems(test: dict) -> list[str]:
     if not isinstance(test.get("option"), str) or not test["option"]:
         return ["mode-option needs `option`, the Inductor option the documentation names"]
-    from report.ledger.schema import mode_problems
     return mode_problems(test, "baseline") if "baseline" in test else []
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from bench.modes import MODES
 from report.ledger.comparison import Comparison, judged
-from report.ledger.rules import Rule
-from report.ledger.values import combine, median, missing, records
+from report.ledger.schema import Rule
+from report.ledger.values import combine, median, missing
 
 WORDS = ("kernels per call of {mode} less those of {baseline}, against the input copies a "
          "graph-replaying mode adds (the records count kernels, they do not name them)")
@@ -30,7 +30,7 @@ def copies(judge, workload: str, mode: str) -> int:
 def extra(judge, here, env_id, test, agrees) -> list[Comparison]:
     out = []
     column = "device_kernels_per_call"
-    for row in records(judge.pairs(here, test.mode, test.baseline)):
+    for row in judge.pair_rows(here, test.mode, test.baseline):
         comparison = judge.point(row, column)
         sides = judge.sides(row, test, column, comparison)
         if sides is None:

@@ -8,7 +8,6 @@ error in the slope moves it by more than the fixed cost itself."""
 
 from __future__ import annotations
 
-from report import analysis
 from report.ledger.comparison import Comparison, judged
 from report.ledger.values import combine, median, slope_and_intercept
 
@@ -26,7 +25,7 @@ def problems(test: dict) -> list[str]:
 def _line(judge, env_id: str, mode: str, field: str, comparison: Comparison):
     """`mode`'s per-process latencies on each launch chain and the function that fits its
     `field` to one latency per chain; None (with the comparison's note) under two chains."""
-    found = analysis.per_kernel(judge.env_cases(env_id))
+    found = judge.per_kernel(env_id)
     found = found[(found["mode"] == mode) & found["ok"]]
     measured = [(float(n), v) for n, v in zip(found["chain"], found["median_s_v"], strict=True)
                 if isinstance(v, tuple) and v]

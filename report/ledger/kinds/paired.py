@@ -9,7 +9,7 @@ import math
 
 from report.analysis import BASELINE
 from report.ledger.comparison import FAILS, HOLDS, MIN_PROCESSES, Comparison, judged
-from report.ledger.values import RATIO_METRICS, as_float, combine, median, missing, records
+from report.ledger.values import RATIO_METRICS, as_float, combine, median, missing
 
 SPEEDUP_WORDS = ("{largest} speedup of {mode} over {baseline} ({baseline} median / {mode} "
                  "median), at each measured point")
@@ -47,7 +47,7 @@ def two_sided(judge, here, test, column: str, agrees) -> list[Comparison]:
     or a counter (mode / baseline)."""
     speedup = column == "median_s"
     out = []
-    for row in records(judge.pairs(here, test.mode, test.baseline)):
+    for row in judge.pair_rows(here, test.mode, test.baseline):
         comparison = judge.point(row, "speedup" if speedup else column)
         sides = judge.sides(row, test, column, comparison)
         if sides is None:

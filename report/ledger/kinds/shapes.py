@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from report import analysis
 from report.ledger.comparison import Comparison, judged
-from report.ledger.values import as_float, combine, median, records
+from report.ledger.values import as_float, combine, median
 
 
 def problems(test: dict) -> list[str]:
@@ -19,7 +19,7 @@ def fixed_vs_varying(judge, here, env_id, test, agrees) -> list[Comparison]:
     fixed = c[(c["workload"] == test.fixed) & (c["batch_size"] == test.fixed_batch) &
               (c["mode"] == test.mode)]
     out = []
-    for row in records(here[here["mode"] == test.mode]):
+    for row in judge.mode_rows(here, test.mode):
         comparison = judge.point(row, "speedup")
         comparison.workload = f"{row['workload']} against {test.fixed} at batch {test.fixed_batch}"
         mine = row.get("median_s_v")

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from report import analysis
 from report.ledger.comparison import Comparison, judged
-from report.ledger.rules import COST, EFFECT
-from report.ledger.schema import Test
-from report.ledger.values import ABSOLUTE_FIELDS, LATER_MEMORY, as_float, median, missing, records
+from report.ledger.schema import COST, EFFECT, Test
+from report.ledger.values import ABSOLUTE_FIELDS, LATER_MEMORY, as_float, median, missing
 
 UNITS = {"cold_first_call_s": "seconds", "warm_first_call_s": "seconds",
          "mean_kernel_s": "seconds", "idle_s_per_call": "seconds", "busy_fraction": "fraction",
@@ -16,7 +15,7 @@ UNITS = {"cold_first_call_s": "seconds", "warm_first_call_s": "seconds",
          "first_calls_much_slower": "calls", **{f: "bytes" for f in LATER_MEMORY}}
 
 
-# Which way each field grows when the claim's effect does (rules.EFFECT, rules.COST):
+# Which way each field grows when the claim's effect does (schema.EFFECT, schema.COST):
 # compile times, the idle share and counts of graph replays are what their claims assert
 # ("compiling is slow", "the GPU sits idle a large share of the run", "it replays a
 # graph"), so larger is more of it; latencies, overheads, kernel durations, idle time per
@@ -47,7 +46,7 @@ def passes(x) -> bool | None:
 
 def one_sided(judge, here, test, column: str, agrees) -> list[Comparison]:
     out = []
-    for row in records(here[here["mode"] == test.mode]):
+    for row in judge.mode_rows(here, test.mode):
         comparison = judge.point(row, column)
         mine = row.get(f"{column}_v")
         mine = mine if isinstance(mine, tuple) else ()
