@@ -27,6 +27,7 @@ from report.pages import (
     methodology,
     models,
     overview,
+    shapes,
     stability,
     workloads,
 )
@@ -37,11 +38,11 @@ from report.site import GENERATED_DIRS, GENERATED_FILES, Site
 # computes it again: tests/test_report_site_build.py records which pages ask for which
 # memo and fails on a memo split across the halves, and on a page module in neither.
 # The home page, history and changes read one case table and judge the ledger; the guide
-# and concepts read the fastest table; stability and the workload pages the host model's
+# and concepts pick with analysis.choose; stability and the workload pages the host model's
 # rows. Timed on the committed results (2026-11-26, charts drawn serially): about 42 s each.
 HALVES = ((overview, ledger, history, changes, launch_overhead, guide, concepts),
-          (stability, workloads, models, gpu_types, break_even, all_results, byom, methodology,
-           cold_start))
+          (stability, workloads, models, gpu_types, break_even, shapes, all_results, byom,
+           methodology, cold_start))
 PAGES = tuple(page for half in HALVES for page in half)
 
 
