@@ -51,10 +51,3 @@ def test_each_distinct_answer_and_value_is_kept_once(data):
     for field, values in zip(chooser["fields"], chooser["values"], strict=True):
         assert len({as_sent(v) for v in values}) == len(values), field
     assert all(len(p[4]) == len(analysis.CALLS_STEPS) for p in chooser["points"])
-
-
-@pytest.mark.data  # a fact of the committed results (tests/data_checks/ says why)
-@pytest.mark.skipif(not (ROOT / "results").is_dir(), reason="the measured results are not here")
-def test_the_chooser_data_of_the_measured_results_reads_back_to_their_answers():
-    data = Data(load(ROOT / "results"))
-    assert as_sent(read_back(guide.chooser_data(data))) == as_sent(computed(data))

@@ -723,18 +723,6 @@ def test_warmup_ends_with_the_initial_transient_not_at_a_late_blip():
     assert ledger.warmup_calls([2e-3] * 400 + [1.3e-3] * 400) == 1
 
 
-@pytest.mark.data  # a fact of the committed results (tests/data_checks/ says why)
-def test_warmup_of_eager_is_near_zero_on_the_recorded_curves():
-    """The noise floor: eager has nothing to compile, so its transient is a call or two."""
-    data = analysis.Data(analysis.load(Path(__file__).parents[1] / "results"))
-    procs = analysis.processes(data.shown)
-    curves = procs.loc[(procs["mode"] == "eager") & procs["ok"], "warmup_s"]
-    figures = [ledger.warmup_calls(c) for c in curves if isinstance(c, tuple) and c]
-    if not figures:
-        pytest.skip("no eager warm-up curve in results/")
-    assert max(figures) <= 10, figures
-
-
 def test_a_share_of_gain_is_judged_against_the_reference_gain(tmp_path):
     def case(ro: float, graph: float) -> list[Record]:
         return [r for mode, median in (("eager", 10e-6), ("reduce-overhead", ro),

@@ -74,22 +74,6 @@ def test_a_paired_answer_counts_its_paired_processes_not_the_isolated_ones(tmp_p
     assert part["mode"] == "reduce-overhead"
 
 
-@pytest.mark.data  # a fact of the committed results (tests/data_checks/ says why)
-def test_an_answer_takes_the_environment_whose_figure_rests_on_paired_processes():
-    """Two H200 environments of one torch release timed ViT-medium at batch 1: one in 2
-    isolated processes a mode, with more records, the other in 3 paired processes. The
-    answer came from the one with more records."""
-    from pathlib import Path
-
-    data = analysis.Data(analysis.load(Path(__file__).resolve().parents[1] / "results"))
-    parts = {p["device"]: p for p in answers.fastest_at(data, "vit32x12x768", 1, "cuda")}
-    h200 = parts["NVIDIA H200"]
-    assert h200["paired"] and h200["processes"] >= 3
-    same = [e for e in data.envs("cuda") if answers.device_of(e) == "NVIDIA H200"
-            and dict(e.fields)["torch"] == dict(h200["env"].fields)["torch"]]
-    assert len(same) >= 2 and h200["env"] is not answers._newest(same)[0]
-
-
 def test_no_verdict_on_the_home_page_appears_without_its_region(fixture_root):
     """Issue 49: quick answer 10 and the claims table give each verdict with where it holds,
     never bare."""

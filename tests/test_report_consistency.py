@@ -151,33 +151,3 @@ def test_the_hand_captured_graph_never_counts_as_compiling(tmp_path):
     assert (part["compiled"], part["graph"], part["points"]) == (0, 1, 1)
     (fastest,) = answers.fastest_at(data, "launch-chain-10", None, "cuda", calls)
     assert fastest["mode"] == "cuda-graph" and fastest["graph"] and not fastest["compiling"]
-
-
-@pytest.mark.data  # a fact of the committed results (tests/data_checks/ says why)
-@pytest.mark.skipif(not (ROOT / "results").is_dir(), reason="the measured results are not here")
-def test_h100_gpt2_small_batch_1_at_100000_calls_is_the_mode_the_models_page_shows(tmp_path):
-    data = Data(load(ROOT / "results"))
-    site = Site(data, tmp_path)
-    models.render(site)
-    page = (tmp_path / "analysis" / "models.md").read_text(encoding="utf-8")
-    h100 = next(e for e in data.envs("cuda") if "H100" in e.label)
-    tab = page[page.index(h100.label):]
-    lines = [line.strip() for line in tab.splitlines()]
-    header = next(line for line in lines if line.startswith("| model, batch |"))
-    column = [c.strip() for c in header.strip("|").split("|")].index(
-        f"{formatting.number(100_000)} calls")
-    line = next(line for line in lines if line.startswith("| gpt2-small, batch 1 |"))
-    shown = [c.strip() for c in line.strip("|").split("|")][column].split(" (tie")[0]
-    chooser = guide.chooser_data(data)
-    step = chooser["calls"].index(100_000)
-    (by_calls,) = [p[4] for p in guide.chooser_points(chooser)
-                   if tuple(p[:4]) == (h100.env_id, "gpt2-small", 1, analysis.DEFAULT_DTYPE)]
-    assert by_calls[step][0] == shown
-
-
-@pytest.mark.data  # a fact of the committed results (tests/data_checks/ says why)
-@pytest.mark.skipif(not (ROOT / "results").is_dir(), reason="the measured results are not here")
-def test_the_chooser_data_of_the_measured_results_stays_under_300_kb():
-    data = Data(load(ROOT / "results"))
-    text = json.dumps(guide.chooser_data(data), sort_keys=True, separators=(",", ":"))
-    assert len(text.encode()) <= 300_000
