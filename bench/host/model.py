@@ -79,7 +79,8 @@ def row_of(record) -> dict[str, Any]:
             "busy_fraction": activity.busy_fraction if activity else None,
             "cpu_ops_per_call": activity.cpu_ops_per_call if activity else None,
             "hostname": host.hostname if host else None, "boot_id": host.boot_id if host else None,
-            "op_s": host.op_s if host else (), "group": paired.group if paired else None,
+            "op_s": host.op_s if host else (),
+            "op_long_s": host.op_long_s if host else (), "group": paired.group if paired else None,
             "round_s": paired.round_s if paired else (),
             "median_s": timing.median_s if timing else None}
 
@@ -90,6 +91,13 @@ def probe_of(op_s: Iterable[float]) -> float:
     lease, a case, a reference host) take the median of theirs. The module docstring says
     why the median and not the mean."""
     return statistics.median(op_s)
+
+
+def probe_of_row(row: Row) -> float:
+    """A record's probe: the median of its long blocks (host.op_long_s, schema version 6 on),
+    which keep the preemptions a time-sliced host deals, as a mode's block does; the median
+    of its short blocks (`probe_of`) where it has none."""
+    return probe_of(row.get("op_long_s") or row["op_s"])
 
 
 def lease(row: Row) -> str:
@@ -186,7 +194,7 @@ def processes(rows: Iterable[Row], tag: str | re.Pattern = PROCESS_TAGS) -> list
         found.append(Process(
             env_id=first["env_id"], device_name=first["device_name"], backend=first["backend"],
             torch=first["torch"], point=point_of(first),
-            lease=lease(first), group=group, probe_s=probe_of(first["op_s"]),
+            lease=lease(first), group=group, probe_s=probe_of_row(first),
             median_s={r["mode"]: r["median_s"] for r in members},
             round_s={r["mode"]: tuple(r["round_s"]) for r in members},
             probe_mean_s=statistics.fmean(first["op_s"]),
@@ -215,7 +223,7 @@ def references(rows: Iterable[Row]) -> dict[str, Reference]:
     probes: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         if row["status"] == "ok" and row["op_s"] and PROCESS_TAGS.match(row["tag"]):
-            probes[row["device_name"]][lease(row)].append(probe_of(row["op_s"]))
+            probes[row["device_name"]][lease(row)].append(probe_of_row(row))
     out = {}
     for device, by_lease in probes.items():
         each = [statistics.median(values) for values in by_lease.values()]

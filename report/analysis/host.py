@@ -35,7 +35,7 @@ class Data(Protocol):
 COLUMNS = ["env_id", "device_name", "backend", "torch", "machine", "workload", "batch_size",
            "shapes", "case_dtype", "mode", "tag", "status", "process_timing", "repeat",
            "repeats", "started_at", "duration_s", "busy_fraction", "hostname", "boot_id", "op_s",
-           "group", "round_s", "median_s", "cpu_ops_per_call"]
+           "group", "round_s", "median_s", "cpu_ops_per_call", "op_long_s"]
 KEY = ["env_id", "workload", "batch_size", "shapes", "case_dtype", "mode"]  # analysis.CASE
 FIT_COLUMNS = [*KEY, "device_name", "backend", "torch", "intercept_s", "slope", "residual_sd_s",
                "residual_max", "band", "band_probability", "probe_lo_us", "probe_hi_us",
@@ -68,6 +68,7 @@ def host_rows(records: pd.DataFrame) -> list[dict]:
     found = rows(records[COLUMNS])
     for row in found:
         row["op_s"] = row["op_s"] or ()
+        row["op_long_s"] = row["op_long_s"] or ()
         row["round_s"] = row["round_s"] or ()
     return found
 
