@@ -35,7 +35,7 @@ import torch
 
 from bench import core
 from bench.backends import BACKENDS, Backend
-from bench.host.probe import Fingerprint, Probe
+from bench.host.probe import LONG_BLOCKS, Fingerprint, Probe
 from bench.modes import MODES, Mode
 from bench.spec import PairedSpec, write_result
 from bench.stats import summarize
@@ -122,7 +122,9 @@ def _time_rounds(members: list[Member], backend: Backend, probe: Probe, rounds: 
         member.wall_s, member.calls = 0.0, 0
     probe.block()
     probe.op_s.clear(), probe.launch_s.clear()
-    for _ in range(rounds):
+    # A long probe block every few rounds, LONG_BLOCKS in all, spread over the rounds.
+    long_every = max(1, math.ceil(rounds / LONG_BLOCKS))
+    for number in range(rounds):
         alive = [m for m in members if m.call is not None]
         if not alive:
             return
@@ -131,6 +133,8 @@ def _time_rounds(members: list[Member], backend: Backend, probe: Probe, rounds: 
         for position, member in enumerate(order):
             if member is None:
                 probe.block()
+                if number % long_every == 0:
+                    probe.long_block()
                 continue
             try:
                 seconds = member.block(backend)

@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 STATUSES = ("ok", "error", "timeout", "oom", "unsupported")
 
@@ -152,6 +152,10 @@ class Host:
     # cost of a trivial in-place op, and (CUDA) of a bare kernel launch without dispatch.
     op_s: tuple[float, ...]
     launch_s: tuple[float, ...] = ()
+    # The same op in long blocks (bench/host/probe.py LONG_BLOCK_S each, a few per process):
+    # a short block's median leaves out the preemptions a time-sliced host deals, a long
+    # block keeps its share of them, as a mode's block does. Since version 6; () before.
+    op_long_s: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -799,7 +803,13 @@ def _upgrade_4_to_5(data: dict[str, Any], note) -> dict[str, Any]:
     return dict(data, schema_version=5)
 
 
-UPGRADES = {1: _upgrade_1_to_2, 2: _upgrade_2_to_3, 3: _upgrade_3_to_4, 4: _upgrade_4_to_5}
+def _upgrade_5_to_6(data: dict[str, Any], note) -> dict[str, Any]:
+    """Version 6 added the host probe's long blocks (host.op_long_s); no earlier record has them."""
+    return dict(data, schema_version=6)
+
+
+UPGRADES = {1: _upgrade_1_to_2, 2: _upgrade_2_to_3, 3: _upgrade_3_to_4, 4: _upgrade_4_to_5,
+            5: _upgrade_5_to_6}
 
 
 def upgrade(data: dict[str, Any], note=None) -> dict[str, Any]:

@@ -69,3 +69,22 @@ def test_the_stability_page_publishes_coverage_per_gpu_type_and_per_case(data, t
     env_page = (tmp_path / stability.env_page(OTHER.env_id())).read_text(encoding="utf-8")
     assert "Leave-one-lease-out coverage per case" in env_page
     assert f"(below {host.COVERAGE_GOAL:.1%})" in env_page
+
+
+def test_the_stability_page_compares_the_estimators_and_names_the_one_chosen(data, tmp_path):
+    stability.render(Site(data, tmp_path))
+    page = (tmp_path / stability.PAGE).read_text(encoding="utf-8")
+    rows = host.estimator_comparison(data.host_models)
+    assert {(r["device_name"], r["estimator"]) for r in rows} >= {
+        (fx.ENV_A.device_name, "line"), (fx.ENV_A.device_name, "elasticity")}
+    for device in {r["device_name"] for r in rows}:
+        chosen = [r for r in rows if r["device_name"] == device and r["chosen"]]
+        assert len(chosen) == 1
+        assert chosen[0]["estimator"] == data.host_models.estimator[device]
+    for r in rows:
+        assert (f"| {r['device_name']} | {r['estimator']}: {r['described']} | {r['models']} | "
+                f"{r['processes_inside']} of {r['processes']} |") in page
+    # the published models are the chosen estimator's
+    assert {m.estimator for m in data.host_models.models if m.device_name == "GPU Other"} == {
+        data.host_models.estimator["GPU Other"]}
+    assert "**Fresh leases.**" in page

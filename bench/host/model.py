@@ -77,8 +77,10 @@ def row_of(record) -> dict[str, Any]:
             "repeats": record.process.repeats, "started_at": datetime.fromisoformat(record.started_at),
             "duration_s": record.duration_s,
             "busy_fraction": activity.busy_fraction if activity else None,
+            "cpu_ops_per_call": activity.cpu_ops_per_call if activity else None,
             "hostname": host.hostname if host else None, "boot_id": host.boot_id if host else None,
-            "op_s": host.op_s if host else (), "group": paired.group if paired else None,
+            "op_s": host.op_s if host else (),
+            "op_long_s": host.op_long_s if host else (), "group": paired.group if paired else None,
             "round_s": paired.round_s if paired else (),
             "median_s": timing.median_s if timing else None}
 
@@ -89,6 +91,13 @@ def probe_of(op_s: Iterable[float]) -> float:
     lease, a case, a reference host) take the median of theirs. The module docstring says
     why the median and not the mean."""
     return statistics.median(op_s)
+
+
+def probe_of_row(row: Row) -> float:
+    """A record's probe: the median of its long blocks (host.op_long_s, schema version 6 on),
+    which keep the preemptions a time-sliced host deals, as a mode's block does; the median
+    of its short blocks (`probe_of`) where it has none."""
+    return probe_of(row.get("op_long_s") or row["op_s"])
 
 
 def lease(row: Row) -> str:
@@ -161,6 +170,7 @@ class Process:
     median_s: dict[str, float]
     round_s: dict[str, tuple[float, ...]]
     probe_mean_s: float  # the mean of its blocks: with the time preemptions took from them
+    started_at: datetime | None = None  # its first record's start: when its lease was first seen
 
     def speedup(self, mode: str, baseline: str = BASELINE) -> float | None:
         """The process's measured speedup: the median of its round ratios."""
@@ -184,10 +194,11 @@ def processes(rows: Iterable[Row], tag: str | re.Pattern = PROCESS_TAGS) -> list
         found.append(Process(
             env_id=first["env_id"], device_name=first["device_name"], backend=first["backend"],
             torch=first["torch"], point=point_of(first),
-            lease=lease(first), group=group, probe_s=probe_of(first["op_s"]),
+            lease=lease(first), group=group, probe_s=probe_of_row(first),
             median_s={r["mode"]: r["median_s"] for r in members},
             round_s={r["mode"]: tuple(r["round_s"]) for r in members},
-            probe_mean_s=statistics.fmean(first["op_s"])))
+            probe_mean_s=statistics.fmean(first["op_s"]),
+            started_at=min(r["started_at"] for r in members)))
     return found
 
 
@@ -212,7 +223,7 @@ def references(rows: Iterable[Row]) -> dict[str, Reference]:
     probes: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         if row["status"] == "ok" and row["op_s"] and PROCESS_TAGS.match(row["tag"]):
-            probes[row["device_name"]][lease(row)].append(probe_of(row["op_s"]))
+            probes[row["device_name"]][lease(row)].append(probe_of_row(row))
     out = {}
     for device, by_lease in probes.items():
         each = [statistics.median(values) for values in by_lease.values()]
@@ -271,6 +282,10 @@ class Line:
     probe_sxx: float  # sum of squared probe deviations: how far the line may be trusted to tilt
     residual_sd_s: float  # sqrt(residual sum of squares / (processes - 2))
     residual_max: float  # largest |residual| / fitted time over the processes
+    # The residuals' degrees of freedom: processes - 2 for a line of its own; a pooled line
+    # (`pooled_lines`) takes its slope from every case of its GPU type and has more.
+    freedom: int | None = None
+    estimator: str = "line"  # ESTIMATORS: how the slope was found
 
     def at(self, probe_s: float) -> tuple[float, float, float]:
         """(low, fitted, high): the BAND prediction interval for one new process at `probe_s`."""
@@ -283,7 +298,8 @@ class Line:
     def half_width_s(self) -> float:
         """The band's scale: at probe p its half-width is half_width_s * sqrt(1 + 1/processes
         + (p - probe_mean_s)**2 / probe_sxx), which a page's script may compute alone."""
-        return t_quantile((1 + BAND) / 2, self.processes - 2) * self.residual_sd_s
+        freedom = self.processes - 2 if self.freedom is None else self.freedom
+        return t_quantile((1 + BAND) / 2, freedom) * self.residual_sd_s
 
     def band(self) -> float:
         """The band's half-width at the centre of the fitted probes, relative to the fit there."""
@@ -365,6 +381,7 @@ class SpeedupModel:
     # predicted one instead: the standard deviation of log(measured / predicted).
     ratio_sd: float | None = None
     baseline: str = BASELINE
+    estimator: str = "line"  # ESTIMATORS: how its lines' slopes were found
 
     @property
     def lines(self) -> list[Line]:
@@ -436,18 +453,106 @@ def _ratio(base_side: str | None, mode_side: str | None) -> str | None:
     return None
 
 
-def _side(kind: str, times: list[tuple[float, float, str]], least: int) -> Line | Figure | None:
+def _side(kind: str, times: list[tuple[float, float, str]], least: int,
+          pooled: Line | None = None) -> Line | Figure | None:
     if kind in FITTED_SIDES:
+        if pooled is not None:
+            return pooled
         line = fit_line(times)
         return line if line is not None and line.processes >= least else None
     return figure([t for _, t, _ in times])
 
 
+# ---- estimators: how a host-bound side's slope is found --------------------------------------
+
+LINE, OPS, ELASTICITY = "line", "ops", "elasticity"
+# Each estimator writes a host-bound side as time = a_case + slope * probe. "line" fits both
+# terms on the case's own processes. The pooled ones keep a_case per case and take the slope
+# from every fitted side of the GPU type together: "ops" as theta * the eager ops the side
+# dispatches per call (its activity profile's cpu_ops_per_call), one theta per GPU type: the
+# host's cost per op; "elasticity" as theta * the case's mean time / mean probe, one theta
+# per GPU type: how many percent a side's time moves per percent the probe moves.
+ESTIMATORS = (LINE, OPS, ELASTICITY)
+MIN_POOLED_CASE = 3  # processes a case needs of its own under a pooled slope: one lease's share
+COVERAGE_GOAL = 0.90  # issue 90: leaving one lease out, this share of held-out processes inside
+
+
+def counts(rows: Iterable[Row]) -> dict[tuple, float]:
+    """Per case (`case_key`): the median eager ops dispatched per call over its ok records
+    that profiled it (activity.cpu_ops_per_call), the count the "ops" estimator scales by."""
+    found: dict[tuple, list[float]] = defaultdict(list)
+    for row in rows:
+        ops = row.get("cpu_ops_per_call")
+        if (row["status"] == "ok" and row["shapes"] == SHAPES and ops is not None
+                and not math.isnan(ops) and ops > 0):
+            found[case_key(row)].append(ops)
+    return {key: statistics.median(values) for key, values in found.items()}
+
+
+def pooled_lines(found: list[Process], side_by_case: Mapping[tuple, str | None],
+                 estimator: str, ops: Mapping[tuple, float] | None = None,
+                 least: int = MIN_PROCESSES) -> dict[tuple, Line]:
+    """Per host-bound side (`case_key`) with at least MIN_POOLED_CASE processes: its Line
+    under a pooled `estimator`, the slope shared by every such side of its GPU type (at
+    least `least` processes over at least two sides). Each side's equation is divided by
+    its mean time, so that every case weighs by its relative residuals, not its size:
+    (t - mean_t) / mean_t = theta * w * (p - mean_p) / mean_t, with w the side's weight
+    (its ops, or mean_t / mean_p). The residual spread, relative, is pooled too, with
+    processes - sides - 1 degrees of freedom; each Line carries it at its own scale and the
+    probe spread that makes `Line.at` the pooled prediction interval."""
+    by_side: dict[tuple, list[tuple[float, float, str]]] = defaultdict(list)
+    device: dict[tuple, str] = {}
+    for process in found:
+        for mode, time_s in process.median_s.items():
+            key = (process.env_id, *process.point, mode)
+            if side_by_case.get(key) in FITTED_SIDES:
+                by_side[key].append((process.probe_s, time_s, process.lease))
+                device[key] = process.device_name
+    terms: dict[str, list[tuple]] = defaultdict(list)  # per GPU type: (key, points, w, mean_p, mean_t)
+    for key, points in by_side.items():
+        if len(points) < MIN_POOLED_CASE:
+            continue
+        mean_p = statistics.fmean(p for p, _, _ in points)
+        mean_t = statistics.fmean(t for _, t, _ in points)
+        weight = (ops or {}).get(key) if estimator == OPS else mean_t / mean_p
+        if weight is not None:
+            terms[device[key]].append((key, points, weight, mean_p, mean_t))
+    out = {}
+    for sides_here in terms.values():
+        total = sum(len(points) for _, points, *_ in sides_here)
+        freedom = total - len(sides_here) - 1
+        u = [(w * (p - mp) / mt, (t - mt) / mt)
+             for _, points, w, mp, mt in sides_here for p, t, _ in points]
+        suu = sum(x * x for x, _ in u)
+        if len(sides_here) < 2 or total < least or freedom < 2 or suu <= 0:
+            continue
+        theta = sum(x * y for x, y in u) / suu
+        spread = math.sqrt(sum((y - theta * x) ** 2 for x, y in u) / freedom)
+        probes = [p for _, points, *_ in sides_here for p, _, _ in points]
+        for key, points, w, mp, mt in sides_here:
+            slope = theta * w
+            intercept = mt - slope * mp
+            out[key] = Line(
+                intercept_s=intercept, slope=slope, processes=len(points),
+                leases=len({lease_name for _, _, lease_name in points}),
+                probe_lo_s=min(probes), probe_hi_s=max(probes), probe_mean_s=mp,
+                probe_sxx=suu * mt * mt / (w * w), residual_sd_s=spread * mt,
+                residual_max=max(abs(t - intercept - slope * p) / (intercept + slope * p)
+                                 for p, t, _ in points),
+                freedom=freedom, estimator=estimator)
+    return out
+
+
 def models(found: list[Process], side_by_case: Mapping[tuple, str | None],
-           least: int = MIN_PROCESSES) -> list[SpeedupModel]:
+           least: int = MIN_PROCESSES, estimator: str = LINE,
+           ops: Mapping[tuple, float] | None = None) -> list[SpeedupModel]:
     """A SpeedupModel for every mode over eager whose ratio is host-dependent (or the CPU's),
-    fitted on `found`, where at least `least` processes timed the two modes together and
-    each fitted side rests on at least `least` processes."""
+    fitted on `found` by `estimator`. A line of the case's own ("line") needs at least
+    `least` processes that timed the two modes together and on each fitted side; a pooled
+    slope (`pooled_lines`) needs `least` processes over its GPU type and MIN_POOLED_CASE of
+    the case."""
+    pooled = {} if estimator == LINE else pooled_lines(found, side_by_case, estimator, ops, least)
+    case_least = least if estimator == LINE else MIN_POOLED_CASE
     by_point: dict[tuple, list[Process]] = defaultdict(list)
     for process in found:
         by_point[(process.env_id, process.point)].append(process)
@@ -461,10 +566,16 @@ def models(found: list[Process], side_by_case: Mapping[tuple, str | None],
             ratio = _ratio(side_of_mode[BASELINE], side_of_mode[mode])
             if ratio is None:
                 continue
+            if estimator != LINE and not all(
+                    (env_id, *point, m) in pooled for m in (BASELINE, mode)
+                    if side_of_mode[m] in FITTED_SIDES):
+                continue
             both = [p for p in members if mode in p.median_s and BASELINE in p.median_s]
-            base = _side(side_of_mode[BASELINE], _times(members, BASELINE), least)
-            side = _side(side_of_mode[mode], _times(members, mode), least)
-            if base is None or side is None or len(both) < least:
+            base = _side(side_of_mode[BASELINE], _times(members, BASELINE), case_least,
+                         pooled.get((env_id, *point, BASELINE)))
+            side = _side(side_of_mode[mode], _times(members, mode), case_least,
+                         pooled.get((env_id, *point, mode)))
+            if base is None or side is None or len(both) < case_least:
                 continue
             first = members[0]
             out.append(SpeedupModel(env_id=env_id, device_name=first.device_name,
@@ -473,7 +584,8 @@ def models(found: list[Process], side_by_case: Mapping[tuple, str | None],
                                     mode=mode, ratio=ratio,
                                     base=base, side=side, processes=len(both),
                                     probe_median_s=statistics.median(p.probe_s for p in both),
-                                    ratio_sd=_ratio_sd(base, side, both, mode)))
+                                    ratio_sd=_ratio_sd(base, side, both, mode),
+                                    estimator=estimator))
     return out
 
 
@@ -520,6 +632,8 @@ class Check:
     processes_inside: int
     measured_each: tuple[float, ...] = field(default=())
     probe_mean_s: float | None = None  # the median of the processes' blocks' means
+    # Per process: |predicted at its own probe / measured - 1|, how far the band's centre was
+    centre_errors: tuple[float, ...] = field(default=())
 
     @property
     def inside(self) -> bool:
@@ -546,25 +660,140 @@ def _check(model: SpeedupModel, lease_name: str, tested: list[Process]) -> Check
                  prediction=model.at(probe), processes=len(found),
                  processes_inside=sum(model.at(p.probe_s).holds(s) for p, s in found),
                  measured_each=tuple(s for _, s in found),
-                 probe_mean_s=statistics.median(p.probe_mean_s for p, _ in found))
+                 probe_mean_s=statistics.median(p.probe_mean_s for p, _ in found),
+                 centre_errors=tuple(abs(model.at(p.probe_s).speedup / s - 1) for p, s in found))
 
 
 def held_out(found: list[Process], side_by_case: Mapping[tuple, str | None],
-             published: list[SpeedupModel]) -> list[Check]:
-    """For every published model and each of its leases in turn: the model fitted on the
-    other leases alone (at least MIN_TRAINING processes a line), set against that lease."""
+             published: list[SpeedupModel], estimator: str = LINE,
+             ops: Mapping[tuple, float] | None = None) -> list[Check]:
+    """Leave one lease out: for every lease of a GPU type in turn, the models of `estimator`
+    fitted on every other process of that GPU type (a line of a case's own on at least
+    MIN_TRAINING processes), each published model's case set against its processes on the
+    held-out lease. The lease is unseen by every case, so a pooled slope learns nothing of
+    it from another case measured there."""
+    keys = {(m.env_id, m.point, m.mode) for m in published}
+    devices = {m.device_name for m in published}
     out = []
-    for model in published:
-        members = [p for p in found if p.env_id == model.env_id
-                   and p.point == model.point]
-        for name in sorted({p.lease for p in members}):
-            training = [p for p in members if p.lease != name]
-            refit = [m for m in models(training, side_by_case, MIN_TRAINING) if m.mode == model.mode]
-            if refit:
-                found_check = _check(refit[0], name, [p for p in members if p.lease == name])
+    for device in sorted(devices):
+        here = [p for p in found if p.device_name == device]
+        for name in sorted({p.lease for p in here}):
+            training = [p for p in here if p.lease != name]
+            least = MIN_TRAINING if estimator == LINE else MIN_PROCESSES
+            for refit in models(training, side_by_case, least, estimator, ops):
+                if (refit.env_id, refit.point, refit.mode) not in keys:
+                    continue
+                tested = [p for p in here if p.lease == name and p.env_id == refit.env_id
+                          and p.point == refit.point]
+                found_check = _check(refit, name, tested)
                 if found_check is not None:
                     out.append(found_check)
     return out
+
+
+@dataclass(frozen=True)
+class Score:
+    """How one estimator predicted the leases it never saw, on one GPU type: its published
+    models, the held-out processes checked and inside their band, and the median |centre
+    error| over them."""
+
+    device_name: str
+    estimator: str
+    models: int
+    processes: int
+    inside: int
+    centre_error: float | None
+
+    @property
+    def share(self) -> float | None:
+        return self.inside / self.processes if self.processes else None
+
+    @property
+    def meets(self) -> bool:
+        return bool(self.processes) and self.inside / self.processes >= COVERAGE_GOAL
+
+
+def score(device: str, estimator: str, published: list[SpeedupModel],
+          checks: list[Check]) -> Score:
+    errors = [e for c in checks for e in c.centre_errors]
+    return Score(device_name=device, estimator=estimator,
+                 models=sum(m.device_name == device for m in published),
+                 processes=sum(c.processes for c in checks),
+                 inside=sum(c.processes_inside for c in checks),
+                 centre_error=statistics.median(errors) if errors else None)
+
+
+def chosen(scores: Iterable[Score]) -> dict[str, str]:
+    """The estimator of each GPU type, written once: of those whose held-out processes fall
+    inside their band at least COVERAGE_GOAL of the time, the one that checks the most
+    held-out processes (it models the most cases, and every one of them was checked), then
+    the smaller median centre error; where none meets the goal, the highest share inside,
+    then the smaller centre error. A GPU type no pooled estimator can model keeps "line"."""
+    best: dict[str, Score] = {}
+    for found in scores:
+        if not found.processes:
+            continue
+        rank = (found.meets, found.processes if found.meets else found.share,
+                -(found.centre_error or 0.0), found.estimator == LINE)
+        held = best.get(found.device_name)
+        if held is None or rank > (held.meets, held.processes if held.meets else held.share,
+                                   -(held.centre_error or 0.0), held.estimator == LINE):
+            best[found.device_name] = found
+    return {device: found.estimator for device, found in best.items()}
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """The host models as published: every estimator's models and held-out checks, their
+    scores per GPU type, the estimator chosen for each (`chosen`), and its models
+    (`models`) and checks (`held_out`), the one set the site and the command predict from."""
+
+    every: dict[str, list[SpeedupModel]]
+    checks: dict[str, list[Check]]
+    scores: list[Score]
+    estimator: dict[str, str]  # per GPU type
+
+    @property
+    def models(self) -> list[SpeedupModel]:
+        return [m for name, found in self.every.items() for m in found
+                if self.estimator.get(m.device_name, LINE) == name]
+
+    @property
+    def held_out(self) -> list[Check]:
+        return [c for name, found in self.checks.items() for c in found
+                if self.estimator.get(c.model.device_name, LINE) == name]
+
+
+def fit(rows: list[Row]) -> Fitted:
+    """Every estimator fitted on `rows`' paired processes (PROCESS_TAGS), each scored by
+    leaving one lease out per GPU type, and the estimator of each GPU type chosen."""
+    side_by_case, ops = sides(rows), counts(rows)
+    found = processes(rows)
+    every = {name: models(found, side_by_case, estimator=name, ops=ops) for name in ESTIMATORS}
+    checks = {name: held_out(found, side_by_case, every[name], name, ops) for name in ESTIMATORS}
+    devices = sorted({m.device_name for found_models in every.values() for m in found_models})
+    scores = [score(device, name, every[name],
+                    [c for c in checks[name] if c.model.device_name == device])
+              for device in devices for name in ESTIMATORS]
+    return Fitted(every=every, checks=checks, scores=scores, estimator=chosen(scores))
+
+
+def fresh(rows: list[Row], cutoff: datetime) -> tuple[list[Check], set[str]]:
+    """The fresh-lease check: every estimator fitted on the processes of leases first seen
+    before `cutoff`, each of its models set against the processes of leases first seen from
+    `cutoff` on (one Check per model and lease); with the fresh leases' names."""
+    side_by_case, ops = sides(rows), counts(rows)
+    found = processes(rows)
+    first: dict[str, datetime] = {}
+    for process in found:
+        if process.started_at is not None:
+            first[process.lease] = min(first.get(process.lease, process.started_at),
+                                       process.started_at)
+    new = {name for name, at in first.items() if at >= cutoff}
+    training = [p for p in found if p.lease not in new]
+    tested = [p for p in found if p.lease in new]
+    return [c for name in ESTIMATORS
+            for c in slowed(tested, models(training, side_by_case, estimator=name, ops=ops))], new
 
 
 def slowed(tested: list[Process], published: list[SpeedupModel]) -> list[Check]:

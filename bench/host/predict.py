@@ -49,7 +49,13 @@ def _probe(backend_name: str) -> tuple[list[float], list[float]]:
     probe.op_s.clear(), probe.launch_s.clear()
     for _ in range(BLOCKS):
         probe.block()
-    return probe.op_s, probe.launch_s
+    from bench.host.probe import LONG_BLOCKS
+
+    # The long blocks are the probe the records' processes were fitted on, where they have
+    # them (host_model.probe_of_row): a time-sliced host's preemptions kept.
+    for _ in range(LONG_BLOCKS):
+        probe.long_block()
+    return probe.op_long_s or probe.op_s, probe.launch_s
 
 
 def _records(results: Path) -> list[Record]:
@@ -61,7 +67,7 @@ def _models(records: list[Record]) -> tuple[list[host_model.SpeedupModel], set]:
     """The host model of every host-dependent case in `records`, as the site publishes it,
     and those a slowed host measured outside their band (not predictable)."""
     rows = [host_model.row_of(record) for record in records]
-    models = host_model.models(host_model.processes(rows), host_model.sides(rows))
+    models = host_model.fit(rows).models
     slowed = host_model.slowed(host_model.processes(rows, host_model.SLOWED_TAGS), models)
     return models, {id(check.model) for check in slowed if not check.inside}
 
@@ -79,7 +85,7 @@ def _hosts(records: list[Record]) -> dict[tuple, dict]:
         # Each process's median, then their median: a lease's probe as the reference host
         # (host_model.references) takes it, so the two never print different figures.
         if record.host.op_s:
-            found[lease]["op"].append(host_model.probe_of(record.host.op_s))
+            found[lease]["op"].append(host_model.probe_of(record.host.op_long_s or record.host.op_s))
         if record.host.launch_s:
             found[lease]["launch"].append(statistics.median(record.host.launch_s))
         if record.paired and record.status == "ok":
@@ -248,13 +254,14 @@ def predictions_json(device: str, backend: str, probe_s: float,
                       "outside_us": outside * 1e6, "probe_lo_us": lo * 1e6, "probe_hi_us": hi * 1e6,
                       "processes": model.processes,
                       "leases": max(line.leases for line in model.lines),
+                      "estimator": model.estimator,
                       "slowed_host_outside_band": id(model) in unpredictable})
     for env_id, workload, batch, _, dtype, mode in without:
         cases.append({"env_id": env_id, "torch": None, "workload": workload, "batch_size": batch,
                       "dtype": dtype, "mode": mode, "status": NO_MODEL, "speedup": None,
                       "low": None, "high": None, "outside_us": None, "probe_lo_us": None,
                       "probe_hi_us": None, "processes": None, "leases": None,
-                      "slowed_host_outside_band": False})
+                      "estimator": None, "slowed_host_outside_band": False})
     return {"device": device, "backend": backend, "op_us": probe_s * 1e6, "op_given": given,
             "band_probability": host_model.BAND,
             "reference": None if reference is None else {

@@ -21,6 +21,12 @@ from bench.backends import Backend
 from bench.environment import cpu_model
 
 PROBE_CALLS = 200  # calls per probe block; a trivial op takes about 5-50 us
+# A long block runs the same op for this long: on a time-sliced host a scheduler slice is a
+# few milliseconds, so a block of 50 ms keeps its share of preemptions, as a mode's block of
+# tens of milliseconds does, where a 1-2 ms block's median leaves them out. A few per
+# process (LONG_BLOCKS) cost a fraction of a second.
+LONG_BLOCK_S = 0.05
+LONG_BLOCKS = 5
 
 
 def _read(path: str) -> str | None:
@@ -76,6 +82,7 @@ class Probe:
         self.x = torch.ones(16, device=backend.device)  # ones: never time on all-zero data
         self.op_s: list[float] = []
         self.launch_s: list[float] = []
+        self.op_long_s: list[float] = []
         self.cuda = backend.name == "cuda"
 
     def _time(self, call) -> float:
@@ -96,6 +103,21 @@ class Probe:
             self.launch_s.append(self._time(lambda: torch.cuda._sleep(0)))
 
 
+    def long_block(self) -> None:
+        """One block of the op lasting LONG_BLOCK_S: PROBE_CALLS calls at a time until then,
+        the device synchronized at both ends; seconds per call."""
+        x = self.x
+        self.backend.synchronize()
+        start = time.perf_counter()
+        calls = 0
+        while time.perf_counter() - start < LONG_BLOCK_S:
+            for _ in range(PROBE_CALLS):
+                x.mul_(1.0)
+            calls += PROBE_CALLS
+        self.backend.synchronize()
+        self.op_long_s.append((time.perf_counter() - start) / calls)
+
+
 class Fingerprint:
     """Everything a Host holds but the probe, read before and after the work."""
 
@@ -114,5 +136,6 @@ class Fingerprint:
                 "cpu_model": cpu_model(), "cpu_mhz": sum(mhz) / len(mhz) if mhz else None,
                 "cpus_available": len(self.cpus), "load_before": list(self.load_before),
                 "load_after": list(_load()), "gpu_sm_clock_mhz": sm, "gpu_memory_clock_mhz": mem,
-                "op_s": list(probe.op_s), "launch_s": list(probe.launch_s)}
+                "op_s": list(probe.op_s), "launch_s": list(probe.launch_s),
+                "op_long_s": list(probe.op_long_s)}
 

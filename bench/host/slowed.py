@@ -91,7 +91,7 @@ def modelled(records: list[Record], machine: str, backend: str) -> list[host_mod
     """The host models of `machine`'s environments on `backend`, fitted as the site fits them."""
     envs = {r.env_id for r in records if r.env.machine == machine and r.key.backend == backend}
     rows = [host_model.row_of(r) for r in records if r.env_id in envs]
-    return host_model.models(host_model.processes(rows), host_model.sides(rows))
+    return host_model.fit(rows).models
 
 
 def plan(records: list[Record], machine: str, backend: str, repeats: int = DEFAULT_REPEATS,

@@ -11,8 +11,10 @@ the published table and the export.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any, Protocol
 
 import pandas as pd
@@ -33,7 +35,7 @@ class Data(Protocol):
 COLUMNS = ["env_id", "device_name", "backend", "torch", "machine", "workload", "batch_size",
            "shapes", "case_dtype", "mode", "tag", "status", "process_timing", "repeat",
            "repeats", "started_at", "duration_s", "busy_fraction", "hostname", "boot_id", "op_s",
-           "group", "round_s", "median_s"]
+           "group", "round_s", "median_s", "cpu_ops_per_call", "op_long_s"]
 KEY = ["env_id", "workload", "batch_size", "shapes", "case_dtype", "mode"]  # analysis.CASE
 FIT_COLUMNS = [*KEY, "device_name", "backend", "torch", "intercept_s", "slope", "residual_sd_s",
                "residual_max", "band", "band_probability", "probe_lo_us", "probe_hi_us",
@@ -55,6 +57,10 @@ class HostModels:
     held_out: list[host_model.Check]
     slowed: list[host_model.Check]
     references: dict[str, host_model.Reference]  # per GPU type (device_name)
+    scores: list[host_model.Score]  # every estimator, leaving one lease out, per GPU type
+    estimator: dict[str, str]  # the estimator chosen per GPU type (host_model.chosen)
+    fresh: list[host_model.Check]  # every estimator fitted before FRESH_CUTOFF, on the leases after
+    fresh_leases: set[str]
 
 
 def host_rows(records: pd.DataFrame) -> list[dict]:
@@ -62,20 +68,30 @@ def host_rows(records: pd.DataFrame) -> list[dict]:
     found = rows(records[COLUMNS])
     for row in found:
         row["op_s"] = row["op_s"] or ()
+        row["op_long_s"] = row["op_long_s"] or ()
         row["round_s"] = row["round_s"] or ()
     return found
 
 
-def fit(records: pd.DataFrame) -> HostModels:
-    """Models from the cases' own paired processes (host_model.PROCESS_TAGS); checked on each
-    held-out lease and on every process of a slowed run (host_model.SLOWED_TAGS)."""
+# The fresh-lease check's cut-off: the leases first seen from then on are checked against
+# the models fitted on every lease before. It is the start of the first lease measured after
+# the host models were first published, so the leases after it are ones no model had seen.
+FRESH_CUTOFF = datetime(2026, 12, 6, 5, 40, tzinfo=timezone.utc)
+
+
+def fit(records: pd.DataFrame, cutoff: datetime = FRESH_CUTOFF) -> HostModels:
+    """Models from the cases' own paired processes (host_model.PROCESS_TAGS) by the
+    estimator each GPU type's held-out leases chose (host_model.fit); checked on each
+    held-out lease, on every process of a slowed run (host_model.SLOWED_TAGS), and on the
+    leases first seen from `cutoff` on by models fitted before it."""
     found = host_rows(records)
-    sides = host_model.sides(found)
-    main = host_model.processes(found)
-    models = host_model.models(main, sides)
-    return HostModels(models=models, held_out=host_model.held_out(main, sides, models),
+    fitted = host_model.fit(found)
+    models = fitted.models
+    fresh, fresh_leases = host_model.fresh(found, cutoff)
+    return HostModels(models=models, held_out=fitted.held_out,
                       slowed=host_model.slowed(host_model.processes(found, host_model.SLOWED_TAGS), models),
-                      references=host_model.references(found))
+                      references=host_model.references(found), scores=fitted.scores,
+                      estimator=fitted.estimator, fresh=fresh, fresh_leases=fresh_leases)
 
 
 def of(data: Data) -> HostModels:
@@ -334,7 +350,7 @@ def summary(table: pd.DataFrame) -> dict | None:
             "time_sliced_outside": int(_missed_time_sliced(table).sum())}
 
 
-COVERAGE_GOAL = 0.90  # issue 90: leaving one lease out, this share of held-out processes inside
+COVERAGE_GOAL = host_model.COVERAGE_GOAL
 
 
 def coverage(table: pd.DataFrame, by: list[str]) -> list[dict]:
@@ -420,3 +436,53 @@ def _bounded(high: float) -> float | None:
 def _sorted(table: pd.DataFrame) -> pd.DataFrame:
     """Page order, each environment's rows together."""
     return ordered(table, batch_first=True).sort_values("env_id", kind="stable").reset_index(drop=True)
+
+
+ESTIMATOR_WORDS = {
+    host_model.LINE: "a straight line per case, on its own processes",
+    host_model.OPS: "the case's floor + a cost per eager op shared by the GPU type × the ops it dispatches",
+    host_model.ELASTICITY: "the case's floor + a relative slope (time per probe) shared by the GPU type",
+}
+
+
+def estimator_comparison(found: HostModels) -> list[dict]:
+    """Per GPU type and estimator (host_model.ESTIMATORS): how it predicted the leases it
+    never saw (host_model.Score: models published, held-out processes inside their band,
+    median |centre error|), whether it reaches COVERAGE_GOAL, and whether it is the one
+    chosen (host_model.chosen), in GPU-type order."""
+    out = []
+    for score in sorted(found.scores, key=lambda s: (s.device_name,
+                                                     host_model.ESTIMATORS.index(s.estimator))):
+        out.append({"device_name": score.device_name, "estimator": score.estimator,
+                    "described": ESTIMATOR_WORDS[score.estimator], "models": score.models,
+                    "processes": score.processes, "processes_inside": score.inside,
+                    "share": score.share, "centre_error": score.centre_error,
+                    "meets": score.meets,
+                    "chosen": found.estimator.get(score.device_name) == score.estimator})
+    return out
+
+
+def fresh_check(found: HostModels) -> list[dict]:
+    """The fresh-lease check per GPU type and estimator: the models fitted on the leases
+    before FRESH_CUTOFF, set against the processes of the leases first seen after it (one
+    row each: the fresh leases, cases checked, processes inside their band at their own
+    probe, the median |centre error| over them, how many checks were at a probe beyond
+    the probes fitted), and whether the estimator is the one chosen today."""
+    groups: dict[tuple, list[host_model.Check]] = {}
+    for check in found.fresh:
+        groups.setdefault((check.model.device_name, check.model.estimator), []).append(check)
+    out = []
+    for (device, estimator), checks in sorted(groups.items(), key=lambda kv: (
+            kv[0][0], host_model.ESTIMATORS.index(kv[0][1]))):
+        errors = [e for c in checks for e in c.centre_errors]
+        processes = sum(c.processes for c in checks)
+        inside = sum(c.processes_inside for c in checks)
+        out.append({"device_name": device, "estimator": estimator,
+                    "leases": len({c.lease for c in checks}),
+                    "cases": len({(c.model.env_id, c.model.point, c.model.mode) for c in checks}),
+                    "processes": processes, "processes_inside": inside,
+                    "share": inside / processes if processes else None,
+                    "centre_error": statistics.median(errors) if errors else None,
+                    "extrapolated": sum(c.extrapolated for c in checks),
+                    "chosen": found.estimator.get(device) == estimator})
+    return out

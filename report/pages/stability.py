@@ -175,6 +175,9 @@ def render(site: Site) -> None:
     site.page(PAGE, "stability.md.j2", **{name: section(name) for name in SECTIONS},
               held_overall=host.summary(held_out),
               held_by_gpu=host.coverage_by_gpu(held_out), coverage_goal=host.COVERAGE_GOAL,
+              estimators=host.estimator_comparison(host.of(data)),
+              fresh=host.fresh_check(host.of(data)), fresh_cutoff=host.FRESH_CUTOFF,
+              fresh_leases=len(host.of(data).fresh_leases),
               slowed_overall=host.summary(slowed),
               transfers=analysis.TRANSFERS, agree=AGREE, band=host_model.BAND,
               least=host_model.MIN_PROCESSES, slowed_tag=host_model.SLOWED_TAG, near=host_model.NEAR)
