@@ -250,7 +250,10 @@ def environment_view(data: Data, env: Environment) -> dict:
             "profiles": {p: int(n) for p, n in cases["profile"].value_counts().items()},
             "processes": sorted({int(n) for n in cases["n_processes"]}),
             "paired": sorted({int(n) for n in paired.dropna()}),
-            "unpaired": int(paired.isna().sum())}
+            "unpaired": int(paired.isna().sum()),
+            # another environment under the same machine name: headings add the env id
+            "shared_machine": any(e.env_id != env.env_id and field(e, "machine") == field(env, "machine")
+                                  for e in data.envs(BACKEND))}
 
 
 def pair_page(a: Environment, b: Environment) -> str:
