@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from fixtures import RESULTS, model_records
 from fixtures import make_results as fx
+from fixtures.site import generated
 
 from report.analysis import Data, load
 from report.build import build
@@ -21,10 +22,9 @@ ENV_A, ENV_B, ENV_CPU = fx.ENV_A.env_id(), fx.ENV_B.env_id(), fx.ENV_CPU.env_id(
 
 
 @pytest.fixture(scope="module")
-def docs(tmp_path_factory):
-    out = tmp_path_factory.mktemp("docs")
-    build(RESULTS, out)
-    return out
+def docs(fixture_root):
+    """The fixture results rendered once per test run (conftest.py), not again per module."""
+    return fixture_root / "docs"
 
 
 def read(docs, page: str) -> str:
@@ -259,11 +259,11 @@ def test_every_chart_has_alt_text_and_exists(docs):
 def test_rendering_twice_gives_identical_bytes(docs, tmp_path):
     again = tmp_path / "again"
     build(RESULTS, again)
-    files = sorted(p.relative_to(docs) for p in docs.rglob("*") if p.is_file())
-    assert files == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
-    assert any(f.suffix == ".svg" for f in files)
-    for name in files:
-        assert (docs / name).read_bytes() == (again / name).read_bytes(), name
+    first, second = generated(docs), generated(again)
+    assert sorted(first) == sorted(second)
+    assert any(f.suffix == ".svg" for f in first)
+    for name, content in first.items():
+        assert content == second[name], name
 
 
 def test_empty_results_render_every_page_as_not_measured(tmp_path):
