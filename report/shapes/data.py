@@ -19,7 +19,7 @@ import pandas as pd
 
 from bench.modes import MODES
 from bench.shapes.strategies import COMPILE_MODES, STRATEGIES
-from report.analysis import DTYPE, rows
+from report.analysis import DTYPE, latest, rows
 
 CASE = ["env_id", "workload", "batch_size", DTYPE, "mode"]
 STREAM = ["env_id", "workload", "batch_size", DTYPE]
@@ -28,11 +28,12 @@ EAGER = "eager"
 CHECKPOINTS = (1, 10, 25)
 
 
-def stream_records(shown: pd.DataFrame) -> pd.DataFrame:
-    """The isolated records of shape streams (those with a stream section)."""
-    if "strategy" not in shown:
-        return shown.iloc[0:0]
-    return shown[shown["strategy"].notna()]
+def stream_records(records: pd.DataFrame) -> pd.DataFrame:
+    """Of every record (`Data.records`), the newest isolated record of each process of a
+    shape stream that has a stream section: the analysis layer's shown tables leave
+    streams out (report.analysis.shown.latest), so this page reads them here."""
+    found = latest(records, streams=True)
+    return found[(found["process_timing"] == "isolated") & found["strategy"].notna()]
 
 
 def _quantile(samples, q: float) -> float:
@@ -75,9 +76,9 @@ def _new_shape_s(process: dict) -> float | None:
     return statistics.median(later) if later else None
 
 
-def cases(shown: pd.DataFrame) -> list[dict[str, Any]]:
+def cases(records: pd.DataFrame) -> list[dict[str, Any]]:
     """One dict per case: its processes' figures, medians over them, and its failures."""
-    found = stream_records(shown)
+    found = stream_records(records)
     out = []
     for key, group in found.groupby(CASE, dropna=False, sort=False):
         every = rows(group)
@@ -136,12 +137,12 @@ def _mode_rank(mode: str) -> int:
     return order.index(mode) if mode in order else len(order)
 
 
-def streams(shown: pd.DataFrame) -> list[dict[str, Any]]:
+def streams(records: pd.DataFrame) -> list[dict[str, Any]]:
     """Per stream (environment, workload, batch, dtype): its cases in mode order, each with
     its break-even against eager, and the cases that answer first: the least total time
     over the stream's calls, and the lowest p99 once every shape is seen, among the cases
     whose every process passed the float64 check."""
-    found = cases(shown)
+    found = cases(records)
     grouped: dict[tuple, list[dict]] = {}
     for case in found:
         grouped.setdefault(tuple(case[c] for c in STREAM), []).append(case)
