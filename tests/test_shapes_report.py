@@ -4,76 +4,20 @@ the soonest and the steadiest case that passed its float64 check, per device, an
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
-from fixtures import make_results as fx
+from fixtures.stream_records import WORKLOAD, page_records
 
-from bench.records import (
-    CaseKey,
-    Correctness,
-    DynamoCounters,
-    Memory,
-    ShapeCost,
-    StreamRun,
-    append_records,
-)
-from bench.stats import summarize
+from bench.records import append_records
 from report.analysis import Data
 from report.analysis.loading import load
 from report.pages import shapes as page
 from report.shapes import data as shapes
 from report.site import Site
 
-SIZES = (16, 40, 16, 100)
-WORKLOAD = "gpt2-small-prompts"
-
-
-def stream_record(env, mode: str, strategy: str, first_pass: tuple[float, ...], steady: float,
-                  *, repeat: int = 0, passed: bool = True, grown: int | None = None,
-                  fell_back: bool = False, run_sizes: tuple[int, ...] = SIZES):
-    base = fx.ok_record(env, "trivial-call", "eager" if mode == "eager" else "default", None,
-                        repeat=repeat, repeats=3)
-    samples = tuple(steady * (1 + i / 100) for i in range(len(SIZES)))
-    timing = replace(base.timing, samples=samples, calls_per_sample=1,
-                     wall_per_call_s=steady, **summarize(samples))
-    seen = tuple(dict.fromkeys(run_sizes))
-    cuda = env.backend == "cuda"
-    run = StreamRun(
-        stream="prompts", distribution="sequence log-normal, median 128, sigma 1 (of the "
-        "logarithm), clipped to 16-1024", seed=0, varying_dim="sequence", sizes=SIZES,
-        strategy=strategy, compile_mode=None if mode == "eager" else "default",
-        run_sizes=run_sizes, first_pass_s=first_pass, recompile_limit=8, guard_failures=0,
-        guard_failure_reasons=(),
-        per_size=tuple(ShapeCost(size=s, calls=run_sizes.count(s),
-                                 first_call_s=first_pass[run_sizes.index(s)],
-                                 fell_back=fell_back and s == seen[-1],
-                                 cudagraph_recordings=1 if grown is not None else None,
-                                 reserved_growth_bytes=grown if cuda else None)
-                       for s in seen))
-    return replace(base, key=CaseKey(env.backend, WORKLOAD, mode, 1, "seed"), timing=timing,
-                   duration_s=sum(first_pass) + sum(samples) + 10,
-                   stream=run, warmup=None,
-                   memory=Memory(peak_device_bytes=None, peak_rss_bytes=900_000_000),
-                   dynamo=DynamoCounters(0, 0, 1, 0) if mode != "eager" else None,
-                   correctness=Correctness("float64", 1e-7 if passed else 0.5, 2e-3, passed))
-
 
 @pytest.fixture
 def page_text(tmp_path):
-    records = []
-    for repeat in range(3):
-        records += [
-            stream_record(fx.ENV_A, "eager", "eager", (5.0, 5.0, 5.0, 5.0), 5.0, repeat=repeat),
-            stream_record(fx.ENV_A, "default", "automatic-dynamic", (9.0, 5.0, 0.01, 0.02),
-                          0.01, repeat=repeat),
-            stream_record(fx.ENV_A, "reduce-overhead-pad-pow2", "pad-pow2",
-                          (8.0, 4.0, 0.005, 4.0), 0.004, repeat=repeat, grown=3 << 20,
-                          run_sizes=(16, 64, 16, 128)),
-            # Fastest of all, but wrong: never picked.
-            stream_record(fx.ENV_A, "default-dynamic", "dynamic", (1.0, 0.001, 0.001, 0.001),
-                          0.001, repeat=repeat, passed=False),
-        ]
+    records = page_records()
     append_records(tmp_path / "results" / "cuda.jsonl", records)
     site = Site(Data(load(tmp_path / "results")), tmp_path / "docs")
     page.render(site)

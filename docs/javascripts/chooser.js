@@ -1,7 +1,9 @@
 // The guide's chooser: the reader's environment, work, workload, batch, calls per process,
 // shapes and dtype select one measured point of analysis/guide-data.json, whose answers
 // report/pages/guide.py computed with analysis.choose, the rule the quick answers and the
-// pages use. Every figure shown is a field of that file: a host-dependent answer's
+// pages use. Where shapes vary, the answer is the varying-shapes page's for the stream
+// picked (report/shapes/data.py `answer`, as text the page prints). Every figure shown is
+// a field of that file: a host-dependent answer's
 // prediction for the reader's host is looked up in the grid report/analysis/host.py `grid`
 // computed from the host model (bench/host/model.py SpeedupModel.at, the one
 // `python -m bench host` predicts from), never evaluated here.
@@ -64,7 +66,7 @@
   // How far a measured point is from the reader's choice, smaller first: another model
   // (of another kind, farther still), another dtype, then the batches' distance in doublings.
   function distance(point, wanted, guide) {
-    const kind = (w) => (guide.workloads[w] || {}).kind;
+    const kind = (w) => kindOf(guide, w);
     const model = point.workload === wanted.workload ? 0
       : kind(point.workload) === kind(wanted.workload) ? 1 : 2;
     const batch = point.batch === null || wanted.batch === null ? (point.batch === wanted.batch ? 0 : 1)
@@ -81,6 +83,13 @@
     }, null);
   }
   function batchText(b) { return b === null ? "—" : String(b); }
+  // The kind of model a workload is like: a fixed-shape workload's, or a stream's.
+  function kindOf(guide, w) {
+    const info = guide.workloads[w];
+    if (info) return info.kind;
+    const stream = guide.streams.find((s) => s[1] === w);
+    return stream ? stream[4] : undefined;
+  }
 
   function setup(guide) {
     const el = form.elements;
@@ -96,6 +105,8 @@
     const points = guide.points.map(([env, workload, batch, dtype, steps, hosts]) =>
       ({env, workload, batch, dtype, answers: steps.map((i) => (i === null ? null : answers[i])),
         hosts: Object.fromEntries(Object.entries(hosts || {}).map(([m, v]) => [m, hostNamed(v)]))}));
+    const streams = guide.streams.map(([env, workload, batch, dtype, , answer]) =>
+      ({env, workload, batch, dtype, stream: answer}));
     // The reader's probe: pre-filled with the reference host (else the median measured
     // host) until the reader types a value.
     if (guide.probe_us !== null) el.probe.value = guide.probe_us.toFixed(1);
@@ -119,12 +130,20 @@
       if (name === "workload") workloadPicked = true;
       if (name !== "dtype") batchPicked = name === "batch";
     }));
-    const matching = () => points.filter((p) => {
-      const w = guide.workloads[p.workload];
-      return p.env === el.device.value && w && !skipped.has(w.family) && w.axis !== "n"
-        && w.training === (el.work.value === "training") && w.varying === (el.shapes.value === "varying");
-    });
+    // Varying shapes are answered from the shape streams alone (inference), as the
+    // varying-shapes page answers them; fixed ones from the points of fixed-shape workloads.
+    const varying = () => el.shapes.value === "varying";
+    const matching = () => (varying()
+      ? streams.filter((p) => p.env === el.device.value && el.work.value === "inference")
+      : points.filter((p) => {
+        const w = guide.workloads[p.workload];
+        return p.env === el.device.value && w && !skipped.has(w.family) && w.axis !== "n"
+          && w.training === (el.work.value === "training") && !w.varying;
+      }));
     const refresh = () => {
+      // The calls and the host's cost do not change a stream's answer: it covers the stream.
+      el.calls.closest("label").hidden = varying();
+      el.probe.closest("label").hidden = varying();
       const found = matching();
       if (!found.length) { show(null, guide, workloadPicked ? wanted : null); return; }
       if (!workloadPicked) {
@@ -144,14 +163,13 @@
       el.dtype.closest("label").hidden = dtypes.length < 2 && dtypes[0] === wanted.dtype;
       const ofDtype = found.filter((p) => p.dtype === point.dtype);
       fill(el.workload, [...new Set(ofDtype.map((p) => p.workload))].sort(byKind),
-           (w) => `${guide.workloads[w].kind}: ${w}`);
+           (w) => `${kindOf(guide, w)}: ${w}`);
       el.workload.value = point.workload;
       fill(el.batch, ofDtype.filter((p) => p.workload === point.workload).map((p) => p.batch), batchText);
       el.batch.value = String(point.batch);
       show(point, guide, exact ? null : wanted);
     };
-    const byKind = (a, b) => guide.workloads[a].kind.localeCompare(guide.workloads[b].kind)
-      || a.localeCompare(b);
+    const byKind = (a, b) => kindOf(guide, a).localeCompare(kindOf(guide, b)) || a.localeCompare(b);
     form.addEventListener("change", refresh);
     el.probe.addEventListener("input", refresh);
     refresh();
@@ -201,6 +219,7 @@
     if (!point) {
       out.append(text("p", `${notHere} No ${el.work.value} workload with ${el.shapes.value} `
                            + "shapes was measured in this environment."));
+      if (el.shapes.value === "varying") out.append(shapesPage("What was measured is on the "));
       return;
     }
     if (wanted) {
@@ -209,6 +228,7 @@
         + `${point.workload} at batch ${batchText(point.batch)} in ${point.dtype}.`,
         {class: "atlas-chooser-unmeasured"}));
     }
+    if (point.stream) { showStream(point, env); return; }
     const step = guide.calls.indexOf(Number(el.calls.value));
     const a = point.answers[step];
     const head = text("p", undefined, {class: "atlas-chooser-result"});
@@ -245,6 +265,35 @@
     conditions.append(text("a", "The row on the workload's page",
                            {href: `../../workloads/${point.workload}/`}), ".");
     out.append(conditions);
+  }
+
+  // A paragraph ending in a link to the varying-shapes page.
+  function shapesPage(before) {
+    const note = text("p", before, {class: "atlas-chooser-conditions"});
+    note.append(text("a", "varying-shapes page", {href: "../shapes/"}), ".");
+    return note;
+  }
+  // A stream's answer, field for field the varying-shapes page's first screen.
+  function showStream(point, env) {
+    const a = point.stream;
+    const soonest = text("p", undefined, {class: "atlas-chooser-result"});
+    if (a.soonest === null) {
+      soonest.append("Not measured: no mode that passed its float64 check was measured on this stream.");
+    } else {
+      soonest.append("Soonest over the stream: ", text("strong", a.soonest),
+        ` (${a.soonest_strategy}) — ${a.soonest_total} for its calls, compiles included; `
+        + `eager's total ${a.eager_total}.`);
+    }
+    out.append(soonest);
+    if (a.steadiest !== null) {
+      const steadiest = text("p", undefined, {class: "atlas-chooser-steadiest"});
+      steadiest.append("Lowest p99 once every shape is seen: ", text("strong", a.steadiest),
+        ` (${a.steadiest_strategy}) — p99 ${a.steadiest_p99}, eager's ${a.eager_p99}; `
+        + `it pays off from call: ${a.pays_off}; its memory per shape: ${a.memory}.`);
+      out.append(steadiest);
+    }
+    out.append(shapesPage(`${env.label}; inference, varying shapes, ${point.workload} at batch `
+      + `${batchText(point.batch)}, ${point.dtype}: ${a.inputs}. Every strategy is on the `));
   }
 
   fetch(root.dataset.guide)

@@ -9,6 +9,7 @@ import pandas as pd
 
 from bench.host.model import probe_of
 from bench.stats import paired_speedup
+from bench.workloads.registry import STREAMS
 from report.analysis.loading import PROCESS, _oldest_to_newest
 from report.analysis.ordering import ordered
 from report.analysis.vocabulary import (
@@ -22,12 +23,29 @@ from report.analysis.vocabulary import (
     SHOWN_SHAPES,
 )
 
+# WorkloadInfo.family of the shape streams (bench/workloads/streams.py).
+STREAM_FAMILY = "shapes"
 
-def latest(records: pd.DataFrame) -> pd.DataFrame:
-    """Seed-shape records, and of each process (case, tag, repeat index) the newest; ties
-    on `started_at` go by TIE_RULE, whatever the files are called. Repeat indices beyond
-    the newest run's `repeats` are dropped too: they belong to an older run of the case."""
-    seed = records[records["shapes"] == SHOWN_SHAPES]
+
+def is_stream(records: pd.DataFrame) -> pd.Series:
+    """Whether each record is of a shape stream: it has a stream section, or its workload
+    is of the streams' family (a failed record may carry neither section nor family, so a
+    registered stream's name counts too). A stream's steady median is taken after every
+    shape was seen and its compile time is spread over the stream: figures that answer
+    another question than a fixed-shape case's, which only the varying-shapes page
+    (report/shapes) reads, through `latest(records, streams=True)`."""
+    return (records["strategy"].notna() | (records["family"] == STREAM_FAMILY)
+            | records["workload"].isin(STREAMS))
+
+
+def latest(records: pd.DataFrame, streams: bool = False) -> pd.DataFrame:
+    """Seed-shape records of fixed shapes (of shape streams, `is_stream`, with `streams`),
+    and of each process (case, tag, repeat index) the newest; ties on `started_at` go by
+    TIE_RULE, whatever the files are called. Repeat indices beyond the newest run's
+    `repeats` are dropped too: they belong to an older run of the case. Every table of
+    fixed-shape figures (the shown records, the cases, the published figures) is built
+    from this one, so a stream's records appear in none of them."""
+    seed = records[(records["shapes"] == SHOWN_SHAPES) & (is_stream(records) == streams)]
     key = [*CASE, "tag", "process_timing"]
     newest = _oldest_to_newest(seed).drop_duplicates(PROCESS, keep="last")
     planned = newest.groupby(key, dropna=False)["repeats"].transform("last")

@@ -14,8 +14,10 @@ import pandas as pd
 
 from report import analysis, answers, formatting, guide_rules
 from report.analysis import BASELINE, Environment, choice, host, of_env, rows
+from report.analysis.shown import STREAM_FAMILY
 from report.coldstart import data as coldstart_data
 from report.pages import cold_start
+from report.shapes import data as shapes
 from report.site import Site
 
 UNPROFILED = analysis.UNPROFILED
@@ -192,6 +194,11 @@ def chooser_data(data: analysis.Data) -> dict:
               for key, answers in answers_by_point.items()]
     envs = [e for e in data.environments.values() if any(k[0] == e.env_id for k in answers_by_point)]
     names = env_names(data, envs)
+    found_streams = stream_answers(data)
+    for env_id, env in shapes.stream_environments(data).items():
+        if env_id not in names:  # measured streams alone: named as the shapes page names it
+            envs.append(env)
+            names[env_id] = env.label
     workloads = {}
     for workload in data.workloads:
         info = data.workload_info(workload) or {}
@@ -212,7 +219,16 @@ def chooser_data(data: analysis.Data) -> dict:
                              for e in sorted(envs, key=lambda e: (e.backend != "cuda", e.label))],
             "workloads": workloads,
             "host_fields": list(host.GRID_FIELDS),
-            "points": points}
+            "points": points, "streams": found_streams}
+
+
+def stream_answers(data: analysis.Data) -> list[list]:
+    """The chooser's answers where shapes vary: per shape stream measured, [env_id, workload,
+    batch, dtype, its kind of model, the varying-shapes page's answer (report/shapes/data.py
+    `answer`, the text the page prints)]."""
+    return [[s["env_id"], s["workload"], s["batch_size"], s[analysis.DTYPE],
+             model_kind(s["workload"], STREAM_FAMILY), s["answer"]]
+            for s in shapes.streams(data.records)]
 
 
 def chooser_points(chooser: dict) -> list[list]:

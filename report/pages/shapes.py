@@ -4,7 +4,6 @@ with the lowest p99, and what each costs (report/shapes/data.py sums the records
 from __future__ import annotations
 
 from bench.workloads.registry import STREAMS
-from report.analysis import Environment
 from report.shapes import data as shapes
 from report.site import Site
 
@@ -12,14 +11,15 @@ PAGE = "analysis/shapes.md"
 
 
 def render(site: Site) -> None:
-    found = shapes.streams(site.data.shown)
-
-    def build(env: Environment):
-        mine = [s for s in found if s["env_id"] == env.env_id]
-        if not mine:
-            return None
-        measured = {s["workload"] for s in mine}
-        return {"streams": mine, "missing": [w for w in STREAMS if w not in measured]}
-
-    site.page(PAGE, "shapes.md.j2", backends=site.by_backend(build),
-              strategies=shapes.strategy_words(), every_stream=list(STREAMS))
+    found = shapes.streams(site.data.records)
+    by_env = shapes.stream_environments(site.data)
+    views = []
+    for backend in site.data.backends:
+        envs = sorted((e for e in by_env.values() if e.backend == backend), key=lambda e: e.label)
+        mine = [{"env": env, "streams": [s for s in found if s["env_id"] == env.env_id]}
+                for env in envs]
+        views.append({"name": backend, "envs": [
+            v | {"missing": [w for w in STREAMS if w not in {s["workload"] for s in v["streams"]}]}
+            for v in mine]})
+    site.page(PAGE, "shapes.md.j2", backends=views, strategies=shapes.strategy_words(),
+              every_stream=list(STREAMS))

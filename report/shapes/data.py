@@ -19,7 +19,8 @@ import pandas as pd
 
 from bench.modes import MODES
 from bench.shapes.strategies import COMPILE_MODES, STRATEGIES
-from report.analysis import DTYPE, rows
+from report import formatting
+from report.analysis import DTYPE, Data, Environment, environments, latest, rows
 
 CASE = ["env_id", "workload", "batch_size", DTYPE, "mode"]
 STREAM = ["env_id", "workload", "batch_size", DTYPE]
@@ -28,11 +29,12 @@ EAGER = "eager"
 CHECKPOINTS = (1, 10, 25)
 
 
-def stream_records(shown: pd.DataFrame) -> pd.DataFrame:
-    """The isolated records of shape streams (those with a stream section)."""
-    if "strategy" not in shown:
-        return shown.iloc[0:0]
-    return shown[shown["strategy"].notna()]
+def stream_records(records: pd.DataFrame) -> pd.DataFrame:
+    """Of every record (`Data.records`), the newest isolated record of each process of a
+    shape stream that has a stream section: the analysis layer's shown tables leave
+    streams out (report.analysis.shown.latest), so this page reads them here."""
+    found = latest(records, streams=True)
+    return found[(found["process_timing"] == "isolated") & found["strategy"].notna()]
 
 
 def _quantile(samples, q: float) -> float:
@@ -75,9 +77,9 @@ def _new_shape_s(process: dict) -> float | None:
     return statistics.median(later) if later else None
 
 
-def cases(shown: pd.DataFrame) -> list[dict[str, Any]]:
+def cases(records: pd.DataFrame) -> list[dict[str, Any]]:
     """One dict per case: its processes' figures, medians over them, and its failures."""
-    found = stream_records(shown)
+    found = stream_records(records)
     out = []
     for key, group in found.groupby(CASE, dropna=False, sort=False):
         every = rows(group)
@@ -136,12 +138,12 @@ def _mode_rank(mode: str) -> int:
     return order.index(mode) if mode in order else len(order)
 
 
-def streams(shown: pd.DataFrame) -> list[dict[str, Any]]:
+def streams(records: pd.DataFrame) -> list[dict[str, Any]]:
     """Per stream (environment, workload, batch, dtype): its cases in mode order, each with
     its break-even against eager, and the cases that answer first: the least total time
     over the stream's calls, and the lowest p99 once every shape is seen, among the cases
     whose every process passed the float64 check."""
-    found = cases(shown)
+    found = cases(records)
     grouped: dict[tuple, list[dict]] = {}
     for case in found:
         grouped.setdefault(tuple(case[c] for c in STREAM), []).append(case)
@@ -164,7 +166,57 @@ def streams(shown: pd.DataFrame) -> list[dict[str, Any]]:
             "soonest": min(good, key=lambda c: c["total_s"], default=None),
             "steadiest": min(good, key=lambda c: c["p99_s"], default=None),
             "checkpoints": [n for n in CHECKPOINTS if n < (measured.get("calls") or 0)]})
+        out[-1]["answer"] = answer(out[-1])
     return out
+
+
+def answer(stream: dict[str, Any]) -> dict[str, str | None]:
+    """The answer for one stream as text, the one definition the page's first screen and the
+    guide's chooser print: the inputs; the mode that serves the stream soonest (compiles
+    included) with its strategy, its total and eager's; the mode with the lowest p99 once
+    every shape is seen, with its strategy, its p99 and eager's, the call from which it has
+    cost no more than eager, and the reserved memory its graphs took per size it ran at.
+    A mode none measured is None; a figure none measured, "not measured"."""
+    soonest, steadiest, eager = stream["soonest"], stream["steadiest"], stream["eager"]
+    eager_ok = eager if eager and eager.get("ok") else None
+    cpu = stream["backend"] == "cpu"
+    if steadiest is None:
+        pays_off = formatting.NOT_MEASURED
+    elif steadiest["mode"] == EAGER:
+        pays_off = "—"
+    elif steadiest["break_even"] is not None:
+        pays_off = formatting.calls(steadiest["break_even"])
+    else:
+        pays_off = "not within the stream"
+    memory = steadiest["memory_per_shape_bytes"] if steadiest else None
+    return {
+        "inputs": (f"{stream['varying_dim']} {formatting.number(stream['low'])}–"
+                   f"{formatting.number(stream['high'])}, {formatting.number(stream['calls'])} calls"
+                   if stream["calls"] else formatting.NOT_MEASURED),
+        "soonest": soonest["mode"] if soonest else None,
+        "soonest_strategy": soonest["strategy"] if soonest else None,
+        "soonest_total": formatting.seconds(soonest["total_s"] if soonest else None),
+        "eager_total": formatting.seconds(eager_ok["total_s"] if eager_ok else None),
+        "steadiest": steadiest["mode"] if steadiest else None,
+        "steadiest_strategy": steadiest["strategy"] if steadiest else None,
+        "steadiest_p99": formatting.seconds(steadiest["p99_s"] if steadiest else None),
+        "eager_p99": formatting.seconds(eager_ok["p99_s"] if eager_ok else None),
+        "pays_off": pays_off,
+        "memory": ("not applicable (CPU)" if memory is None and cpu
+                   else formatting.binary_bytes(memory))}
+
+
+def stream_environments(data: Data) -> dict[str, Environment]:
+    """Every environment with stream records, by env_id: the site's own where it has
+    fixed-shape records too (the site's environments are built from those alone), else one
+    built from its stream records."""
+    records = stream_records(data.records)
+    if not len(records):
+        return {}
+    processes = records[records["ok"]].groupby(CASE, dropna=False).size().rename(
+        "n_processes").reset_index()
+    own = environments(records, processes)
+    return {env_id: data.environments.get(env_id, env) for env_id, env in own.items()}
 
 
 def strategy_words() -> list[dict[str, str]]:

@@ -62,9 +62,46 @@ def test_chooser_answers_with_the_point_of_its_data_and_links_to_the_row(page, b
     assert not page.errors, page.errors
 
 
+def _pickable(info: dict) -> bool:
+    """Whether the chooser lists a fixed-shape workload's points: a model (not a
+    microbenchmark, not a matrix size), measured at one shape per case. Varying shapes are
+    answered from the shape streams (`test_varying_shapes_answer_from_the_shape_streams`)."""
+    return (info["family"] not in ("launch-overhead", "warmup") and info["axis"] != "n"
+            and not info["varying"])
+
+
 def test_chooser_says_not_measured_where_nothing_matches(page, base_url):
     answer = choose(page, base_url, "cpu", work="training", shapes="varying")
     assert answer.startswith("Not measured"), answer
+
+
+def test_varying_shapes_answer_from_the_shape_streams(page, base_url):
+    """Shapes that vary are answered with the varying-shapes page's answer for the stream
+    (field for field, report/shapes/data.py `answer`), or "not measured" with a link to that
+    page where no stream was measured in the environment."""
+    page.goto(base_url + GUIDE, wait_until="networkidle")
+    guide = page.evaluate("() => fetch('../guide-data.json').then((r) => r.json())")
+    for env in guide["environments"]:
+        page.locator("#chooser select[name=device]").select_option(env["id"])
+        page.locator("#chooser select[name=work]").select_option("inference")
+        page.locator("#chooser select[name=shapes]").select_option("varying")
+        answer = page.locator("#chooser .atlas-chooser-answer")
+        assert not page.locator("#chooser select[name=calls]").is_visible()
+        mine = [s for s in guide["streams"] if s[0] == env["id"]]
+        if not mine:
+            assert answer.inner_text().startswith("Not measured"), answer.inner_text()
+            assert answer.locator("a").get_attribute("href") == "../shapes/"
+            continue
+        form = page.evaluate("""() => Object.fromEntries(['workload', 'batch', 'dtype']
+            .map((n) => [n, document.querySelector(`#chooser [name=${n}]`).value]))""")
+        (stream,) = [s for s in mine if s[1] == form["workload"] and s[3] == form["dtype"]
+                     and ("null" if s[2] is None else str(s[2])) == form["batch"]]
+        said, expected = answer.inner_text(), stream[5]
+        for field in ("soonest", "soonest_total", "eager_total", "steadiest", "steadiest_p99",
+                      "eager_p99", "pays_off", "memory", "inputs"):
+            if expected[field] is not None:
+                assert expected[field] in said, (field, said, expected)
+    assert not page.errors, page.errors
 
 
 def test_guide_page_loads_nothing_from_outside_the_site_and_no_mermaid(page, base_url):
@@ -164,8 +201,7 @@ def _host_point(guide: dict):
     backends = {e["id"]: e["backend"] for e in guide["environments"]}
     for env, workload, batch, dtype, by_calls, *hosts in chooser_points(guide):
         info = guide["workloads"][workload]
-        if (not hosts or backends[env] != "cuda" or info["family"] in ("launch-overhead", "warmup")
-                or info["axis"] == "n"):
+        if (not hosts or backends[env] != "cuda" or not _pickable(info)):
             continue
         for step, values in enumerate(by_calls):
             answer = dict(zip(guide["fields"], values or [], strict=False))
@@ -203,7 +239,7 @@ def test_a_host_dependent_answer_is_predicted_for_the_readers_host(page, base_ur
     form = "#chooser [name={}]".format
     page.locator(form("device")).select_option(env)
     page.locator(form("work")).select_option("training" if info["training"] else "inference")
-    page.locator(form("shapes")).select_option("varying" if info["varying"] else "fixed")
+    page.locator(form("shapes")).select_option("fixed")
     if page.locator(form("dtype")).is_visible():
         page.locator(form("dtype")).select_option(dtype)
     page.locator(form("workload")).select_option(workload)
@@ -280,9 +316,7 @@ def test_the_chooser_answers_for_the_model_picked_or_says_it_is_not_measured(pag
     page.goto(base_url + GUIDE, wait_until="networkidle")
     page.wait_for_selector("#chooser .atlas-chooser-result")
     guide = page.evaluate("() => fetch('../guide-data.json').then((r) => r.json())")
-    skipped = {"launch-overhead", "warmup"}
-    pickable = {w for w, info in guide["workloads"].items()
-                if info["family"] not in skipped and info["axis"] != "n"}
+    pickable = {w for w, info in guide["workloads"].items() if _pickable(info)}
     measured = {(p[0], p[1], p[3]) for p in guide["points"] if p[1] in pickable}
     envs = [e["id"] for e in guide["environments"]]
     combos = []
@@ -291,7 +325,7 @@ def test_the_chooser_answers_for_the_model_picked_or_says_it_is_not_measured(pag
         source = next(e for e in envs if (e, workload, dtype) in measured)
         combos += [{"env": env, "source": source, "workload": workload, "dtype": dtype,
                     "work": "training" if info["training"] else "inference",
-                    "shapes": "varying" if info["varying"] else "fixed"} for env in envs]
+                    "shapes": "fixed"} for env in envs]
     seen = page.evaluate(_EVERY_COMBINATION_JS, combos)
     here, elsewhere = 0, 0
     for s in seen:
@@ -432,11 +466,11 @@ def test_the_chooser_answers_every_point_at_every_calls_with_its_datas_answer(pa
     cases, expected = [], []
     for env, workload, batch, dtype, by_calls, *_ in chooser_points(guide):
         info = guide["workloads"][workload]
-        if info["family"] in ("launch-overhead", "warmup") or info["axis"] == "n":
+        if not _pickable(info):
             continue
         for calls, values in zip(guide["calls"], by_calls, strict=True):
             cases.append({"device": env, "work": "training" if info["training"] else "inference",
-                          "shapes": "varying" if info["varying"] else "fixed", "dtype": dtype,
+                          "shapes": "fixed", "dtype": dtype,
                           "workload": workload, "batch": "null" if batch is None else str(batch),
                           "calls": str(calls)})
             expected.append(dict(zip(guide["fields"], values, strict=True)))
