@@ -15,6 +15,7 @@ from report.analysis.ordering import rows, workload_rank
 from report.analysis.published import published, published_cases
 from report.analysis.shown import (
     cases,
+    fixed_seed,
     latest,
     paired_processes,
     paired_speedups,
@@ -35,7 +36,7 @@ class Data:
         self.hidden_shapes = dict(sorted(Counter(
             records.loc[records["shapes"] != SHOWN_SHAPES, "shapes"]).items()))
         every = latest(records)
-        self.superseded = int((records["shapes"] == SHOWN_SHAPES).sum()) - len(every)
+        self.superseded = len(fixed_seed(records)) - len(every)
         # The derived tables are copied once built: a copy gathers their columns into one
         # array per type, and pages select rows from them hundreds of times.
         self.shown = every[every["process_timing"] == "isolated"].copy()

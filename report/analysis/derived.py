@@ -16,6 +16,7 @@ from report.analysis.shown import (
     ISOLATED,
     SAVING,
     bound_of,
+    fixed_seed,
     isolated,
     lease_of,
     probe_us,
@@ -164,8 +165,8 @@ TRANSFERS = 0.10  # a figure that moves less than this between leases carries ov
 
 def _lease_records(records: pd.DataFrame) -> pd.DataFrame:
     """Every ok seed-shape process record that says which host it ran on, with `lease`."""
-    kept = records[(records["shapes"] == SHOWN_SHAPES) & records["ok"]
-                   & records["tag"].str.match(PROCESS_TAGS) & records["hostname"].notna()]
+    fixed = fixed_seed(records)
+    kept = fixed[fixed["ok"] & fixed["tag"].str.match(PROCESS_TAGS) & fixed["hostname"].notna()]
     return kept.assign(lease=lease_of(kept))
 
 

@@ -38,6 +38,12 @@ def is_stream(records: pd.DataFrame) -> pd.Series:
             | records["workload"].isin(STREAMS))
 
 
+def fixed_seed(records: pd.DataFrame) -> pd.DataFrame:
+    """The seed-shape records of fixed shapes: every table but the varying-shapes page's
+    starts from these (`is_stream` says why a stream is apart)."""
+    return records[(records["shapes"] == SHOWN_SHAPES) & ~is_stream(records)]
+
+
 def latest(records: pd.DataFrame, streams: bool = False) -> pd.DataFrame:
     """Seed-shape records of fixed shapes (of shape streams, `is_stream`, with `streams`),
     and of each process (case, tag, repeat index) the newest; ties on `started_at` go by
@@ -45,7 +51,8 @@ def latest(records: pd.DataFrame, streams: bool = False) -> pd.DataFrame:
     `repeats` are dropped too: they belong to an older run of the case. Every table of
     fixed-shape figures (the shown records, the cases, the published figures) is built
     from this one, so a stream's records appear in none of them."""
-    seed = records[(records["shapes"] == SHOWN_SHAPES) & (is_stream(records) == streams)]
+    seed = (records[(records["shapes"] == SHOWN_SHAPES) & is_stream(records)] if streams
+            else fixed_seed(records))
     key = [*CASE, "tag", "process_timing"]
     newest = _oldest_to_newest(seed).drop_duplicates(PROCESS, keep="last")
     planned = newest.groupby(key, dropna=False)["repeats"].transform("last")

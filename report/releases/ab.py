@@ -317,8 +317,9 @@ def site_points(data: analysis.Data) -> pd.DataFrame:
 
 
 def site_records(data: analysis.Data) -> pd.DataFrame:
-    """The records a site shows: seed shapes only."""
-    return data.records[data.records["shapes"] == analysis.SHOWN_SHAPES]
+    """The records a site shows: seed shapes of fixed-shape workloads (a shape stream is
+    the varying-shapes page's alone)."""
+    return analysis.fixed_seed(data.records)
 
 
 def site_steps(data: analysis.Data) -> pd.DataFrame:
