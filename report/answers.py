@@ -129,6 +129,7 @@ def _choice_in(data: Data, env: analysis.Environment, device: str, workload: str
         "device": device, "env": env, "mode": row["mode"], "calls": calls,
         # The environment's label without the device, which the answer names already.
         "where": env.label.removeprefix(device).removeprefix(" · "),
+        "release": f"torch {env.field('torch')}",  # how `where` begins
         "speedup": row["speedup"], "lo": row["speedup_lo"], "hi": row["speedup_hi"],
         "processes": int(row["processes"]), "paired": row["timing"] == "paired",
         "runner_up": row.get("mode_runner_up"), "runner_up_speedup": row.get("speedup_runner_up"),

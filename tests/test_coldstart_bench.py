@@ -59,6 +59,7 @@ def test_every_rung_of_the_ladder_runs_in_its_own_process(ladder):
             continue
         assert record.status == "ok", (rung, record.reason, record.log_tail)
         assert record.first_call_s > 0 and record.steady.median_s > 0
+        assert record.dtype == "float32"  # the workload's own, which the ladder never casts
         # the speed of the host that compiled: the probe and the compile-like task, per block
         assert record.host is not None and len(record.host.op_s) == 15
         assert all(t > 0 for t in record.host.op_s) and record.host.cpus_available >= 1
@@ -180,6 +181,7 @@ def test_a_rung_the_release_lacks_is_recorded_without_a_process(tmp_path):
     assert record.key.rung == "precompile" and record.status == "unsupported"
     assert "has no torch.compiler.precompile" in record.reason
     assert record.duration_s == 0.0 and record.first_call_s is None
+    assert record.dtype is None  # no process built the model
 
 
 @pytest.mark.parametrize(("args", "expected"), [

@@ -77,7 +77,7 @@ def test_the_page_shows_each_first_call_with_its_hosts_speed(tmp_path):
     records = ladder("a", 1.0, "run-a") + ladder("b", 2.0, "run-b", 1)
     text = rendered(tmp_path, records)
     section = text.split("## The host that compiled", 1)[1].split("\n## ", 1)[0]
-    assert "| NVIDIA H100 80GB HBM3 | gpt2-small | default | 1 | 2 |" in section
+    assert "| NVIDIA H100 80GB HBM3 | gpt2-small | default, float32 | 1 | 2 |" in section
     assert "40.0–80.0 ms" in section and "6.00–12.00 µs" in section
     assert "Warm ÷ cold landed closer across hosts than the cold seconds did in 1 of 1 case" in section
 

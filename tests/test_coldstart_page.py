@@ -5,11 +5,19 @@ compilation with break-even, and "not measured" wherever there is no record."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
 
-from bench.coldstart.records import BundleInfo, ColdKey, ColdRecord, read_folder, results_path
+from bench.coldstart.records import (
+    BundleInfo,
+    ColdKey,
+    ColdRecord,
+    read_folder,
+    record_from_dict,
+    results_path,
+)
 from bench.records import Environment, Timing, append_records
 from report.analysis import Data
 from report.analysis import load as load_cases
@@ -44,8 +52,8 @@ def record(env: Environment, rung: str, first: float | None, steady: float | Non
     return ColdRecord(key=key, repeat=repeat, repeats=3, status=more.pop("status", "ok"),
                       reason=more.pop("reason", None), env=env, env_id=env.env_id(),
                       started_at="2026-11-26T10:00:00+00:00", duration_s=(first or 0.0) + 30.0,
-                      run_id="r", first_call_s=first, steady=timing(steady) if steady else None,
-                      **more)
+                      run_id="r", dtype=more.pop("dtype", "float32"), first_call_s=first,
+                      steady=timing(steady) if steady else None, **more)
 
 
 def bundle(env: Environment, outcome: str | None = None) -> BundleInfo:
@@ -126,12 +134,12 @@ def test_records_round_trip_through_their_files(page):
 def test_the_residual_over_eager_is_shown_with_its_spread(page):
     # cold: 30 s medians less eager's median 0.5 s, over three processes
     assert f"{seconds(29.5)} ({seconds(29.3)}–{seconds(29.7)}, 3\u00a0proc.)" in page["text"]
-    assert "| gpt2-small | 1 | default |" in page["text"]
+    assert "| gpt2-small | 1 | default, float32 |" in page["text"]
 
 
 def test_unmeasured_rungs_and_workloads_say_not_measured(page):
     row = next(line for line in page["text"].splitlines()
-               if line.startswith("| gpt2-small | 1 | default | 500\u00a0ms"))
+               if line.startswith("| gpt2-small | 1 | default, float32 | 500\u00a0ms"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[-2] == "not measured"  # precompile
     assert cells[-3] == "unsupported"  # aot: its reason is stated once, under the table
@@ -143,12 +151,12 @@ def test_unmeasured_rungs_and_workloads_say_not_measured(page):
 
 
 def test_cache_layers_show_hits_and_misses(page):
-    assert "| gpt2-small | 1 | default | warm |" in page["text"]
+    assert "| gpt2-small | 1 | default, float32 | warm |" in page["text"]
     warm = next(line for line in page["text"].splitlines()
-                if line.startswith("| gpt2-small | 1 | default | warm |"))
+                if line.startswith("| gpt2-small | 1 | default, float32 | warm |"))
     assert "3 hit / 0 miss" in warm
     bundle_row = next(line for line in page["text"].splitlines()
-                      if line.startswith("| gpt2-small | 1 | default | bundle |"))
+                      if line.startswith("| gpt2-small | 1 | default, float32 | bundle |"))
     assert bundle_row.rstrip().endswith("| hit |")
 
 
@@ -164,7 +172,7 @@ def test_a_foreign_bundle_is_set_beside_this_machines_empty_caches(tmp_path):
     carries the cold rung's first call of the machine that loaded it."""
     here = [record(H200, "cold", 20.0 + r, 0.004, r) for r in range(3)]
     lines = rendered(tmp_path, fixture_records() + here).splitlines()
-    header = next(line for line in lines if line.startswith("| workload | batch | mode | saved on |"))
+    header = next(line for line in lines if line.startswith("| workload | batch | mode, dtype | saved on |"))
     row = next(line for line in lines if "recompile" in line and line.startswith("| gpt2-small |"))
     cells = dict(zip(header.strip("|").split("|"), row.strip("|").split("|"), strict=True))
     assert cells[" this machine, empty caches "].strip().startswith(seconds(21.0))
@@ -190,7 +198,7 @@ def test_the_page_sums_up_bundles_across_machines_with_a_same_gpu_control(tmp_pa
     # The outcome comes right after the machines: on a phone the table's first screen.
     assert control.split(" | ")[1] == "hit in 2 of 2"
     assert (f"| hit in 2 of 2 | {seconds(6.5)}–{seconds(8.5)} | {seconds(7.0)} | {seconds(20.0)} "
-            f"| default, batch 1 |") in control
+            f"| default, batch 1, float32 |") in control
 
 
 def test_without_bundles_from_elsewhere_the_summary_says_not_measured(tmp_path):
@@ -200,11 +208,11 @@ def test_without_bundles_from_elsewhere_the_summary_says_not_measured(tmp_path):
 
 def test_regional_compilation_has_break_even(page):
     row = next(line for line in page["text"].splitlines()
-               if line.startswith("| gpt2-small | 1 | default | per-block |"))
+               if line.startswith("| gpt2-small | 1 | default, float32 | per-block |"))
     # 24 s less first call, 1 ms more per call: ahead for 24,000 calls
     assert "ahead for the first 24,000 calls, behind after" in row and "| 12 |" in row
     nested = next(line for line in page["text"].splitlines()
-                  if line.startswith("| gpt2-small | 1 | default | nested-region |"))
+                  if line.startswith("| gpt2-small | 1 | default, float32 | nested-region |"))
     assert nested.count("not measured") >= 2
 
 
@@ -216,7 +224,7 @@ def test_the_page_a_reader_lands_on_shows_regional_compilation_beside_the_whole_
     rows = [line for line in main[start:main.index("\n## ", start + 1)].splitlines()
             if line.startswith("| [")]
     assert rows == [f"| [NVIDIA H100 80GB HBM3 · torch 2.11.0+cu130](cold-start/{H100.env_id()}.md) "
-                    "| gpt2-small | 1 | default | 30.0\u00a0s (2.00×) | 6.00\u00a0s (1.67×); ahead "
+                    "| gpt2-small | 1 | default, float32 | 30.0\u00a0s (2.00×) | 6.00\u00a0s (1.67×); ahead "
                     "for the first 24,000 calls, behind after | not measured |"]
 
 
@@ -242,7 +250,8 @@ def test_one_ladder_chart_per_machine_mode_and_batch_shows_the_rungs_measured(pa
     link = f"cold-start-{H100.env_id()}-default-bs1-seed.svg"
     assert f"](../charts/{link})" in page["main"]
     h100 = page["machines"][H100.env_id()]
-    assert h100.index(f"](../../charts/{link})") < h100.index("| gpt2-small | 1 | default | 500\u00a0ms")
+    assert h100.index(f"](../../charts/{link})") < h100.index(
+        "| gpt2-small | 1 | default, float32 | 500\u00a0ms")
 
 
 def test_the_page_sums_up_and_each_machine_has_its_own_page_with_every_case(page):
@@ -259,7 +268,7 @@ def test_the_page_sums_up_and_each_machine_has_its_own_page_with_every_case(page
         assert mine.startswith("---\n") and "search:\n  exclude: true\n---\n# Cold start: " in mine
         assert "[cold-start page](../cold-start.md)" in mine
     assert "\n| gpt2-small |" not in page["main"] and "- **aot**" not in page["main"]
-    assert "| gpt2-small | 1 | default | 500\u00a0ms" in page["machines"][H100.env_id()]
+    assert "| gpt2-small | 1 | default, float32 | 500\u00a0ms" in page["machines"][H100.env_id()]
 
 
 def test_a_case_with_one_compiled_rung_has_no_lowest_residual(tmp_path):
@@ -268,7 +277,7 @@ def test_a_case_with_one_compiled_rung_has_no_lowest_residual(tmp_path):
     text = rendered(tmp_path, [record(H100, "eager", 0.5, 0.01, r, batch=32) for r in range(3)]
                     + [record(H100, "cold", 20.0, 0.005, r, batch=32) for r in range(3)])
     row = next(line for line in text.splitlines()
-               if line.startswith("| gpt2-small | 32 | default | 500\u00a0ms"))
+               if line.startswith("| gpt2-small | 32 | default, float32 | 500\u00a0ms"))
     assert row.rstrip().endswith("| only cold measured |"), row
 
 
@@ -283,7 +292,7 @@ def test_a_failed_rungs_reason_is_stated_once_under_the_table(tmp_path):
                     + [record(H100, "precompile", None, None, 0, status="unsupported",
                               reason="no API")])
     row = next(line for line in text.splitlines()
-               if line.startswith("| gpt2-small | 1 | default | 500\u00a0ms"))
+               if line.startswith("| gpt2-small | 1 | default, float32 | 500\u00a0ms"))
     assert "| error |" in row and "RuntimeError" not in row
     assert text.count("RuntimeError") == 1
     items = [line for line in text.splitlines() if line.startswith("- **")]
@@ -449,7 +458,8 @@ def test_releases_ab_on_one_host_are_paired_and_called_beyond_the_aa_floor(tmp_p
     text = rendered(tmp_path, [*fixture_records(), *ab_records()])
     main = (tmp_path / "docs" / cold_start.PAGE).read_text()
     assert "### torch 2.12.1+cu130 → 2.13.0+cu130 · group g1" in main
-    row = next(line for line in main.splitlines() if line.startswith("| gpt2-small | 1 | default | cold |"))
+    row = next(line for line in main.splitlines()
+               if line.startswith("| gpt2-small | 1 | default, float32 | cold |"))
     assert "| 0.50 | 0.50–0.50 | 3 | 1.02× | faster |" in row
     # the A/B sides stay out of every machine's ladder: no page for their environments
     assert set(machine_pages(tmp_path / "docs")) == {H100.env_id(), H200.env_id()}
@@ -561,15 +571,15 @@ def test_what_the_caches_leave_to_the_host_compiler_is_shown_where_it_was_counte
     part = compiler_section(tmp_path, bundle_runs=18)
     [row] = [line for line in part.splitlines() if line.startswith("| [")]
     cells = [c.strip() for c in row.strip("|").split("|")][1:]
-    assert cells == ["default", f"{seconds(13.0)} (20 runs)", "none", f"{seconds(10.0)} (19 runs)"]
+    assert cells == ["default, float32", f"{seconds(13.0)} (20 runs)", "none", f"{seconds(10.0)} (19 runs)"]
     assert "Not recorded for NVIDIA H200 · torch 2.11.0+cu130 (default at batch 1)." in part
     assert "ran the compiler as many times as empty caches" not in part  # 19 runs < 20
     machine = machine_pages(tmp_path / "docs")
     bundle_row = next(line for line in machine[H100.env_id()].splitlines()
-                      if line.startswith("| gpt2-small | 1 | default | bundle |"))
+                      if line.startswith("| gpt2-small | 1 | default, float32 | bundle |"))
     assert f"| 19 runs, {seconds(10.0)} (" in bundle_row
     warm_row = next(line for line in machine[H200.env_id()].splitlines()
-                    if line.startswith("| gpt2-small | 1 | default | warm |"))
+                    if line.startswith("| gpt2-small | 1 | default, float32 | warm |"))
     assert "| not recorded |" in warm_row
 
 
@@ -578,3 +588,39 @@ def test_a_bundle_that_rebuilds_what_empty_caches_build_points_at_the_local_cach
     assert ("On NVIDIA H100 80GB HBM3 · torch 2.11.0+cu130, default: bundle ran the compiler as "
             "many times as empty caches did, for every model counted; warm local caches ran it "
             "fewer times.") in part
+
+
+def test_a_records_dtype_round_trips_and_a_version_1_record_loads_without_one():
+    """Version 2 records the dtype the model was built in; a version 1 record does not say
+    it, so it loads with None (not recorded), never a guess, and its file is not rewritten."""
+    made = record(H100, "cold", 30.0, 0.005, dtype="bfloat16")
+    assert record_from_dict(json.loads(made.to_json())) == made
+    old = {k: v for k, v in json.loads(made.to_json()).items() if k != "dtype"} | {"schema_version": 1}
+    assert record_from_dict(old) == dataclasses.replace(made, dtype=None)
+    unnamed = {k: v for k, v in json.loads(made.to_json()).items() if k != "dtype"}
+    with pytest.raises(ValueError, match="missing field.*dtype"):
+        record_from_dict(unnamed)  # version 2 always names it, None where no model was built
+    with pytest.raises(ValueError, match="dtype"):
+        dataclasses.replace(made, dtype="float32 | injected")
+
+
+def test_every_cold_start_row_names_its_dtype_and_an_old_record_says_not_recorded(tmp_path):
+    """The H100's records are of version 1 (no dtype), the H200's of version 2 in bfloat16:
+    each row of either page names its own, and none takes the other's."""
+    h200 = [record(H200, rung, first, 0.004, r, dtype="bfloat16")
+            for r in range(3) for rung, first in (("eager", 0.4), ("cold", 20.0), ("warm", 6.0))]
+    folder = tmp_path / "results" / cold_start.COLDSTART
+    write(folder, h200)
+    old = [{k: v for k, v in json.loads(r.to_json()).items() if k != "dtype"} | {"schema_version": 1}
+           for r in fixture_records() if r.env == H100]
+    results_path(folder, H100).write_text("".join(json.dumps(line) + "\n" for line in old))
+    assert {r.dtype for r in read_folder(folder)} == {None, "bfloat16"}
+    cold_start.render(site_over(tmp_path / "results", tmp_path / "docs"))
+    pages = machine_pages(tmp_path / "docs")
+    for env, dtype in ((H100, "dtype not recorded"), (H200, "bfloat16")):
+        rows = [line for line in pages[env.env_id()].splitlines() if line.startswith("| gpt2-small |")]
+        assert rows and all(f"| default, {dtype} |" in line for line in rows), (dtype, rows)
+    main = (tmp_path / "docs" / cold_start.PAGE).read_text()
+    glance = [line for line in main.splitlines() if line.startswith("| [NVIDIA H")]
+    assert any("| default, bfloat16 |" in line for line in glance), glance
+    assert any("| default, dtype not recorded |" in line for line in glance), glance

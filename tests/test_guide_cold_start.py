@@ -41,10 +41,10 @@ def test_the_guide_names_the_cold_start_pages_recommended_rung(data, tmp_path):
     header, row = [line for line in text.splitlines() if line.startswith("| ")]
     # aot (unsupported) and precompile (not measured) have no figure: named, not a column
     assert [cell.strip() for cell in header.strip("|").split("|")] == [
-        "machine", "mode", "cold", "warm", "bundle", "least for"]
+        "machine", "mode, dtype", "cold", "warm", "bundle", "least for"]
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[0] == f"[NVIDIA H100 80GB HBM3 · torch 2.11.0+cu130](cold-start/{H100.env_id()}.md)"
-    assert cells[1:] == ["default", "29.5\u00a0s", "**7.50\u00a0s**", "8.50\u00a0s", "warm 1 of 1"]
+    assert cells[1:] == ["default, float32", "29.5\u00a0s", "**7.50\u00a0s**", "8.50\u00a0s", "warm 1 of 1"]
     assert "At batch 1:" in text and "At batch 32" not in text
     assert "No figure at batch 1 on any of these machines: aot, precompile (" in text
 

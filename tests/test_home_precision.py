@@ -128,8 +128,8 @@ def test_the_language_model_answer_is_given_per_dtype_each_from_its_own_figures(
     quick, lower = home.split("### The GPU answers in bfloat16", 1)
     asked = quick[quick.index("A real language model (GPT-2 small"):].splitlines()
     assert f"{f32['speedup']:.2f}×" in asked[1] and f"{bf16['speedup']:.2f}×" not in quick
-    assert f"{MODEL}, batch 1, float32:" in asked[2] and "bfloat16" not in asked[2]
+    assert f"[{MODEL}](workloads/{MODEL}.md), batch 1, float32:" in asked[2] and "bfloat16" not in asked[2]
     again = lower[lower.index("A real language model (GPT-2 small"):].splitlines()
     assert f"{bf16['speedup']:.2f}×" in again[1] and f"{f32['speedup']:.2f}×" not in again[1]
-    assert f"{MODEL}, batch 1, bfloat16:" in again[2]
+    assert f"[{MODEL}](workloads/{MODEL}.md), batch 1, bfloat16:" in again[2]
     assert "[above](#bfloat16-answers)" in home

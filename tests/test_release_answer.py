@@ -25,7 +25,7 @@ NOT_AB = "Not measured A/B"
 def newest_sentences(text: str) -> list[str]:
     """Every sentence that states the newest release's change, the A/B one or its refusal."""
     found = re.findall(r"(?:Measured A/B on |Not measured A/B:)[^\n]*", text)
-    return [re.sub(r" <small>.*</small>$", "", line) for line in found]  # the home page's link
+    return [re.sub(r" \[[^]]*\]\([^)]*changes\.md\)\.$", "", line) for line in found]  # home's link
 
 
 def rendered(data: Data, docs: Path, pages) -> dict[str, str]:
@@ -50,8 +50,8 @@ def test_with_an_ab_group_the_three_pages_give_the_groups_counts(tmp_path):
     assert all(len(s) == 1 for s in said.values()), said
     assert said["home"] == said["changes"] == said["history"]
     sentence = said["home"][0]
-    assert sentence.startswith("Measured A/B on cpu (") and "quiet (boot boot-1)" in sentence
-    assert ("torch 2.15.0 against torch 2.14.1, in group g1: faster in 1 of 4 cases, slower in 1"
+    assert sentence.startswith("Measured A/B on CPU, ") and "quiet (boot boot-1)" in sentence
+    assert ("torch 2.15.0 against 2.14.1; group g1: faster in 1 of 4 cases, slower in 1"
             in sentence)
     assert group["floor_text"] in sentence and NOT_AB not in pages["home"]
     # The changes page's own table of the group carries the same counts.

@@ -109,8 +109,8 @@ def test_the_release_answer_names_every_group_that_measured_the_newest_release(t
     assert [g["group"] for g in answer["groups"]] == ["g2", "g1"]  # the newest group first
     assert answer["backends"] == ["cpu"] and answer["old"] == "2.14.1"
     said = template_environment().get_template("_release.md.j2").module.sentence(answer)
-    assert said.startswith("Measured A/B on cpu (")
-    assert said.count("in group g") == 2 and said.count("A/A floor") == 2
+    assert said.startswith("Measured A/B on CPU, ")
+    assert said.count("; group g") == 2 and said.count("A/A floor") == 2
     assert "±" not in said  # one floor unit: a factor
 
 

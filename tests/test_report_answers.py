@@ -159,3 +159,28 @@ def test_the_pays_back_answer_splits_each_devices_points_among_the_fastest_modes
     assert parts, answer
     for device, compiled, points, graph, eager in parts:
         assert int(compiled) + int(graph or 0) + int(eager) == int(points), device
+
+
+@pytest.mark.parametrize("h200_torch", ["2.11.0", "2.12.0"])
+def test_a_torch_release_every_device_shares_is_named_once_in_an_answers_conditions(
+        tmp_path, h200_torch):
+    """The conditions line names each device's environment; a release they all share is
+    said once, before them, so that the quick answers fit two screens (issue 93)."""
+    from test_home_precision import MODEL, record
+
+    from report.pages import overview
+    from report.site import Site
+
+    h200 = dataclasses.replace(fx.environment("h200-a", "cuda", "NVIDIA H200", "570.86"),
+                               torch=h200_torch, torch_requested=h200_torch)
+    records = [record("float32", mode, r, env=env) for env in (fx.ENV_A, h200)
+               for mode in ("eager", "reduce-overhead") for r in range(3)]
+    overview.render(Site(data_of(tmp_path, records), tmp_path / "docs"))
+    home = (tmp_path / "docs" / "index.md").read_text("utf-8").replace("\N{NO-BREAK SPACE}", " ")
+    (said,) = [line for line in home.splitlines()
+               if line.startswith(f"<small>[{MODEL}](workloads/{MODEL}.md), batch 1, float32: ")]
+    if h200_torch == "2.11.0":
+        assert "float32: torch 2.11.0: h100-a · 2026-11-20, 3 proc.; h200-a · " in said, said
+    else:
+        assert ("float32: torch 2.11.0 · h100-a · 2026-11-20, 3 proc.; torch 2.12.0 · h200-a · "
+                in said), said

@@ -216,11 +216,14 @@ def bundle_info(data: bytes, info) -> dict:
 
 
 def run(spec: ColdSpec, out: Path) -> None:
-    result: dict = {"status": "error", "reason": "the process ended before its first call"}
+    workload = lookup(spec.workload)
+    # the workload's own dtype, which the ladder never casts: recorded before the build, so
+    # that a process that fails later still says what it built
+    result: dict = {"status": "error", "reason": "the process ended before its first call",
+                    "dtype": str(workload.dtype).removeprefix("torch.")}
     _write(out, result)
     backend = BACKENDS[spec.backend]
     device = torch.device(backend.device)
-    workload = lookup(spec.workload)
     torch.manual_seed(0)
     built = workload.build(device, spec.batch_size, spec.shapes == "tiny", workload.dtype)
     fn, inputs = built.fn, built.inputs

@@ -32,7 +32,7 @@ from bench.records import (
     unsafe_name,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the dtype the model was built in (version 1 did not record it)
 SUFFIX = ".ndjson"
 
 # The ladder, in the order a user climbs it. "eager" is the baseline every residual is
@@ -88,6 +88,10 @@ class ColdRecord:
     started_at: str
     duration_s: float  # the whole process, as the runner saw it
     run_id: str
+    # The precision the process built the model's weights and inputs in, "float32" say: the
+    # workload's own, since the ladder never casts. None: not recorded (a version 1 record,
+    # or a process that ended before it built the model).
+    dtype: str | None
     # From before the first call (bundle or artifact load included) to its output on the
     # host, device synchronized: what a user waits for, the model already built.
     first_call_s: float | None = None
@@ -148,6 +152,8 @@ def _check(record: ColdRecord) -> None:
         raise ValueError(f"env.backend {record.env.backend!r} differs from key.backend")
     if record.env_id != record.env.env_id():
         raise ValueError(f"env_id {record.env_id!r} does not match the environment")
+    if record.dtype is not None and not re.fullmatch(r"[a-z][a-z0-9_]*", record.dtype):
+        raise ValueError(f"dtype {record.dtype!r} is not the name of a torch dtype (float32, ...)")
     why = unsafe_name(record.key.workload)
     if why:
         raise ValueError(f"key.workload {why}")
@@ -191,13 +197,29 @@ def results_path(results_dir: Path, env: Environment) -> Path:
     return Path(results_dir) / f"coldstart-{slug.strip('-')}-{env.env_id()}{SUFFIX}"
 
 
+def _upgrade_1_to_2(data: dict) -> dict:
+    """Version 2 records the dtype the model was built in. A version 1 record does not say
+    it, and nothing else in it does: its dtype is not recorded (None), never guessed."""
+    return dict(data, dtype=None, schema_version=2)
+
+
+UPGRADES = {1: _upgrade_1_to_2}
+
+
 def record_from_dict(data: object) -> ColdRecord:
+    """A validated record from a parsed JSON line of any supported schema version, an older
+    one upgraded in memory (the file is never rewritten)."""
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object, got {type(data).__name__}")
     version = data.get("schema_version")
-    if type(version) is not int or version != SCHEMA_VERSION:  # true and 1.0 equal 1 in Python
+    # true and 1.0 equal 1 in Python: only a JSON integer is a version
+    while type(version) is int and version in UPGRADES:
+        data = UPGRADES[version](data)
+        version = data.get("schema_version")
+    if type(version) is not int or version != SCHEMA_VERSION:
+        known = ", ".join(str(v) for v in [*UPGRADES, SCHEMA_VERSION])
         raise ValueError(f"schema_version {version!r} is not supported (this reader knows "
-                         f"{SCHEMA_VERSION})")
+                         f"{known})")
     return _build(ColdRecord, data, "")
 
 

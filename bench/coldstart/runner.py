@@ -409,7 +409,7 @@ class Runner:
             status=result["status"], reason=result.get("reason"), env=self.env,
             env_id=self.env.env_id(),
             started_at=result.get("started_at") or _now(),
-            duration_s=duration_s, run_id=self.run_id,
+            duration_s=duration_s, run_id=self.run_id, dtype=result.get("dtype"),
             first_call_s=result.get("first_call_s"), load_s=result.get("load_s"),
             prepare_s=prepare_s if prepare_s is not None else result.get("prepare_s"),
             steady=steady, counters=counters, saved=saved, loaded=loaded,

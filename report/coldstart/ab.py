@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from bench.ab import parse_tag
 from bench.coldstart.records import RUNGS, ColdRecord
-from report.coldstart.data import Spread, spread
+from report.coldstart.data import Spread, dtype_text, joined, spread
 from report.releases.ab import judge
 from report.releases.vocabulary import public_release, release_key
 
@@ -39,6 +39,7 @@ class Step:
     ratio: Spread | None  # new over old, per pair of processes that ran next to each other
     floor: float | None
     verdict: str
+    dtype: str  # what both sides' processes built the model in (report.coldstart.data.joined)
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,14 @@ def _paired(old: list[ColdRecord], new: list[ColdRecord]) -> dict[tuple, list[tu
     olds, news = by_case(old), by_case(new)
     return {case: [(olds[case][rep], news[case][rep]) for rep in sorted(olds[case])
                    if rep in news.get(case, {})] for case in olds}
+
+
+def _dtypes(records: list[ColdRecord]) -> dict[tuple, str]:
+    """Per case: the dtypes its processes built the model in."""
+    found: dict = defaultdict(list)
+    for r in records:
+        found[(r.key.workload, r.key.batch_size, r.key.mode, r.key.rung)].append(r)
+    return {case: joined([dtype_text(mine)]) for case, mine in found.items()}
 
 
 def _floors(first: list[ColdRecord], other: list[ColdRecord]) -> dict[tuple, float]:
@@ -117,6 +126,7 @@ def _comparison(group, labels, by_release, old_label, new_label) -> Comparison:
             aa.append(f"torch {release} under labels {first} and {other}")
             for case, floor in _floors(labels[first], labels[other]).items():
                 floors[case] = max(floor, floors.get(case, 1.0))
+    dtypes = _dtypes(labels[old_label] + labels[new_label])
     steps = []
     for case, pairs in sorted(_paired(labels[old_label], labels[new_label]).items(),
                               key=lambda i: (i[0][0], i[0][1] or 0, _rung_order(i[0][3]), i[0][2])):
@@ -126,7 +136,7 @@ def _comparison(group, labels, by_release, old_label, new_label) -> Comparison:
         floor = floors.get(case)
         verdict = (judge(ratio.low, ratio.high, ratio.n, floor) if ratio
                    else "not comparable: different hosts")
-        steps.append(Step(*case, spread(olds), spread(news), ratio, floor, verdict))
+        steps.append(Step(*case, spread(olds), spread(news), ratio, floor, verdict, dtypes[case]))
     host = _host_text(labels[old_label][0]) if same_host else ""
     return Comparison(group, old, new, host, "; ".join(aa), steps, _command(labels))
 

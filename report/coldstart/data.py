@@ -35,6 +35,23 @@ BLOCK_MODELS = ("gpt2-small", "llama-small", "bert-base", "vit-base16")
 REGIONAL_BATCHES = (1, 32)
 
 
+NOT_RECORDED = "dtype not recorded"
+
+
+def dtype_text(records: list[ColdRecord]) -> str | None:
+    """The dtypes the model was built in, over the processes that gave a figure: one in all
+    but a mixed case, and NOT_RECORDED for records of version 1. None where no process gave
+    a figure (a rung its release lacks, or one that failed), which then says nothing."""
+    ran = [r for r in records if r.status == "ok"]
+    return ", ".join(sorted({r.dtype or NOT_RECORDED for r in ran})) if ran else None
+
+
+def joined(texts) -> str:
+    """One row's dtype over what it sums up (rungs, cases): each distinct dtype once."""
+    parts = {part for text in texts if text for part in text.split(", ")}
+    return ", ".join(sorted(parts)) if parts else NOT_RECORDED
+
+
 @dataclass(frozen=True)
 class Spread:
     median: float
@@ -74,6 +91,7 @@ class Rung:
     compiler: Spread | None = None
     compiler_runs: Spread | None = None
     speedup_apart: str | None = None  # why no speedup: eager ran on none of `days`
+    dtype: str | None = None  # dtype_text of its processes
 
 
 @dataclass(frozen=True)
@@ -164,7 +182,8 @@ def summarize(records: list[ColdRecord], eager: list[ColdRecord]) -> Rung:
         compiler_runs=spread([float(r.compiler_runs) for r in built]),
         speedup_apart=(f"not comparable: eager ran on {', '.join(eager_days)}, this on "
                        f"{', '.join(days)}") if steady and eager_ok and not eager_same_day
-        else None)
+        else None,
+        dtype=dtype_text(records))
 
 
 @dataclass(frozen=True)
@@ -175,6 +194,7 @@ class Case:
     shapes: str
     rungs: dict[str, Rung | None]  # every ladder rung; None: not measured
     eager: Rung | None
+    dtype: str  # its rungs' dtypes, joined
 
     @property
     def measured(self) -> dict[str, Rung]:
@@ -200,6 +220,7 @@ class Regional:
     break_even: dict[str, str]  # strategy -> against the whole model, in words
     # strategy -> the days whose processes alone counted (both sides ran on them); () for all
     break_even_days: dict[str, tuple[str, ...]]
+    dtype: str  # its strategies' dtypes, joined; the case's where none gave a figure
 
 
 @dataclass(frozen=True)
@@ -291,7 +312,8 @@ def _env_view(records: list[ColdRecord]) -> EnvView:
     cases = []
     for w, b, m, s in sorted({k[:4] for k in groups if k[2] != "eager"}, key=_order):
         rungs = {name: rung(w, b, "eager" if name == "eager" else m, s, name) for name in LADDER}
-        cases.append(Case(w, b, m, s, rungs, rungs["eager"]))
+        cases.append(Case(w, b, m, s, rungs, rungs["eager"],
+                          joined(r.dtype for r in rungs.values() if r)))
     regional = []
     for c in cases:
         strategies = {"whole": c.rungs["cold"],
@@ -304,7 +326,9 @@ def _env_view(records: list[ColdRecord]) -> EnvView:
                        for name in REGIONAL}
             regional.append(Regional(c.workload, c.mode, c.batch_size, strategies,
                                      {name: text for name, (text, _) in counted.items()},
-                                     {name: days for name, (_, days) in counted.items()}))
+                                     {name: days for name, (_, days) in counted.items()},
+                                     joined(dtypes) if (dtypes := [r.dtype for r in strategies.values()
+                                                                 if r and r.dtype]) else c.dtype))
     by_case = {(c.workload, c.batch_size, c.mode, c.shapes): c for c in cases}
     foreign = []
     for (w, b, m, s, name, _), found in sorted(groups.items(), key=lambda i: _order(i[0][:4])):
@@ -393,7 +417,8 @@ def host_speed(records: list[ColdRecord]) -> list[dict]:
                            "ratio_apart": _relative(_per_host(pairs)),
                            "seconds_apart": _relative(per_host_cold)}
         rows.append({"device": device, "backend": backend, "workload": workload, "mode": mode,
-                     "batch": batch, "hosts": len(leases), "processes": len(cold),
+                     "batch": batch, "dtype": joined([dtype_text(mine)]),
+                     "hosts": len(leases), "processes": len(cold),
                      "cold": spread([r.first_call_s for r in cold]),
                      "probe_us": spread([statistics.median(r.host.op_s) * 1e6 for r in cold]),
                      "task_ms": spread([statistics.median(r.host_task_s) * 1e3 for r in cold]),

@@ -27,6 +27,7 @@ from report.coldstart.data import (
     Case,
     EnvView,
     host_speed,
+    joined,
     ladder_views,
     shown_records,
 )
@@ -157,7 +158,7 @@ def first_call(views: list[EnvView]) -> list[dict]:
             cold = case.rungs.get("cold")
             counted = [r.residual.n for r in (case.rungs[rung], cold) if r and r.residual]
             cases.append({"workload": case.workload, "batch": case.batch_size, "mode": case.mode,
-                          "rung": rung,
+                          "dtype": case.dtype, "rung": rung,
                           "residual_s": case.rungs[rung].residual.median,
                           "cold_s": cold.residual.median if cold and cold.residual else None,
                           "processes": min(counted)})
@@ -189,7 +190,8 @@ def at_a_glance(views: list[EnvView]) -> list[dict]:
             if c.recommended:
                 least[c.recommended] = least.get(c.recommended, 0) + 1
         out.append({"device": device, "torch": env.torch, "link": env_link(env.env_id),
-                    "batch": batch, "mode": mode, "models": len(cases), "cases": cases,
+                    "batch": batch, "mode": mode, "dtype": joined(c.dtype for c in cases),
+                    "models": len(cases), "cases": cases,
                     "rungs": {name: _glance_cell(cases, name) for name in COMPILED},
                     "compiler": {name: _compiler_cell(cases, name) for name in COMPILED},
                     "least": sorted(least.items(), key=lambda item: (-item[1], item[0])),
@@ -298,7 +300,7 @@ def regional_glance(views: list[EnvView]) -> list[dict]:
         if rows and (view.env.device not in chosen or rank > chosen[view.env.device][0]):
             chosen[view.env.device] = (rank, view, rows)
     return [{"device": view.env.device, "torch": view.env.torch, "link": env_link(view.env.env_id),
-             "workload": g.workload, "batch": g.batch_size, "mode": g.mode,
+             "workload": g.workload, "batch": g.batch_size, "mode": g.mode, "dtype": g.dtype,
              "strategies": {name: _strategy(rung) for name, rung in g.strategies.items()},
              "break_even": g.break_even}
             for _, view, rows in chosen.values() for g in rows]
@@ -347,7 +349,8 @@ def first_call_table(envs: list[dict], upgraded: list[dict]) -> dict | None:
             key = (env["label"], env["link"], case["batch"], case["mode"])
             rows.setdefault(key, {})[case["workload"]] = case
     return {"workloads": sorted({w for cells in rows.values() for w in cells}),
-            "rows": [{"label": label, "link": link, "batch": batch, "mode": mode, "cells": cells}
+            "rows": [{"label": label, "link": link, "batch": batch, "mode": mode, "cells": cells,
+                      "dtype": joined(c["dtype"] for c in cells.values())}
                      for (label, link, batch, mode), cells in rows.items()],
             "processes": PROCESSES, "upgrades": upgraded}
 
@@ -375,6 +378,7 @@ def across_machines(views: list[EnvView]) -> list[dict]:
             outcomes[outcome or "not read"] = outcomes.get(outcome or "not read", 0) + 1
         rows.append({"label": label, "link": link, "source": source, "source_env": source_env,
                      "mode": mode, "batch": batch, "cases": len(found),
+                     "dtype": joined(rung.dtype or case.dtype for case, rung in found),
                      "outcomes": sorted(outcomes.items()),
                      "foreign": span(rung for _, rung in found),
                      "own": span(case.rungs.get("bundle") for case, _ in found),
