@@ -78,5 +78,5 @@ def test_the_seed_page_shows_the_stream_verdict(tmp_path):
     page.render(site)
     seed = (tmp_path / "docs" / "analysis" / "claims" / "seed-003.md").read_text()
     section = seed.split("{ #shape-change-recaptures-streams }")[1].split("\n## ")[0]
-    assert "| **holds** | gpt2-small-prompts: holds at batch 1 (1, 3 proc.) |" in section
+    assert "| **holds** | gpt2-small-prompts: holds at batch 1 (1, 3\u00a0proc.) |" in section
     assert "[gpt2-small-prompts](../shapes.md)" in section  # the evidence: the streams' page
