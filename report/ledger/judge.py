@@ -29,6 +29,7 @@ from report.ledger.values import (
     records,
 )
 from report.ledger.verdicts import settle
+from report.shapes import data as shapes
 
 KEPT = ("ok", "status", "median_s", "lo_s", "hi_s", "n_processes", "env_repeated", "flops",
         "cold_first_call_s", "timing", *(f"{c}_isolated" for c in analysis.ISOLATED),
@@ -117,6 +118,15 @@ class Judge:
                                                                     else hi)))]
             memo[key] = here
         return memo[key]
+
+    def stream_points(self, claim: Claim, env_id: str) -> list[dict]:
+        """The shape-stream cases (report.shapes.data.cases) of `env_id` in the claim's
+        scope: the workloads it names and those of the families it names, every mode."""
+        every = self.data.memo(("ledger", "stream cases"),
+                               lambda: shapes.cases(self.data.records))
+        return [case for case in every if case["env_id"] == env_id and (
+            case["workload"] in claim.workloads
+            or self.data.family(case["workload"]) in claim.families)]
 
     def _of_env(self, env_id: str) -> dict:
         """What judging one environment computes once for all its claims (results.judge
@@ -256,6 +266,9 @@ class Judge:
     def comparisons(self, claim: Claim, env_id: str) -> list[Comparison]:
         kind = KINDS[claim.test.kind]
         agrees = kind.agrees(claim.test) if kind.agrees else rule(claim.test)
+        if kind.streams:
+            here = self.stream_points(claim, env_id)
+            return kind.compare(self, here, env_id, claim.test, agrees) if here else []
         here = self.points(claim, env_id) if kind.scoped else self.env_cases(env_id)
         if kind.scoped and here.empty:
             return []

@@ -11,10 +11,11 @@ import pandas as pd
 from report import analysis
 from report.ledger.comparison import NOT_MEASURED, NOT_TESTABLE, VERDICTS, Judgement, Region
 from report.ledger.judge import Judge
-from report.ledger.kinds import unit_of
+from report.ledger.kinds import KINDS, unit_of
 from report.ledger.loader import load_ledger
 from report.ledger.schema import Claim, Ledger
 from report.ledger.words import region_words
+from report.shapes import data as shapes
 
 DOES_NOT_APPLY = "—"  # a claim about another backend, in summary tables
 SEED_PAGE = "analysis/claims/seed-{seed}.md"  # where report/pages/ledger.py puts each seed's claims
@@ -31,12 +32,18 @@ def judge(ledger: Ledger, data: analysis.Data, by: Judge | None = None) -> list[
     gets one judgement with env_id None: not testable (the ledger says why) or not
     measured. `by` is a Judge of `data` already built (a site build's `Judge.of`)."""
     judge_ = Judge(data) if by is None else by
-    envs = sorted(data.environments.values(), key=lambda e: (e.backend, e.label))
+    # Environments that measured only shape streams judge the stream claims alone: every
+    # other claim has nothing there to judge.
+    streams_only = {env_id: env for env_id, env in shapes.stream_environments(data).items()
+                    if env_id not in data.environments}
+    envs = sorted([*data.environments.values(), *streams_only.values()],
+                  key=lambda e: (e.backend, e.label))
     # Environment by environment: the judge keeps what one environment's claims share.
     of_claim: dict[str, list[Judgement]] = {claim.id: [] for claim in ledger.claims}
     for env in envs:
         for claim in ledger.claims:
-            if claim.judged_on(env.backend):
+            if claim.judged_on(env.backend) and (env.env_id not in streams_only
+                                                 or KINDS[claim.test.kind].streams):
                 of_claim[claim.id].append(judge_.judge(claim, env))
     results = []
     for claim in ledger.claims:

@@ -116,7 +116,14 @@ def cases(records: pd.DataFrame) -> list[dict[str, Any]]:
             "peak_bytes": _median(r["case_peak_reserved_bytes"] if r["backend"] == "cuda"
                                   else r["peak_rss_bytes"] for r in same),
             "passed": all(r["passed"] is True for r in same),
-            "rel_error": _median(r["rel_error"] for r in same)}
+            "rel_error": _median(r["rel_error"] for r in same),
+            # Each process's own figures, for the claims ledger to judge process by process.
+            "per_process": {
+                "recompiles": [r["recompiles"] or 0 for r in same],
+                "graph_breaks": [r["graph_breaks"] or 0 for r in same],
+                "guard_failures": [r["guard_failures"] for r in same],
+                "fell_back": [sum(c.fell_back for c in r["per_size"]) for r in same],
+                "passed": [r["passed"] is True for r in same]}}
         out.append(case)
     return out
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from report.ledger.kinds import compile as compile_
-from report.ledger.kinds import docs, kernels, launch, paired, shapes, share, single
+from report.ledger.kinds import docs, kernels, launch, paired, shapes, share, single, streams
 from report.ledger.schema import COST, EFFECT, Test
 
 
@@ -33,6 +33,9 @@ class Kind:
     validate: Callable[[dict], list[str]] = _fine
     agrees: Callable[[Test], Callable] | None = None  # None: the stated figure's rule
     crossover: bool = False  # judged by where the answer flips, not point by point
+    # Judged on the claim's shape-stream cases (report.shapes.data.cases), which the
+    # fixed-shape tables leave out, in every environment that measured streams.
+    streams: bool = False
     rule_words: str = ""  # a kind without a stated figure: when it holds, in words
     # What a larger figure is (schema.EFFECT or schema.COST, or a function of the test): where
     # past a stated point the claim is exceeded rather than failed (rules._effect_side). A
@@ -82,6 +85,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          validate=docs.problems, agrees=lambda test: single.passes,
          rule_words="it holds where the options of the environment's torch release set it "
          "(where the claim names a baseline, with nothing else changed from the baseline's)"),
+    Kind("stream-absolute", streams.absolute, streams.unit, streams.WORDS,
+         validate=streams.problems, streams=True),
     Kind("none", None, "count", "no test: the records hold no quantity that could judge this "
          "claim", stated=False, rule_words="its verdict is not testable here"),
 )}
