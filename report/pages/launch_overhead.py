@@ -37,8 +37,8 @@ def per_kernel_view(site: Site, env: Environment, found: list[dict],
                             for c in row["cells"] if c and c["per_kernel_s"] is not None]
               for row in table_rows}
     series = {mode: points for mode, points in series.items() if points}
-    chart = None
-    if series and charted.draws(env.backend):
+    chart, undrawn = None, bool(series) and not charted.draws(env.backend)
+    if series and not undrawn:
         target, link = site.chart_path(PAGE, f"launch/per-kernel-{env.env_id}")
         title = f"Cost per kernel in a chain of N\n{env.label}"
         charts.line_chart(target, title=title, xlabel="kernels in the chain (N)",
@@ -46,7 +46,7 @@ def per_kernel_view(site: Site, env: Environment, found: list[dict],
                           colors={m: charts.mode_color(m) for m in series}, xbase=10)
         chart = {"link": link, "alt": f"Line chart of median latency divided by N, in "
                  f"microseconds, for chains of N tiny kernels on {env.label}, one line per mode."}
-    return {"rows": table_rows, "lengths": lengths, "chart": chart,
+    return {"rows": table_rows, "lengths": lengths, "chart": chart, "undrawn": undrawn,
             "headline": analysis.headline_per_kernel(site.data.cases, env.env_id)}
 
 
@@ -55,8 +55,8 @@ def floor_view(site: Site, env: Environment, found: list[dict],
     if not found:
         return None
     timed = [r for r in found if r["ok"]]
-    chart = None
-    if timed and charted.draws(env.backend):
+    chart, undrawn = None, bool(timed) and not charted.draws(env.backend)
+    if timed and not undrawn:
         unit, scale = charts.time_unit([r["hi_s"] for r in timed])
         target, link = site.chart_path(PAGE, f"launch/floor-{env.env_id}")
         title = f"Per-call floor ({analysis.TRIVIAL})\n{env.label}"
@@ -67,7 +67,7 @@ def floor_view(site: Site, env: Environment, found: list[dict],
         chart = {"link": link, "alt": f"Bar chart of the median latency of a trivial call in "
                  f"each mode on {env.label}; lowest: {lowest['mode']}, "
                  f"{formatting.seconds(lowest['median_s'])}."}
-    return {"rows": found, "chart": chart}
+    return {"rows": found, "chart": chart, "undrawn": undrawn}
 
 
 # The chart shows every case; the environment's page lists the least busy few of each

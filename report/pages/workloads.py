@@ -109,6 +109,7 @@ def render_workload(site: Site, workload: str, table: list[dict], failures: list
     # One choice over every environment's points, read per environment: the choice at a
     # point depends on that point's rows alone, and making it per environment was seconds.
     fastest = at_a_glance(glance, analysis.CALLS_ANSWERED)
+    charted = charts.Charted()
 
     def build(env: Environment):
         here = [r for r in table if r["env_id"] == env.env_id]
@@ -120,6 +121,8 @@ def render_workload(site: Site, workload: str, table: list[dict], failures: list
         ok = [r for r in here if r["ok"]]
         # Gaps among the modes and batches this environment ran read "not measured" in the
         # table; the modes and batches it never ran are named once, below it.
+        timed = [r for r in ok if r[DTYPE] == DEFAULT_DTYPE]
+        drawn = bool(timed) and charted.draws(env.backend)
         modes = [m for m in data.modes if any(mode == m for mode, _, _ in by_case)]
         batches = [b for b in data.batches(workload) if any(batch == b for _, batch, _ in by_case)]
         return {
@@ -135,8 +138,8 @@ def render_workload(site: Site, workload: str, table: list[dict], failures: list
                         if dtype == DEFAULT_DTYPE or (mode, batch, dtype) in by_case],
             "modes_not_run": [m for m in data.modes if m not in modes],
             "batches_not_run": [b for b in data.batches(workload) if b not in batches],
-            "chart": latency_chart(site, page, env, workload, axis,
-                                   [r for r in ok if r[DTYPE] == DEFAULT_DTYPE]),
+            "chart": latency_chart(site, page, env, workload, axis, timed) if drawn else None,
+            "undrawn": bool(timed) and not drawn,
             "ok": ok,
             "dtypes": dtypes,
             "compiled": [r for r in ok if r["cold_first_call_s"] is not None
@@ -153,7 +156,7 @@ def render_workload(site: Site, workload: str, table: list[dict], failures: list
               dtypes=dtype_order(data.shown.loc[data.shown["workload"] == workload, DTYPE]),
               family=data.family(workload), batches=data.batches(workload),
               backends=site.by_backend(build), external=recs is not None,
-              calls=analysis.CALLS_ANSWERED)
+              calls=analysis.CALLS_ANSWERED, charted=charted)
 
 
 def render(site: Site) -> None:
