@@ -1,14 +1,18 @@
 """The claims on fixed and dynamic shapes judged on the shape streams as well (issue 96):
-kind stream-absolute reads the stream cases (report/shapes/data.py), which the fixed-shape
-tables leave out, in environments that measured streams alone too; without stream records
-its claims are not measured; the seed's page shows the verdict."""
+kinds stream-absolute and stream-ratio read the stream cases (report/shapes/data.py), which
+the fixed-shape tables leave out, in environments that measured streams alone too; without
+stream records their claims are not measured; the seed's page shows the verdict."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from fixtures import make_results as fx
-from fixtures.stream_records import page_records, recompiling_records
+from fixtures.stream_records import (
+    page_records,
+    recompiling_records,
+    static_against_dynamic_records,
+)
 
 from bench.records import append_records
 from report import analysis, ledger
@@ -80,3 +84,32 @@ def test_the_seed_page_shows_the_stream_verdict(tmp_path):
     section = seed.split("{ #shape-change-recaptures-streams }")[1].split("\n## ")[0]
     assert "| **holds** | gpt2-small-prompts: holds at batch 1 (1, 3\u00a0proc.) |" in section
     assert "[gpt2-small-prompts](../shapes.md)" in section  # the evidence: the streams' page
+
+
+def test_a_stream_ratio_holds_where_the_mode_is_slower_than_the_baseline_in_every_pairing(
+        tmp_path):
+    records = static_against_dynamic_records(static_steady=0.001, dynamic_steady=0.002)
+    j = judged(tmp_path, records, "fixed-shapes-fastest-streams")
+    assert j.verdict == ledger.HOLDS
+    [c] = j.comparisons
+    page = {case["mode"]: case for case in shapes.cases(data_of(tmp_path / "page", records).records)}
+    # The figure divides the medians the streams' page shows; the range pairs processes.
+    assert c.figure == page["default-dynamic"]["p99_s"] / page["default-static"]["p99_s"]
+    assert (c.processes, c.n, c.settled) == ((3, 3), 9, True)
+    assert 1 < c.lo < c.figure < c.hi
+
+
+def test_a_stream_ratio_fails_where_the_mode_is_faster(tmp_path):
+    records = static_against_dynamic_records(static_steady=0.002, dynamic_steady=0.001)
+    j = judged(tmp_path, records, "fixed-shapes-fastest-streams")
+    assert j.verdict == ledger.FAILS
+    assert j.comparisons[0].hi < 1
+
+
+def test_a_stream_ratio_without_its_baseline_is_not_measured(tmp_path):
+    # The page's stream ran default-dynamic but not static compile.
+    j = judged(tmp_path, page_records(), "fixed-shapes-fastest-streams")
+    assert j.verdict == ledger.NOT_MEASURED
+    assert "no default-static record of the stream" in j.reason
+    [c] = j.comparisons
+    assert c.processes == (3, 0)

@@ -87,6 +87,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          "(where the claim names a baseline, with nothing else changed from the baseline's)"),
     Kind("stream-absolute", streams.absolute, streams.unit, streams.WORDS,
          validate=streams.problems, streams=True),
+    Kind("stream-ratio", streams.ratio, "ratio", streams.RATIO_WORDS, baseline=True,
+         ratio=True, validate=streams.ratio_problems, streams=True),
     Kind("none", None, "count", "no test: the records hold no quantity that could judge this "
          "claim", stated=False, rule_words="its verdict is not testable here"),
 )}
