@@ -193,7 +193,7 @@ def chooser_data(data: analysis.Data) -> dict:
                *([hosts[key]] if key in hosts else [])]
               for key, answers in answers_by_point.items()]
     envs = [e for e in data.environments.values() if any(k[0] == e.env_id for k in answers_by_point)]
-    names = env_names(data, envs)
+    names = {e.env_id: e.label for e in envs}  # the one name (analysis/environment.py)
     found_streams = stream_answers(data)
     for env_id, env in shapes.stream_environments(data).items():
         if env_id not in names:  # measured streams alone: named as the shapes page names it
@@ -256,23 +256,6 @@ def median_probe_us(published: pd.DataFrame) -> float | None:
     """The median of the measured hosts' median probes."""
     found = published["host_probe_median_us"].dropna() if "host_probe_median_us" in published else []
     return float(pd.Series(found).median()) if len(found) else None
-
-
-def env_names(data: analysis.Data, envs: list[Environment]) -> dict[str, str]:
-    """A name a reader picks an environment by: the device, the torch release, the host
-    class and the days it was measured; the env_id only where two still read the same."""
-    days = data.shown.groupby("env_id")["started_at"].agg(["min", "max"]) if len(envs) else None
-    names = {}
-    for env in envs:
-        fields = dict(env.fields)
-        device = (f"{', '.join(fields['cpu_model'])}, {'/'.join(fields['cpu_count'])} cores"
-                  if env.backend == "cpu" else ", ".join(fields["device_name"]))
-        first, last = (str(days.at[env.env_id, c])[:10] for c in ("min", "max"))
-        names[env.env_id] = " · ".join((device, f"torch {env.field('torch')}",
-                                        env.field("machine"),
-                                        first if first == last else f"{first} to {last}"))
-    clash = Counter(names.values())
-    return {e: f"{n} · {e}" if clash[n] > 1 else n for e, n in names.items()}
 
 
 def _pays_back(answer: dict, suffix: str = "") -> str | None:
