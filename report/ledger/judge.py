@@ -48,21 +48,6 @@ def _point_keys(frame: pd.DataFrame) -> list[tuple]:
     return [tuple(None if missing(v) else v for v in row) for row in zip(*columns, strict=True)]
 
 
-def _one_process_cases(records: pd.DataFrame) -> dict[tuple, list[dict]]:
-    """Per stream case (its report.shapes.data.CASE values), each of its processes summed up
-    alone by report.shapes.data.cases, of the processes its medians are taken over: those
-    that ran the stream whole on the draw of sizes of its first such process."""
-    found = shapes.stream_records(records)
-    found = found[found["ok"]]
-    out: dict[tuple, list[dict]] = {}
-    for key, group in found.groupby(shapes.CASE, dropna=False, sort=False):
-        draw = list(group["sizes"].iloc[0] or ())
-        out[tuple(None if missing(v) else v for v in key)] = [
-            one for i in range(len(group)) if list(group["sizes"].iloc[i] or ()) == draw
-            for one in shapes.cases(group.iloc[[i]])]
-    return out
-
-
 class Judge:
     """Judges claims against one analysed Data (report.analysis.Data)."""
 
@@ -142,14 +127,6 @@ class Judge:
         return [case for case in every if case["env_id"] == env_id and (
             case["workload"] in claim.workloads
             or self.data.family(case["workload"]) in claim.families)]
-
-    def stream_processes(self, case: dict) -> list[dict]:
-        """Each process behind a stream case (one of `stream_points`) as a case of its own:
-        report.shapes.data.cases of that process's record alone, so that its p99 and its
-        first-pass total are the page's own definitions, judged process by process."""
-        every = self.data.memo(("ledger", "stream processes"),
-                               lambda: _one_process_cases(self.data.records))
-        return every.get(tuple(case[c] for c in shapes.CASE), [])
 
     def _of_env(self, env_id: str) -> dict:
         """What judging one environment computes once for all its claims (results.judge

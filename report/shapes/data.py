@@ -123,7 +123,9 @@ def cases(records: pd.DataFrame) -> list[dict[str, Any]]:
                 "graph_breaks": [r["graph_breaks"] or 0 for r in same],
                 "guard_failures": [r["guard_failures"] for r in same],
                 "fell_back": [sum(c.fell_back for c in r["per_size"]) for r in same],
-                "passed": [r["passed"] is True for r in same]}}
+                "passed": [r["passed"] is True for r in same],
+                "p99_s": [_quantile(r["samples"], 0.99) for r in same],
+                "total_s": [sum(r["first_pass_s"]) for r in same]}}
         out.append(case)
     return out
 

@@ -150,5 +150,6 @@ def test_the_vit_base_questions_are_answered_from_the_real_vit_b16(home):
     quick = home[home.index("## Quick answers"):home.index("### The GPU answers in bfloat16")]
     first, second = quick.split("**1. ")[1].split("**2. ")
     for answer, batch in ((first, 1), (second.split("**3. ")[0], 32)):
-        assert f"<small>vit-base16, batch {batch}, float32:" in answer, answer
+        # the workload's name is the link to its evidence
+        assert f"<small>[vit-base16](workloads/vit-base16.md), batch {batch}, float32:" in answer, answer
         assert answer.count("**NVIDIA") == 2, answer  # both GPU types answer

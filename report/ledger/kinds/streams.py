@@ -82,8 +82,8 @@ def ratio(judge, here, env_id, test, agrees) -> list[Comparison]:
                      and all(c[k] == case[k] for k in STREAM)), None)
         comparison = Comparison(workload=case["workload"], batch=case["batch_size"],
                                 axis="batch", family="shapes", flops=None, evidence=EVIDENCE)
-        sides = [[one[test.field] for one in judge.stream_processes(c)]
-                 if c is not None and c["ok"] else [] for c in (case, base)]
+        sides = [c["per_process"][test.field] if c is not None and c["ok"] else []
+                 for c in (case, base)]
         comparison.processes = tuple(len(s) for s in sides)
         missing_sides = [_why(c, mode) for c, mode, s in
                          zip((case, base), (test.mode, test.baseline), sides, strict=True)
