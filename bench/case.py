@@ -171,6 +171,12 @@ def _measure(spec: Spec, result: dict, workload: Workload, mode: Mode, backend: 
     if mode.compiled:
         stages.enter("warm compile")
         result["compile"]["warm_first_call_s"] = _warm_first_call(mode, built, backend)
+    _time_the_host(result, stages, fingerprint, backend)
+
+
+def _time_the_host(result: dict, stages: Stages, fingerprint: Fingerprint,
+                   backend: Backend) -> None:
+    """The host probe, after everything the process measured, and the stages closed."""
     stages.enter("host probe")
     probe = Probe(backend)
     for _ in range(HOST_PROBE_BLOCKS):
@@ -222,13 +228,7 @@ def _measure_stream(spec: Spec, result: dict, workload: Workload, mode: Mode,
     else:
         result["correctness"] = calls.check(reference, workload.tolerance_for(spec.key.dtype))
 
-    stages.enter("host probe")
-    probe = Probe(backend)
-    for _ in range(HOST_PROBE_BLOCKS):
-        probe.block()
-    result["host"] = fingerprint.host(probe)
-    stages.enter(None)
-    del result["stage"]
+    _time_the_host(result, stages, fingerprint, backend)
 
 
 def main(argv: list[str]) -> int:

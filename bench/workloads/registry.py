@@ -51,7 +51,8 @@ ORDER: tuple[str, ...] = tuple(name for name, _ in ENTRIES)
 # them on its model page, measured or not.
 MODELS: tuple[str, ...] = tuple(name for name, where in ENTRIES
                                 if where.startswith("bench.workloads.models:"))
-# The shape streams (family "shapes"), which their own page shows (report/pages/shapes.py).
+# The shape streams (family STREAM_FAMILY), which their own page shows (report/pages/shapes.py).
+STREAM_FAMILY = "shapes"
 STREAMS: tuple[str, ...] = tuple(name for name, where in ENTRIES
                                  if where.startswith("bench.workloads.streams:"))
 

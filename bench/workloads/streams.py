@@ -34,8 +34,9 @@ from bench.workloads.models import (
     gpt2_config,
     llama_config,
 )
+from bench.workloads.registry import STREAM_FAMILY
 
-FAMILY = "shapes"
+FAMILY = STREAM_FAMILY
 # Prompt lengths: most a few hundred tokens or fewer, a few up to the clip (median 128,
 # a quarter above 250, one in fifty at 1,024). Tiny models take 64 positions at most.
 # A CPU takes the first 16 prompts, and batches of 1 to 16: two cores take tenths of a second

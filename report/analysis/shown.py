@@ -9,7 +9,7 @@ import pandas as pd
 
 from bench.host.model import probe_of
 from bench.stats import paired_speedup
-from bench.workloads.registry import STREAMS
+from bench.workloads.registry import STREAM_FAMILY, STREAMS
 from report.analysis.loading import PROCESS, _oldest_to_newest
 from report.analysis.ordering import ordered
 from report.analysis.vocabulary import (
@@ -22,9 +22,6 @@ from report.analysis.vocabulary import (
     PROCESS_TAGS,
     SHOWN_SHAPES,
 )
-
-# WorkloadInfo.family of the shape streams (bench/workloads/streams.py).
-STREAM_FAMILY = "shapes"
 
 
 def is_stream(records: pd.DataFrame) -> pd.Series:

@@ -41,16 +41,22 @@ def choose(page, base_url, device_kind: str, **fields: str) -> str:
     return page.locator("#chooser .atlas-chooser-answer").inner_text()
 
 
-@pytest.mark.parametrize("kind", ["cuda", "cpu"])
-def test_chooser_answers_with_the_point_of_its_data_and_links_to_the_row(page, base_url, kind):
-    answer = choose(page, base_url, kind, work="inference", shapes="fixed", calls="1000000")
-    head = answer.splitlines()[0]
-    guide = page.evaluate("() => fetch('../guide-data.json').then((r) => r.json())")
+def picked(page, guide: dict) -> tuple[dict, list]:
+    """The chooser form's values, and the point of its data they pick."""
     form = page.evaluate("""() => Object.fromEntries(['device', 'workload', 'batch', 'dtype', 'calls']
         .map((n) => [n, document.querySelector(`#chooser [name=${n}]`).value]))""")
     (point,) = [p for p in chooser_points(guide) if p[0] == form["device"]
                 and p[1] == form["workload"] and ("null" if p[2] is None else str(p[2])) == form["batch"]
                 and p[3] == form["dtype"]]
+    return form, point
+
+
+@pytest.mark.parametrize("kind", ["cuda", "cpu"])
+def test_chooser_answers_with_the_point_of_its_data_and_links_to_the_row(page, base_url, kind):
+    answer = choose(page, base_url, kind, work="inference", shapes="fixed", calls="1000000")
+    head = answer.splitlines()[0]
+    guide = page.evaluate("() => fetch('../guide-data.json').then((r) => r.json())")
+    form, point = picked(page, guide)
     step = guide["calls"].index(int(form["calls"]))
     expected = dict(zip(guide["fields"], point[4][step], strict=True))
     assert head.startswith(expected["mode"] + " ") or head.startswith(expected["mode"] + "—"), (
@@ -370,11 +376,7 @@ def test_the_chooser_opens_at_the_pages_defaults_with_a_visible_filled_host_box(
     assert calls.input_value() == "100000"
     assert "200" in calls.locator("option").all_text_contents()
     assert page.locator("#chooser [name=dtype]").input_value() == "float32"
-    form = page.evaluate("""() => Object.fromEntries(['device', 'workload', 'batch', 'dtype']
-        .map((n) => [n, document.querySelector(`#chooser [name=${n}]`).value]))""")
-    (point,) = [p for p in chooser_points(guide) if p[0] == form["device"]
-                and p[1] == form["workload"] and ("null" if p[2] is None else str(p[2])) == form["batch"]
-                and p[3] == form["dtype"]]
+    _, point = picked(page, guide)
     answer = dict(zip(guide["fields"], point[4][guide["calls"].index(100_000)], strict=True))
     probe = page.locator("#chooser [name=probe]")
     assert probe.input_value() == f"{_untyped_probe(guide, answer, (point[5:] or [{}])[0]):.1f}"
@@ -393,11 +395,7 @@ def test_the_chooser_prints_the_guides_figures_digit_for_digit(page, base_url):
     page.wait_for_selector("#chooser .atlas-chooser-result")
     head = page.locator("#chooser .atlas-chooser-result").inner_text()
     guide = page.evaluate("() => fetch('../guide-data.json').then((r) => r.json())")
-    form = page.evaluate("""() => Object.fromEntries(['device', 'workload', 'batch', 'dtype']
-        .map((n) => [n, document.querySelector(`#chooser [name=${n}]`).value]))""")
-    (point,) = [p for p in chooser_points(guide) if p[0] == form["device"]
-                and p[1] == form["workload"] and ("null" if p[2] is None else str(p[2])) == form["batch"]
-                and p[3] == form["dtype"]]
+    _, point = picked(page, guide)
     answer = dict(zip(guide["fields"], point[4][guide["calls"].index(100_000)], strict=True))
     if answer["mode"] != "eager":
         assert f"{answer['speedup']:.2f}× faster than eager" in head, (head, answer)
