@@ -234,3 +234,28 @@ def test_stream_modes_apply_to_streams_alone():
     assert not static.applies_to(WORKLOADS["dynamic-mlp"].varying_shapes)
     assert not static.applies_to(WORKLOADS["mlp"].varying_shapes)
     assert MODES["default"].applies_to(WORKLOADS["mlp-batches"].varying_shapes)
+
+
+def test_cuda_graph_recordings_count_every_node_of_torch_2_11s_trees(monkeypatch):
+    """torch 2.11's get_manager takes the device index with no default (2.15 has one): called
+    without it, the first H100 streams recorded "not applicable" for reduce-overhead. A
+    manager of that signature, two roots and a child of one, counts 3."""
+    from types import SimpleNamespace
+
+    from torch._inductor import cudagraph_trees
+
+    from bench.shapes import measure
+
+    leaf = SimpleNamespace(children={})
+    roots = [SimpleNamespace(children={"f": [leaf]}), SimpleNamespace(children={})]
+    manager = SimpleNamespace(get_roots=lambda: iter(roots))
+
+    def get_manager(device_index, create_if_none_exists=True):  # torch 2.11.0's signature
+        assert device_index == 0 and create_if_none_exists is False
+        return manager
+
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(cudagraph_trees, "get_manager", get_manager)
+    assert measure.cudagraph_recordings() == 3
+    monkeypatch.setattr(cudagraph_trees, "get_manager", lambda device_index, **_: None)
+    assert measure.cudagraph_recordings() == 0

@@ -53,7 +53,9 @@ def cudagraph_recordings() -> int | None:
     try:
         from torch._inductor import cudagraph_trees
 
-        manager = cudagraph_trees.get_manager(create_if_none_exists=False)
+        # torch 2.11 takes the device index positionally and has no default for it.
+        manager = cudagraph_trees.get_manager(torch.cuda.current_device(),
+                                              create_if_none_exists=False)
         if manager is None:
             return 0
         count, todo = 0, list(manager.get_roots())

@@ -112,6 +112,9 @@ def cases(records: pd.DataFrame) -> list[dict[str, Any]]:
             "fell_back": sorted({c.size for r in same for c in r["per_size"] if c.fell_back}),
             "graph_sizes": len(same[0]["per_size"]),
             "recordings": _median(_recordings(r) for r in same),
+            # A mode that records CUDA graphs on CUDA, where no count is "not recorded".
+            "records_graphs": first["backend"] == "cuda" and key[-1] in MODES
+                              and MODES[key[-1]].traits.cuda_graphs,
             "memory_per_shape_bytes": _median(_graph_memory(r) for r in same),
             "peak_bytes": _median(r["case_peak_reserved_bytes"] if r["backend"] == "cuda"
                                   else r["peak_rss_bytes"] for r in same),
