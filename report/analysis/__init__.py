@@ -40,6 +40,7 @@ from report.analysis.choice import (
     CHOICE,
     calls_step,
     choose,
+    chosen_in,
 )
 from report.analysis.derived import (
     TRAITS,
@@ -161,7 +162,7 @@ from report.analysis.vocabulary import (
 
 # Every name other modules import from `report.analysis`, whichever module defines it.
 __all__ = [
-    'UNPROFILED', 'Data', 'CALLS_ANSWERED', 'CALLS_STEPS', 'CHOICE', 'calls_step', 'choose',
+    'UNPROFILED', 'Data', 'CALLS_ANSWERED', 'CALLS_STEPS', 'CHOICE', 'calls_step', 'choose', 'chosen_in',
     'TRAITS', 'TRANSFERS', 'TRIVIAL', 'across_leases', 'boundedness', 'break_even',
     'break_even_calls', 'by_mode', 'chains', 'compare', 'compile_summary', 'concurrency',
     'crossovers', 'graph_pairs', 'headline_per_kernel', 'leases', 'mode_with',

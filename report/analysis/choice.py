@@ -8,7 +8,7 @@ import math
 import pandas as pd
 
 from report.analysis.derived import ranges_overlap
-from report.analysis.ordering import _plain, mode_rank, ordered
+from report.analysis.ordering import _plain, mode_rank, of_env, ordered, per_frame
 from report.analysis.vocabulary import BASELINE, MEANINGFUL_GAIN, POINT
 
 # The calls per process the chooser, the guide and the pages answer for: a reader's number
@@ -100,3 +100,9 @@ def choose(table: pd.DataFrame, calls: float) -> pd.DataFrame:
 def calls_step(calls: float) -> int:
     """The largest of CALLS_STEPS at or below `calls` (the smallest below it)."""
     return max([c for c in CALLS_STEPS if c <= calls] or [CALLS_STEPS[0]])
+
+
+def chosen_in(table: pd.DataFrame, calls: float, env_id: str) -> pd.DataFrame:
+    """`choose(of_env(table, env_id), calls)`, from one choice over the whole table (each
+    point is chosen on its own), made once while the table lives: pages ask per environment."""
+    return of_env(per_frame(table, ("choose", calls), lambda t: choose(t, calls)), env_id)

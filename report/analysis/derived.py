@@ -11,7 +11,7 @@ import pandas as pd
 
 from bench.ab import TAG as AB_TAG
 from report.analysis.loading import PROCESS
-from report.analysis.ordering import mode_rank, of_env, ordered, rows
+from report.analysis.ordering import mode_rank, of_env, ordered, per_frame, rows
 from report.analysis.shown import (
     ISOLATED,
     SAVING,
@@ -401,13 +401,19 @@ TRAITS = ("compiled", "cuda_graphs", "autotune", "dynamic")
 
 
 def modes_traits(df: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    """Each mode seen, in page order, with its traits and description from its records."""
+    """Each mode seen, in page order, with its traits and description from its records
+    (the last row of each mode). Pages ask it of whole tables once per environment."""
+    return per_frame(df, "modes_traits", _modes_traits)
+
+
+def _modes_traits(df: pd.DataFrame) -> dict[str, dict[str, Any]]:
     if df.empty:
         return {}
-    found = df.drop_duplicates("mode", keep="last").set_index("mode")
-    return {m: {**{t: bool(found.at[m, t]) for t in TRAITS},
-                "mode_description": found.at[m, "mode_description"]}
-            for m in sorted(found.index, key=mode_rank)}
+    last = {mode: i for i, mode in enumerate(df["mode"].tolist())}
+    columns = {c: df[c].tolist() for c in (*TRAITS, "mode_description")}
+    return {m: {**{t: bool(columns[t][last[m]]) for t in TRAITS},
+                "mode_description": columns["mode_description"][last[m]]}
+            for m in sorted(last, key=mode_rank)}
 
 
 def mode_with(df: pd.DataFrame, **traits: bool) -> str | None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from report.analysis.vocabulary import MODE_ORDER, WORKLOAD_ORDER
@@ -53,22 +53,14 @@ def _plain(value: Any) -> Any:
 
 def rows(df: pd.DataFrame) -> list[dict[str, Any]]:
     """Rows as plain dicts for templates: missing values are None, numbers are Python's."""
-    # Column by column: numpy's own numbers convert in one call, and only the other columns
-    # go cell by cell through `_plain` (DataFrame.to_dict boxes every cell through pandas).
+    # One conversion of the whole frame to Python objects (numpy's numbers become Python's
+    # in it), then `_plain` per cell: selecting the columns one by one cost more than the
+    # rest of a page for the small frames pages convert once per environment.
     if df.empty:
         return []
     columns = list(df.columns)
-    values = [_plain_column(df.iloc[:, i]) for i in range(len(columns))]
-    return [dict(zip(columns, row, strict=True)) for row in zip(*values, strict=True)]
-
-
-def _plain_column(column: pd.Series) -> list[Any]:
-    kind = column.dtype.kind if isinstance(column.dtype, np.dtype) else None
-    if kind == "f":
-        return [None if v != v else v for v in column.to_numpy().tolist()]
-    if kind in ("i", "u", "b"):
-        return column.to_numpy().tolist()
-    return list(map(_plain, column.to_numpy(dtype=object)))
+    return [dict(zip(columns, map(_plain, values), strict=True))
+            for values in df.to_numpy(dtype=object)]
 
 
 def by_env(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -76,16 +68,23 @@ def by_env(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return {} if df.empty else dict(iter(df.groupby("env_id", sort=False)))
 
 
-_BY_ENV: dict[int, tuple[weakref.ref, dict[str, pd.DataFrame]]] = {}
+_PER_FRAME: dict[tuple[int, Any], tuple[weakref.ref, Any]] = {}
+
+
+def per_frame(df: pd.DataFrame, key: Any, compute: Callable[[pd.DataFrame], Any]) -> Any:
+    """`compute(df)`, once per frame and `key` while the frame lives: what pages derive
+    from a whole table once per environment (its parts, its modes, its choices) is then
+    derived once. The tables are never changed in place once built (`Data`)."""
+    entry = _PER_FRAME.get((id(df), key))
+    if entry is None or entry[0]() is not df:
+        entry = _PER_FRAME[(id(df), key)] = (weakref.ref(df), compute(df))
+    return entry[1]
 
 
 def of_env(df: pd.DataFrame, env_id: str) -> pd.DataFrame:
     """The rows of `df` for one environment. Each frame is split by environment once and
     the parts are kept while it lives: pages ask every wide table once per environment,
     and a boolean mask over all its columns each time cost seconds per build."""
-    entry = _BY_ENV.get(id(df))
-    if entry is None or entry[0]() is not df:
-        entry = _BY_ENV[id(df)] = (weakref.ref(df), by_env(df))
-    part = entry[1].get(env_id)
+    part = per_frame(df, "by_env", by_env).get(env_id)
     # A shallow copy, so that a caller adding a column changes its own frame only.
     return df.iloc[0:0] if part is None else part.copy(deep=False)

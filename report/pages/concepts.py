@@ -43,15 +43,15 @@ def fusion_rows(at, compiled: str | None, graphed: str | None) -> list[dict]:
 
 def mode_rows(data, env_id: str, at) -> list[dict]:
     """Per mode: how often it is the fastest at the representative batches (`at`: published
-    rows of one environment), by the site's one rule (`analysis.choose` at any number of
+    rows, of every environment), by the site's one rule (`analysis.choose` at any number of
     calls: a tie names the cheaper mode), its median cold compile, its per-call floor."""
-    best = analysis.choose(at, math.inf)
+    best = analysis.chosen_in(at, math.inf, env_id)
     wins = best["mode"].value_counts()
-    cases = of_env(data.cases, env_id)
+    by_mode = dict(iter(of_env(data.cases, env_id).groupby("mode", sort=False)))
     found = []
     for mode in data.modes:
-        mine = cases[cases["mode"] == mode]
-        if mine.empty:
+        mine = by_mode.get(mode)
+        if mine is None:
             continue
         floor = mine[mine["workload"] == analysis.TRIVIAL]
         cold = mine["cold_first_call_s"].median()
@@ -68,6 +68,7 @@ def env_facts(site: Site, env: Environment, at, probes, compiled_mode, graphed) 
     if cases.empty:
         return None
     here = of_env(at, env.env_id)
+    mine = of_env(probes, env.env_id)
     fusion = fusion_rows(here, compiled_mode, graphed)
     compiled = cases[cases["ok"] & cases["unique_graphs"].notna()]
     with_kernels = [r for r in fusion if r["eager_kernels"] and r["compiled_kernels"]]
@@ -79,15 +80,14 @@ def env_facts(site: Site, env: Environment, at, probes, compiled_mode, graphed) 
         # The clearest fusion example: the largest drop in kernels per call.
         "best_fusion": max(with_kernels, default=None, key=lambda r: (
             r["eager_kernels"] / r["compiled_kernels"], r["workload"])),
-        "modes": mode_rows(data, env.env_id, here),
+        "modes": mode_rows(data, env.env_id, at),
         "dynamo": None if compiled.empty else {
             "cases": len(compiled), "graph_breaks": int(compiled["graph_breaks"].sum()),
             "with_breaks": int((compiled["graph_breaks"] > 0).sum()),
             "recompiles": int(compiled["recompiles"].sum()),
             "with_recompiles": int((compiled["recompiles"] > 0).sum()),
             "single_graph": int((compiled["unique_graphs"] == 1).sum())},
-        "probes": {name: rows(probes[(probes["env_id"] == env.env_id) & (probes["probe"] == name)])
-                   for name in PROBES},
+        "probes": {name: rows(mine[mine["probe"] == name]) for name in PROBES},
     }
 
 
