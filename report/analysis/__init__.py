@@ -91,6 +91,7 @@ from report.analysis.loading import (
 from report.analysis.ordering import (
     _plain,
     by_env,
+    env_rows,
     mode_rank,
     of_env,
     ordered,
@@ -170,7 +171,8 @@ __all__ = [
     'probes', 'ranges_overlap', 'run_costs', 'speedups', 'spreads', 'with_break_even',
     'Environment', 'environments', 'COLUMNS', 'PROCESS', 'ROWS_CACHE', 'ROWS_CACHE_DAYS',
     'TIE_RULE', '_is_section', 'frame', 'load', 'load_file', '_plain', 'by_env', 'mode_rank',
-    'of_env', 'ordered', 'rows', 'workload_rank', 'FIGURES', 'PUBLISHED_LATENCY', 'PUBLISHED_RULE',
+    'env_rows', 'of_env', 'ordered', 'rows', 'workload_rank', 'FIGURES', 'PUBLISHED_LATENCY',
+    'PUBLISHED_RULE',
     'published', 'published_cases', 'publishes_paired', 'row_of', 'ISOLATED', 'isolated',
     'LATENCY', 'RATIO_BOUND',
     'SAVING', 'bound_of', 'cases', 'fixed_seed', 'latest', 'lease_of', 'paired_latencies', 'paired_processes',

@@ -7,9 +7,11 @@ templates; each template quotes the facts it needs, or says "not measured".
 from __future__ import annotations
 
 import math
+import statistics
+from collections import Counter
 
 from report import analysis
-from report.analysis import Environment, of_env, rows
+from report.analysis import Environment, env_rows
 from report.site import Site
 
 PAGES = ("three-costs", "torchdynamo", "fx-and-aotautograd", "torchinductor", "cuda-graphs",
@@ -17,12 +19,13 @@ PAGES = ("three-costs", "torchdynamo", "fx-and-aotautograd", "torchinductor", "c
 PROBES = ("held-output-overwrite", "cudagraph-mark-step-begin", "recompile-on-new-shape")
 
 
-def fusion_rows(at, compiled: str | None, graphed: str | None) -> list[dict]:
-    """Per workload at its representative batch: eager against `compiled` (Inductor alone),
-    with `graphed` (Inductor plus CUDA graphs) for its memory."""
-    by = {(r["workload"], r["mode"]): r for r in rows(at)}
+def fusion_rows(here: list[dict], compiled: str | None, graphed: str | None) -> list[dict]:
+    """Per workload at its representative batch (`here`: published rows of one
+    environment): eager against `compiled` (Inductor alone), with `graphed` (Inductor plus
+    CUDA graphs) for its memory."""
+    by = {(r["workload"], r["mode"]): r for r in here}
     found = []
-    for workload in dict.fromkeys(at["workload"]):
+    for workload in dict.fromkeys(r["workload"] for r in here):
         e, c, g = (by.get((workload, mode)) for mode in (analysis.BASELINE, compiled, graphed))
         if not (e and e["ok"]) and not (c and c["ok"]):
             continue
@@ -46,48 +49,54 @@ def mode_rows(data, env_id: str, at) -> list[dict]:
     rows, of every environment), by the site's one rule (`analysis.choose` at any number of
     calls: a tie names the cheaper mode), its median cold compile, its per-call floor."""
     best = analysis.chosen_in(at, math.inf, env_id)
-    wins = best["mode"].value_counts()
-    by_mode = dict(iter(of_env(data.cases, env_id).groupby("mode", sort=False)))
+    wins = Counter(best["mode"].tolist())
+    by_mode: dict[str, list[dict]] = {}
+    for r in env_rows(data.cases, env_id):
+        by_mode.setdefault(r["mode"], []).append(r)
     found = []
     for mode in data.modes:
         mine = by_mode.get(mode)
-        if mine is None:
+        if not mine:
             continue
-        floor = mine[mine["workload"] == analysis.TRIVIAL]
-        cold = mine["cold_first_call_s"].median()
-        found.append({"mode": mode, "fastest": int(wins.get(mode, 0)), "contested": len(best),
-                      "cold": None if cold != cold else float(cold),
-                      "floor": rows(floor)[0] if len(floor) else None,
-                      "ok": int(mine["ok"].sum()), "total": len(mine)})
+        colds = [r["cold_first_call_s"] for r in mine if r["cold_first_call_s"] is not None]
+        found.append({"mode": mode, "fastest": wins.get(mode, 0), "contested": len(best),
+                      "cold": float(statistics.median(colds)) if colds else None,
+                      "floor": next((r for r in mine if r["workload"] == analysis.TRIVIAL), None),
+                      "ok": sum(r["ok"] is True for r in mine), "total": len(mine)})
     return found
 
 
+def _counted(found: list[dict], column: str, cases: str) -> dict[str, int]:
+    """The sum of `column` over `found` and how many rows have any (missing counts none)."""
+    values = [r[column] or 0 for r in found]
+    return {column: int(sum(values)), cases: sum(v > 0 for v in values)}
+
+
 def env_facts(site: Site, env: Environment, at, probes, compiled_mode, graphed) -> dict | None:
+    # In Python over each environment's rows, converted once per table: pandas selections
+    # of the small per-environment frames made this page's time grow faster than linearly.
     data = site.data
-    cases = of_env(data.cases, env.env_id)
-    if cases.empty:
+    cases = env_rows(data.cases, env.env_id)
+    if not cases:
         return None
-    here = of_env(at, env.env_id)
-    mine = of_env(probes, env.env_id)
-    fusion = fusion_rows(here, compiled_mode, graphed)
-    compiled = cases[cases["ok"] & cases["unique_graphs"].notna()]
+    fusion = fusion_rows(env_rows(at, env.env_id), compiled_mode, graphed)
+    compiled = [r for r in cases if r["ok"] is True and r["unique_graphs"] is not None]
     with_kernels = [r for r in fusion if r["eager_kernels"] and r["compiled_kernels"]]
-    floor = rows(cases[cases["workload"] == analysis.TRIVIAL])
+    chained = analysis.chains({r["workload"] for r in cases})
+    mine = env_rows(probes, env.env_id)
     return {
-        "per_kernel": analysis.headline_per_kernel(data.cases, env.env_id),
-        "floor": {r["mode"]: r for r in floor},
+        "per_kernel": analysis.headline_per_kernel(data.cases, env.env_id) if chained else None,
+        "floor": {r["mode"]: r for r in cases if r["workload"] == analysis.TRIVIAL},
         "fusion": fusion,
         # The clearest fusion example: the largest drop in kernels per call.
         "best_fusion": max(with_kernels, default=None, key=lambda r: (
             r["eager_kernels"] / r["compiled_kernels"], r["workload"])),
         "modes": mode_rows(data, env.env_id, at),
-        "dynamo": None if compiled.empty else {
-            "cases": len(compiled), "graph_breaks": int(compiled["graph_breaks"].sum()),
-            "with_breaks": int((compiled["graph_breaks"] > 0).sum()),
-            "recompiles": int(compiled["recompiles"].sum()),
-            "with_recompiles": int((compiled["recompiles"] > 0).sum()),
-            "single_graph": int((compiled["unique_graphs"] == 1).sum())},
-        "probes": {name: rows(mine[mine["probe"] == name]) for name in PROBES},
+        "dynamo": None if not compiled else {
+            "cases": len(compiled), **_counted(compiled, "graph_breaks", "with_breaks"),
+            **_counted(compiled, "recompiles", "with_recompiles"),
+            "single_graph": sum(r["unique_graphs"] == 1 for r in compiled)},
+        "probes": {name: [r for r in mine if r["probe"] == name] for name in PROBES},
     }
 
 
