@@ -12,10 +12,12 @@
 # than the local run: call again, on the warm machine, until both runs find nothing to run.
 # Between calls on a warm machine the records are kept in /tmp/ray-check; on a new machine,
 # put the files that came back in .ray/check/ first, then call again. Finish both runs on one
-# machine: the comparison gives a verdict only between runs of one host.
+# machine: figures are compared only between runs of one host.
 # The lent machine has no pandas, so compare here once the files are back in .ray/check/
 # (`mkdir -p .ray/check && cp FILES_AT/ray-check/*.jsonl .ray/check/`, FILES_AT from the reply):
 #   python -m report compare --results .ray/check machine=local-h100 machine=ray-h100
+# It sets isolated latencies side by side (one process per case in the sentinel, so no
+# verdict); the paired ratios the check is about are in the paired records.
 set -u
 minutes=${1:-9}; shift || true; [ "${1:-}" = "--" ] && shift
 deadline=$(( $(date +%s) + ${minutes%.*} * 60 ))
