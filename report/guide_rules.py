@@ -44,6 +44,7 @@ from report.analysis import (
     mode_with,
     workload_rank,
 )
+from report.analysis.ordering import per_frame
 
 PAYS = 1.0 + MEANINGFUL_GAIN  # a mode "pays" over another from this speedup on, in every pairing
 
@@ -355,8 +356,15 @@ def _pays(cases: pd.DataFrame, mode: str | None, base: str | None) -> pd.DataFra
 
 
 def _at(cases: pd.DataFrame, pts: pd.DataFrame) -> pd.DataFrame:
-    keys = pts[POINT].drop_duplicates()
-    return cases.merge(keys, on=POINT, how="inner")
+    """The cases at the points of `pts`, in the order of `cases`: one mask over keys made
+    once per frame (a merge per leaf was most of a flow's time)."""
+    wanted = set(_point_keys(pts))
+    keys = per_frame(cases, "point_keys", _point_keys)
+    return cases[np.array([key in wanted for key in keys], dtype=bool)]
+
+
+def _point_keys(df: pd.DataFrame) -> list[tuple]:
+    return [_plain_key(key) for key in zip(*(df[c].tolist() for c in POINT), strict=True)]
 
 
 def _batch_limits(pts: pd.DataFrame, split: Split) -> tuple[tuple[str, int], ...]:
@@ -596,8 +604,10 @@ def _plain_key(key: tuple) -> tuple:
 
 def flows_of(cases: pd.DataFrame) -> dict[tuple[str, str], Flow]:
     """The flow of every environment and dtype of `cases`, by (env_id, dtype)."""
+    # Narrowed once, not per group: each flow selects and merges its group many times.
+    narrow = cases[_flow_columns(cases)]
     return {(str(env_id), str(dtype)): flow(group)
-            for (env_id, dtype), group in cases.groupby(["env_id", DTYPE], sort=True)}
+            for (env_id, dtype), group in narrow.groupby(["env_id", DTYPE], sort=True)}
 
 
 def recommendations(cases: pd.DataFrame, flows: dict[tuple[str, str], Flow],

@@ -7,7 +7,9 @@ is on the environment's own page (the guide with every case neared 300 KB of HTM
 from __future__ import annotations
 
 import json
+import math
 import re
+import statistics
 from collections import Counter
 
 import pandas as pd
@@ -294,21 +296,26 @@ def _compact(value, shown=None):
     return value
 
 
-def fastest_by_mode(best: pd.DataFrame) -> list[dict]:
+def _median(values) -> float | None:
+    """The median of the known values (pandas' rule: missing ones are skipped); None if none."""
+    known = [float(v) for v in values if v is not None and v == v]
+    return statistics.median(known) if known else None
+
+
+def fastest_by_mode(best: list[dict]) -> list[dict]:
     """Per mode that was the answer somewhere (`answered` rows of one environment and
     dtype), most answers first: at how many points, how many of those are ties, and over
     them the median speedup over eager, lead over the runner-up and cold calls to break even."""
-    if best.empty:
-        return []
-    found = best.assign(speedup=best["speedup"].astype(float), margin=best["margin"].astype(float),
-                        tie=best["tie"].eq(True), break_even=best["cold_calls"].astype(float))
-    summary = found.groupby("mode", sort=False).agg(
-        cases=("mode", "size"), ties=("tie", "sum"), speedup=("speedup", "median"),
-        margin=("margin", "median"), break_even=("break_even", "median")).reset_index()
-    summary["compiles"] = summary["mode"] != BASELINE
-    summary = summary.assign(rank=summary["mode"].map(analysis.mode_rank))
-    return rows(summary.sort_values(["cases", "rank"], ascending=[False, True], kind="stable")
-                .drop(columns="rank"))
+    by_mode: dict[str, list[dict]] = {}
+    for r in best:
+        by_mode.setdefault(r["mode"], []).append(r)
+    found = [{"mode": mode, "cases": len(mine), "ties": sum(r["tie"] is True for r in mine),
+              "speedup": _median(r["speedup"] for r in mine),
+              "margin": _median(r["margin"] for r in mine),
+              "break_even": _median(r["cold_calls"] for r in mine),
+              "compiles": mode != BASELINE}
+             for mode, mine in by_mode.items()]
+    return sorted(found, key=lambda r: (-r["cases"], analysis.mode_rank(r["mode"])))
 
 
 def recommended_by_path(points: list[dict]) -> list[dict]:
@@ -330,10 +337,12 @@ def recommended_by_path(points: list[dict]) -> list[dict]:
                                if p["leaf"] in order else len(order))]
 
 
-def by_dtype(frame: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    """`frame` split by dtype, the default dtype first."""
-    return sorted(((str(d), part) for d, part in frame.groupby(analysis.DTYPE, sort=False)),
-                  key=lambda kv: (kv[0] != analysis.DEFAULT_DTYPE, kv[0]))
+def by_dtype(found: list[dict]) -> list[tuple[str, list[dict]]]:
+    """Rows split by dtype, the default dtype first."""
+    parts: dict[str, list[dict]] = {}
+    for r in found:
+        parts.setdefault(str(r[analysis.DTYPE]), []).append(r)
+    return sorted(parts.items(), key=lambda kv: (kv[0] != analysis.DEFAULT_DTYPE, kv[0]))
 
 
 def render(site: Site) -> None:
@@ -349,21 +358,29 @@ def render(site: Site) -> None:
     for r in rows(table):
         published_of.setdefault(r["env_id"], []).append(r)
 
-    def classes_of(here: pd.DataFrame, env_id: str) -> list[dict]:
+    def classes_of(here: list[dict], env_id: str) -> list[dict]:
+        # In Python over the environment's rows: pandas merges of its small frames, class
+        # by class, were most of this page's time.
         classes = []
-        mine = of_env(table, env_id)  # the environment's part: its points are there alone
+        at_point: dict[tuple, list[dict]] = {}
+        for r in analysis.env_rows(table, env_id):  # its points are in its part alone
+            at_point.setdefault(tuple(r[c] for c in analysis.POINT), []).append(r)
         for name in CLASSES:
-            members = here[here["class"] == name]
-            if members.empty:
+            members = [r for r in here if r["class"] == name]
+            if not members:
                 continue
-            wins = members["mode"].value_counts()
-            of = mine.merge(members[analysis.POINT], on=analysis.POINT)
-            speedups = {mode: {"median": of.loc[of["mode"] == mode, "speedup"].median(),
-                               "count": int(of.loc[of["mode"] == mode, "speedup"].notna().sum())}
-                        for mode in data.modes}
+            wins = Counter(r["mode"] for r in members)
+            of = [r for point in dict.fromkeys(tuple(m[c] for c in analysis.POINT)
+                                               for m in members)
+                  for r in at_point.get(point, [])]
+            speedups = {}
+            for mode in data.modes:
+                values = [r["speedup"] for r in of if r["mode"] == mode]
+                known = [v for v in values if v is not None]
+                speedups[mode] = {"median": statistics.median(known) if known else math.nan,
+                                  "count": len(known)}
             classes.append({"name": name, "cases": len(members),
-                            "wins": sorted(((m, int(c)) for m, c in wins.items()),
-                                           key=lambda kv: (-kv[1], kv[0])),
+                            "wins": sorted(wins.items(), key=lambda kv: (-kv[1], kv[0])),
                             "speedups": speedups})
         return classes
 
@@ -397,7 +414,7 @@ def render(site: Site) -> None:
                             "fastest": fastest_by_mode(part), "cases": len(part),
                             "paths": recommended_by_path(next(
                                 (f["points"] for f in flows_here if f["dtype"] == d), []))}
-                           for d, part in by_dtype(here)],
+                           for d, part in by_dtype(rows(here))],
                 "page": env_page(env.env_id).removeprefix("analysis/"), **shared}
 
     site.page(PAGE, "guide.md.j2", backends=site.by_backend(build),
