@@ -155,14 +155,19 @@ class Judge:
         return [row for row in self._kept(here, "records", records) if row["mode"] == mode]
 
     # -- what the kinds share -----------------------------------------------------------------
+    def _compared(self, mode: str, baseline: str) -> pd.DataFrame:
+        """analysis.compare of the two over every environment, once per pair of modes."""
+        key = (mode, baseline, "compared")
+        if key not in self._pairs:
+            self._pairs[key] = analysis.compare(self.with_values, mode, baseline)
+        return self._pairs[key]
+
     def pairs(self, here: pd.DataFrame, mode: str, baseline: str) -> pd.DataFrame:
-        """analysis.compare of `mode` and `baseline` at the points of `here`, computed once
-        per pair of modes over every environment (compare works row by row)."""
+        """analysis.compare of `mode` and `baseline` at the points of `here`."""
         key = (mode, baseline)
         if key not in self._pairs:
             self._pairs[key] = {env_id: (rows, _point_keys(rows)) for env_id, rows in
-                                analysis.by_env(analysis.compare(self.with_values, mode,
-                                                                 baseline)).items()}
+                                analysis.by_env(self._compared(mode, baseline)).items()}
         found = self._pairs[key].get(here["env_id"].iloc[0]) if len(here) else None
         if found is None:
             return here.iloc[:0]
@@ -171,18 +176,18 @@ class Judge:
         return rows[[k in wanted for k in keys]]
 
     def pair_rows(self, here: pd.DataFrame, mode: str, baseline: str) -> list[dict]:
-        """`pairs` as dicts (values.records), each environment's converted once per pair of
-        modes: the kinds that walk the rows ask for the same environment claim after claim."""
+        """`pairs` as dicts (values.records), converted once for every environment: the
+        kinds that walk the rows ask for the same environment claim after claim."""
         key = (mode, baseline, "rows")
         if key not in self._pairs:
-            self.pairs(here.iloc[:0], mode, baseline)
-            self._pairs[key] = {env_id: (records(rows), keys) for env_id, (rows, keys)
-                                in self._pairs[(mode, baseline)].items()}
+            grouped = self._pairs[key] = {}
+            for row in records(self._compared(mode, baseline)):
+                converted, keys = grouped.setdefault(row["env_id"], ([], []))
+                converted.append(row)
+                keys.append(tuple(None if missing(row[c]) else row[c] for c in analysis.POINT))
         found = self._pairs[key].get(here["env_id"].iloc[0]) if len(here) else None
-        if found is None:
-            return []
-        converted, keys = found
-        wanted = self._wanted(here)
+        converted, keys = found or ([], [])
+        wanted = self._wanted(here) if found else set()
         return [row for row, k in zip(converted, keys, strict=True) if k in wanted]
 
     def point(self, row: dict, anchor_key: str) -> Comparison:

@@ -8,9 +8,7 @@ import math
 from statistics import median
 from typing import Any
 
-import pandas as pd
-
-from report.analysis import BASELINE, DEFAULT_DTYPE, DTYPE, POINT, Environment, of_env, ordered, rows
+from report.analysis import BASELINE, DEFAULT_DTYPE, DTYPE, POINT, Environment, env_rows, ordered
 from report.site import Site
 
 PAGE = "analysis/break-even.md"
@@ -49,17 +47,18 @@ def by_mode(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(modes.values())
 
 
-def lite_against_default(table: pd.DataFrame) -> list[dict[str, Any]]:
-    """Per point of one environment's published rows where both `lite` and `default` have a
-    row: both rows (`lite`, `default`) and lite's cold compile time over default's
-    (`ratio`, None unless both compiled). A failed lite keeps its row, status and reason."""
-    lite = table[table["mode"] == LITE]
-    default = table[table["mode"] == DEFAULT]
-    paired = lite.merge(default[POINT], on=POINT)
-    by_case = {tuple(r[c] for c in (*POINT, "mode")): r for r in rows(pd.concat([lite, default]))}
+def lite_against_default(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per point of one environment's published rows (`found`, in page order) where both
+    `lite` and `default` have a row: both rows (`lite`, `default`) and lite's cold compile
+    time over default's (`ratio`, None unless both compiled). A failed lite keeps its row,
+    status and reason."""
+    by_case = {tuple(r[c] for c in (*POINT, "mode")): r for r in found
+               if r["mode"] in (LITE, DEFAULT)}
     out = []
-    for point in rows(ordered(paired, batch_first=True)):
+    for point in found:
         key = tuple(point[c] for c in POINT)
+        if point["mode"] != LITE or (*key, DEFAULT) not in by_case:
+            continue
         mine, theirs = by_case[(*key, LITE)], by_case[(*key, DEFAULT)]
         both = mine["ok"] and theirs["ok"] and mine["cold_compile_s"] and theirs["cold_compile_s"]
         out.append({"workload": point["workload"], "batch_size": point["batch_size"],
@@ -73,12 +72,11 @@ def render(site: Site) -> None:
     table = ordered(table[table["mode"] != BASELINE], batch_first=True)
 
     def build(env: Environment):
-        found = rows(of_env(table, env.env_id))
+        found = env_rows(table, env.env_id)
         if not found:
             return None
         site.page(env_page(env.env_id), "break-even-env.md.j2", env=env, rows=found)
-        return {"modes": by_mode(found), "cases": len(found),
-                "lite": lite_against_default(of_env(table, env.env_id)),
+        return {"modes": by_mode(found), "cases": len(found), "lite": lite_against_default(found),
                 "page": env_page(env.env_id).removeprefix("analysis/")}
 
     site.page(PAGE, "break-even.md.j2", backends=site.by_backend(build),
