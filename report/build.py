@@ -11,7 +11,7 @@ import unicodedata
 from pathlib import Path
 
 from report import charts, export, safe_output
-from report.analysis import Data, ResultsError, load
+from report.analysis import Data, ResultsError, load, ordering
 from report.pages import (
     all_results,
     break_even,
@@ -39,11 +39,11 @@ from report.site import GENERATED_DIRS, GENERATED_FILES, Site
 # memo and fails on a memo split across the halves, and on a page module in neither.
 # The home page, history and changes read one case table and judge the ledger; the guide
 # picks with analysis.choose and walks its flows; stability and the workload pages read the
-# host model's rows. Timed on ten thousand two-record environments (issue 94), the halves
-# take about as long as each other; the ledger's judgments stay in the half that reads them.
-HALVES = ((overview, ledger, history, changes, launch_overhead, concepts),
-          (guide, stability, workloads, models, gpu_types, break_even, shapes, all_results,
-           byom, methodology, cold_start))
+# host model's rows. Timed on a thousand two-record environments (issue 94): about 50 and
+# 40 s of CPU; the ledger's judgments stay in the half that reads them.
+HALVES = ((overview, ledger, history, changes),
+          (guide, launch_overhead, concepts, stability, workloads, models, gpu_types,
+           break_even, shapes, all_results, byom, methodology, cold_start))
 PAGES = tuple(page for half in HALVES for page in half)
 
 
@@ -129,6 +129,7 @@ def _render(site: Site, pages) -> None:
     with charts.drawn_together(published=(site.out, site.published) if site.published else None):
         for page in pages:
             page.render(site)
+            ordering.forget()
     if overview in pages:
         for path in export.write(site.data, site.out / DATA_DIR):
             site.written.add(path)

@@ -81,6 +81,13 @@ def per_frame(df: pd.DataFrame, key: Any, compute: Callable[[pd.DataFrame], Any]
     return entry[1]
 
 
+def forget() -> None:
+    """Drop what `per_frame` keeps: the site build calls it after each page, so that what
+    one page derived (a conversion of a whole table to dicts is large) is not kept for the
+    next; a frame the next page asks about again is split again."""
+    _PER_FRAME.clear()
+
+
 def env_rows(df: pd.DataFrame, env_id: str) -> list[dict[str, Any]]:
     """`rows(of_env(df, env_id))`, from one conversion of the whole table: a page that walks
     every environment filters the dicts in Python, where a pandas selection of a small wide

@@ -10,24 +10,11 @@ import pandas as pd
 
 from report import analysis
 from report.analysis.host import model_for
-from report.ledger.comparison import (
-    NOT_MEASURED,
-    NOT_TESTABLE,
-    Comparison,
-    HostRegion,
-    Judgement,
-)
+from report.ledger.comparison import NOT_MEASURED, NOT_TESTABLE, Comparison, HostRegion, Judgement
 from report.ledger.kinds import KINDS, unit_of
 from report.ledger.rules import rule
 from report.ledger.schema import Claim, Rule, Test
-from report.ledger.values import (
-    LATER_MEMORY,
-    RATIO_METRICS,
-    median,
-    missing,
-    process_values,
-    records,
-)
+from report.ledger.values import LATER_MEMORY, RATIO_METRICS, median, missing, process_values, records
 from report.ledger.verdicts import settle
 from report.shapes import data as shapes
 
@@ -72,6 +59,11 @@ class Judge:
         self._scope: dict[str, list[str]] = {}
         self._memo: tuple[str | None, dict] = (None, {})
         self._per_kernel: tuple[pd.DataFrame, dict[str, pd.DataFrame]] | None = None
+
+    def forget(self) -> None:
+        """Drop what judging keeps per pair of modes and environment: once every claim is
+        judged (results.judge), only `workloads` is asked, and the rest grows with the sites."""
+        self._pairs, self._memo, self._per_kernel = {}, (None, {}), None
 
     @classmethod
     def of(cls, data: analysis.Data) -> Judge:
@@ -155,7 +147,7 @@ class Judge:
         return [row for row in self._kept(here, "records", records) if row["mode"] == mode]
 
     # -- what the kinds share -----------------------------------------------------------------
-    def _compared(self, mode: str, baseline: str) -> pd.DataFrame:
+    def compared(self, mode: str, baseline: str) -> pd.DataFrame:
         """analysis.compare of the two over every environment, once per pair of modes."""
         key = (mode, baseline, "compared")
         if key not in self._pairs:
@@ -167,7 +159,7 @@ class Judge:
         key = (mode, baseline)
         if key not in self._pairs:
             self._pairs[key] = {env_id: (rows, _point_keys(rows)) for env_id, rows in
-                                analysis.by_env(self._compared(mode, baseline)).items()}
+                                analysis.by_env(self.compared(mode, baseline)).items()}
         found = self._pairs[key].get(here["env_id"].iloc[0]) if len(here) else None
         if found is None:
             return here.iloc[:0]
@@ -176,12 +168,16 @@ class Judge:
         return rows[[k in wanted for k in keys]]
 
     def pair_rows(self, here: pd.DataFrame, mode: str, baseline: str) -> list[dict]:
-        """`pairs` as dicts (values.records), converted once for every environment: the
-        kinds that walk the rows ask for the same environment claim after claim."""
-        key = (mode, baseline, "rows")
+        """`pairs` as dicts (values.records)."""
+        return self.rows_at(here, (mode, baseline, "rows"), lambda: self.compared(mode, baseline))
+
+    def rows_at(self, here: pd.DataFrame, key: tuple, compute) -> list[dict]:
+        """The rows of `compute()` (a table over every environment) at the points of `here`,
+        as dicts, converted once for every environment under `key`: the kinds that walk the
+        rows ask for the same environment claim after claim."""
         if key not in self._pairs:
             grouped = self._pairs[key] = {}
-            for row in records(self._compared(mode, baseline)):
+            for row in records(compute()):
                 converted, keys = grouped.setdefault(row["env_id"], ([], []))
                 converted.append(row)
                 keys.append(tuple(None if missing(row[c]) else row[c] for c in analysis.POINT))

@@ -45,6 +45,7 @@ def judge(ledger: Ledger, data: analysis.Data, by: Judge | None = None) -> list[
             if claim.judged_on(env.backend) and (env.env_id not in streams_only
                                                  or KINDS[claim.test.kind].streams):
                 of_claim[claim.id].append(judge_.judge(claim, env))
+    judge_.forget()
     results = []
     for claim in ledger.claims:
         found = of_claim[claim.id]

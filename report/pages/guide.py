@@ -351,6 +351,8 @@ def render(site: Site) -> None:
     recs = guide_rules.recommendations(data.cases, found, data.published)
     best = answered(data)
     table, spread = data.published, analysis.spreads(data.cases)
+    # What classes_of reads of the published rows: converted to dicts once, and narrow.
+    published_speedups = table[[*analysis.POINT, "mode", "speedup"]]
 
     # Each environment's published rows from one conversion of the table, not a filter and
     # a conversion per environment.
@@ -363,7 +365,7 @@ def render(site: Site) -> None:
         # by class, were most of this page's time.
         classes = []
         at_point: dict[tuple, list[dict]] = {}
-        for r in analysis.env_rows(table, env_id):  # its points are in its part alone
+        for r in analysis.env_rows(published_speedups, env_id):  # its points are in its part alone
             at_point.setdefault(tuple(r[c] for c in analysis.POINT), []).append(r)
         for name in CLASSES:
             members = [r for r in here if r["class"] == name]

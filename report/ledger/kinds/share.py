@@ -11,7 +11,7 @@ import math
 
 from report import analysis
 from report.ledger.comparison import Comparison, judged
-from report.ledger.values import as_float, combine, median, records
+from report.ledger.values import as_float, combine, median
 
 IDLE = "idle"  # the reference that is the baseline's idle time per call
 WORDS = "the share of {reference}'s gain over {baseline} that {mode} achieves"
@@ -30,17 +30,23 @@ def _paired_savings(row: dict, prefix: str) -> tuple[float, float, float] | None
     return tuple(float(row[f"{prefix}{k}"]) for k in ("saving_s", "saving_lo_s", "saving_hi_s"))
 
 
+def _with_reference(judge, test):
+    """The pairs of mode and baseline over every environment, each with the reference's
+    figures at its point beside it (`ref_`...): merged once, not per environment."""
+    keep = [*analysis.POINT, "ok", "median_s_v", "paired", "pairings", "saving_s",
+            "saving_lo_s", "saving_hi_s"]
+    ref = judge.compared(test.reference, test.baseline)
+    ref = ref[[c for c in keep if c in ref.columns]].rename(
+        columns={c: f"ref_{c}" for c in keep if c not in analysis.POINT})
+    return judge.compared(test.mode, test.baseline).merge(ref, on=analysis.POINT, how="left")
+
+
 def share(judge, here, env_id, test, agrees) -> list[Comparison]:
-    pairs = judge.pairs(here, test.mode, test.baseline)
-    if test.reference != IDLE:
-        ref = judge.pairs(here, test.reference, test.baseline)
-        keep = [*analysis.POINT, "ok", "median_s_v", "paired", "pairings", "saving_s",
-                "saving_lo_s", "saving_hi_s"]
-        ref = ref[[c for c in keep if c in ref.columns]].rename(
-            columns={c: f"ref_{c}" for c in keep if c not in analysis.POINT})
-        pairs = pairs.merge(ref, on=analysis.POINT, how="left")
+    found_rows = (judge.pair_rows(here, test.mode, test.baseline) if test.reference == IDLE
+                  else judge.rows_at(here, ("share", test.mode, test.reference, test.baseline),
+                                     lambda: _with_reference(judge, test)))
     out = []
-    for row in records(pairs):
+    for row in found_rows:
         comparison = judge.point(row, "speedup")
         found = judge.sides(row, test, "median_s", comparison)
         # The latencies compared are the isolated processes' medians: so is the idle time.
