@@ -79,3 +79,21 @@ def test_other_record_sets_are_described_as_before(tmp_path, records):
     else:
         write_hostile_results(folder)
     same_as_before(Data(load(folder)))
+
+
+def test_an_environments_days_span_its_paired_processes():
+    """A label's days are those of every figure the pages print for it: an environment whose
+    later processes were all paired (the H100's leases of December) must not read as if it
+    ended with its last isolated process."""
+    data = Data(load(RESULTS))
+    env_id = sorted(data.environments)[0]
+    mine = data.shown[data.shown["env_id"] == env_id]
+    last = mine["started_at"].max()
+    assert str(last)[:10] in data.environments[env_id].label
+    later = mine.head(1).assign(started_at=last + pd.Timedelta(days=40))
+    elsewhere = later.assign(env_id="not-an-environment-here")
+    found = environments(data.shown, data.cases, pd.concat([later, elsewhere]))
+    assert found[env_id].label.endswith(f" to {str(last + pd.Timedelta(days=40))[:10]}")
+    assert set(found) == set(data.environments)  # a paired-only env_id adds no environment
+    others = [e for e in found if e != env_id]
+    assert all(found[e].label == data.environments[e].label for e in others)

@@ -45,7 +45,7 @@ class Data:
         self.paired_speedups = paired_speedups(self.ratios)
         self.isolated_cases = with_paired(cases(self.shown), self.paired_speedups)
         self.cases = published_cases(self.isolated_cases, self.shown, self.paired).copy()
-        self.environments = environments(self.shown, self.cases)
+        self.environments = environments(self.shown, self.cases, self.paired)
         self.traits = modes_traits(self.shown)
         self.modes = list(self.traits)
         self.workloads = sorted(set(self.shown["workload"]), key=workload_rank)

@@ -40,8 +40,11 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def environments(shown: pd.DataFrame, case_rows: pd.DataFrame) -> dict[str, Environment]:
-    """Each environment of `shown`, by env_id, with a label no other one shares."""
+def environments(shown: pd.DataFrame, case_rows: pd.DataFrame,
+                 paired: pd.DataFrame | None = None) -> dict[str, Environment]:
+    """Each environment of `shown`, by env_id, with a label no other one shares. Its days
+    span its paired processes (`paired`) too: the figures a page prints from them were
+    measured on those days."""
     # One pass over the columns, each value as a Series yields it: a groupby reading every
     # field of every group was most of the load with ten thousand environments.
     seen: dict[str, list[set[str]]] = {}
@@ -55,7 +58,11 @@ def environments(shown: pd.DataFrame, case_rows: pd.DataFrame) -> dict[str, Envi
     fields = {env_id: {name: tuple(sorted(found))
                        for name, found in zip(ENV_FIELDS, sets, strict=True)}
               for env_id, sets in seen.items()}
-    days = shown.groupby("env_id")["started_at"].agg(["min", "max"])
+    dated = shown[["env_id", "started_at"]]
+    if paired is not None and len(paired):
+        dated = pd.concat([dated, paired.loc[paired["env_id"].isin(seen), ["env_id",
+                                                                           "started_at"]]])
+    days = dated.groupby("env_id")["started_at"].agg(["min", "max"])
     labels = _unique_labels(fields, {env_id: (str(first)[:10], str(last)[:10])
                                      for env_id, first, last in days.itertuples()})
     repeated = set(case_rows.loc[case_rows["n_processes"] > 1, "env_id"])
