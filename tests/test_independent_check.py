@@ -128,3 +128,29 @@ def test_check_refuses_a_smoke_test_line_with_one_line(tmp_path):
     done = run(str(FOLDER / "check.py"), str(path), check=False)
     assert done.returncode == 2
     assert done.stderr.startswith("check.py: error: ") and done.stderr.count("\n") == 1
+
+
+def test_the_model_is_fitted_without_any_record_of_the_leases_checked(tmp_path):
+    """The project's own runs may measure a lease after the check did: `unseen` copies the
+    results without that lease's records, sealed files and subfolders included."""
+    import gzip
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("independent_check", FOLDER / "check.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    results = tmp_path / "results"
+    (results / "coldstart").mkdir(parents=True)
+    lines = [json.dumps({"host": {"boot_id": boot}, "n": n}) + "\n"
+             for n, boot in enumerate(["checked", "other", None, "checked"])]
+    (results / "a.jsonl").write_text("".join(lines) + "not json\n", encoding="utf-8")
+    with gzip.open(results / "b.jsonl.gz", "wt", encoding="utf-8") as sealed:
+        sealed.writelines(lines)
+    (results / "coldstart" / "c.jsonl").write_text(lines[0] + lines[1], encoding="utf-8")
+    copy = module.unseen(results, {"checked"}, tmp_path / "copy")
+    kept = {path.relative_to(copy).as_posix(): path.read_text(encoding="utf-8").splitlines()
+            for path in copy.rglob("*.jsonl")}
+    assert sorted(kept) == ["a.jsonl", "b.jsonl", "coldstart/c.jsonl"]
+    assert [json.loads(raw)["n"] for raw in kept["b.jsonl"]] == [1, 2]
+    assert kept["a.jsonl"][-1] == "not json"  # left for the command to refuse, as it would
+    assert [json.loads(raw)["n"] for raw in kept["coldstart/c.jsonl"]] == [1]

@@ -6,7 +6,9 @@ For each JSON line it runs, from the repository root,
     python -m bench host --device "<gpu_name>" --op-us <probe_us> --json
 and takes the case of the same model at batch 1, float32, mode reduce-overhead. A process
 whose case the command does not predict (outside the probes fitted, or no host model)
-counts as outside its band: a reader on that host gets no figure.
+counts as outside its band: a reader on that host gets no figure. The command reads a copy
+of the results without any record of the leases checked (`unseen`): the project's own runs
+may later measure the same lease, and the model must not have seen the host it predicts.
 
 Standard library only: it reads the project's predictions through the command, as a
 reader would, and imports nothing of bench/ or report/.
@@ -19,10 +21,12 @@ Exit status: 0 when both criteria are met, 1 when not, 2 on bad input.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -62,6 +66,28 @@ def read_lines(paths: list[Path]) -> list[dict]:
     if not found:
         raise BadInput("no measured line in the files given")
     return found
+
+
+def unseen(results: Path, boot_ids: set[str], into: Path) -> Path:
+    """A copy of the results folder `results` under `into` without a record of the leases
+    checked (their boot ids), so that the host model predicts hosts it has not seen, even
+    where the project's own runs later measured the same lease. Other lines are copied as
+    they are."""
+    for source in sorted([*results.rglob("*.jsonl"), *results.rglob("*.jsonl.gz")]):
+        if not source.is_file():
+            continue
+        opener = gzip.open if source.name.endswith(".gz") else open
+        target = into / source.relative_to(results).with_name(source.name.removesuffix(".gz"))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with opener(source, "rt", encoding="utf-8") as lines, open(target, "w", encoding="utf-8") as kept:
+            for raw in lines:
+                try:
+                    boot_id = (json.loads(raw).get("host") or {}).get("boot_id")
+                except (json.JSONDecodeError, AttributeError):
+                    boot_id = None
+                if boot_id not in boot_ids:
+                    kept.write(raw)
+    return into
 
 
 def predictions(device: str, op_us: float, results: Path) -> dict:
@@ -156,11 +182,14 @@ def main(argv: list[str]) -> int:
         lines = read_lines(args.lines)
         asked: dict[tuple, dict] = {}  # one command per device and probe
         verdicts = []
-        for line in lines:
-            key = (line["gpu_name"], line["probe_us"])
-            if key not in asked:
-                asked[key] = predictions(*key, args.results.resolve())
-            verdicts.append(judge(line, the_case(asked[key], line)))
+        with tempfile.TemporaryDirectory(prefix="independent-check-") as folder:
+            results = unseen(args.results.resolve(), {line["boot_id"] for line in lines},
+                             Path(folder))
+            for line in lines:
+                key = (line["gpu_name"], line["probe_us"])
+                if key not in asked:
+                    asked[key] = predictions(*key, results)
+                verdicts.append(judge(line, the_case(asked[key], line)))
     except BadInput as error:
         print(f"check.py: error: {error}", file=sys.stderr)
         return 2
