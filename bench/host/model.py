@@ -47,7 +47,11 @@ LAUNCH_BOUND, DEVICE_BOUND = 0.5, 0.8  # GPU busy-fraction bands: below, host; f
 FITTED_SIDES = ("launch-bound", "cpu")  # sides whose time is set by the host issuing the work
 MIN_PROCESSES = 6  # paired processes a published line rests on
 MIN_TRAINING = 4  # processes a held-out check may fit on: two residual degrees of freedom
-BAND = 0.90  # the probability a band is meant to hold a new process's figure
+# The probability a band is meant to hold a new process's figure. 95%, not 90%: the goal is
+# that at least 90% of held-out processes fall inside (COVERAGE_GOAL), and a band calibrated
+# to hold exactly 90% meets that goal about half the time, by chance (held out on the H100 in
+# December, a 90% band held 89.5-90.4% from one lease to the next).
+BAND = 0.95
 NEAR = 0.25  # two probe figures within this fraction of each other describe one host speed
 SLOWED_TAG = "slowed-host"  # records measured on a host slowed on purpose: the test set
 # Each slowed run gets a tag of its own (slowed-host, slowed-host-2, ...): under one tag a
