@@ -15,9 +15,11 @@
 # machine: figures are compared only between runs of one host.
 # The lent machine has no pandas, so compare here once the files are back in .ray/check/
 # (`mkdir -p .ray/check && cp FILES_AT/ray-check/*.jsonl .ray/check/`, FILES_AT from the reply):
-#   python -m report compare --results .ray/check machine=local-h100 machine=ray-h100
-# It sets isolated latencies side by side (one process per case in the sentinel, so no
-# verdict); the paired ratios the check is about are in the paired records.
+#   python -m report compare --ratios --results .ray/check machine=local-h100 machine=ray-h100
+# It sets each case's paired speedup over eager (the ratio the check is about: eager and the
+# mode timed in one process, from each side's paired processes alone) side by side, with a
+# verdict: "within the noise" or "differs" by a factor. Without --ratios it sets the isolated
+# latencies side by side: one isolated process per case in the sentinel, so no verdict.
 set -u
 minutes=${1:-9}; shift || true; [ "${1:-}" = "--" ] && shift
 deadline=$(( $(date +%s) + ${minutes%.*} * 60 ))

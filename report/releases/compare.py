@@ -25,10 +25,26 @@ record of both ran on the same host (host name and boot id): otherwise it prints
 saying that the hosts differ, with the host probe beside it as a hint (never a correction),
 and no faster/slower verdict, unless `--across-hosts` asks for one.
 
+`--ratios` compares instead each case's paired speedup over eager (eager's time over the
+mode's, both timed in alternating rounds in one process) on the two sides: the ratio the
+atlas publishes, which two runners on one host should agree on (the local runner against a
+one-node Ray cluster, examples/lent-machine/ray-check.sh). Each side's figure comes
+from its own paired processes alone, through the definitions the published figures use
+(`analysis.shown_round_ratios`, `analysis.paired_speedups`): the median over processes of
+each one's median round ratio, with the smallest and largest process. An isolated ratio is
+never set against a paired one: a side with no paired process is refused in one line, and
+a case paired on one side only gets no verdict. A case is "within the noise" when the two
+sides' ranges over processes overlap, or when new/old lies within the case's A/A noise floor
+(`ratio_floors`: the A/A run on the sides' host, `report.releases.ab`) and within
+1 + MIN_EFFECT either way; else it "differs", by the factor shown, unless a side rests on
+one process ("single process": no spread to judge against). The host rule is the one above.
+
 Exit status: 0, or 1 with `--fail-above X%` when a significant regression is slower by more
-than X%, or 2 with a one-line error when a side names no environment, several, or no
-timed case. Cases pair up by workload, mode, batch, shapes and profile (quick and full
-profiles time with different budgets, so they are never paired with each other).
+than X% (with `--ratios`: a case whose ratios differ by more than X% either way), or 2 with a
+one-line error when a side names no environment, several, or no timed case (with `--ratios`:
+no paired process, or no case paired on both sides). Cases pair up by workload, mode, batch,
+shapes and profile (quick and full profiles time with different budgets, so they are never
+paired with each other); paired ratios by dtype too.
 """
 
 from __future__ import annotations
@@ -42,6 +58,7 @@ from pathlib import Path
 import pandas as pd
 
 from report import analysis
+from report.analysis import BASELINE, DTYPE
 from report.formatting import latency
 from report.releases import ab
 from report.releases.vocabulary import (
@@ -322,6 +339,8 @@ def text(old: Side, new: Side, judged: pd.DataFrame, min_effect: float = MIN_EFF
              *([same_environment_note(old, new)] if old.env_id == new.env_id else []),
              *(f"note: the environments differ in {', '.join(d)}, not only in their torch release"
                for d in [lineage_differences(old, new)] if d),
+             "timing: isolated, on both sides: each latency is the median over that side's "
+             "isolated processes (paired processes do not enter it)",
              f"rule: significant = both sides in 2+ processes, their ranges of process medians "
              f"do not overlap, and new/old >= {1 + min_effect:.2f} or <= 1/{1 + min_effect:.2f}",
              "", *(_aligned(columns, [[row[c] for c in columns] for row in found]) if found
@@ -355,6 +374,200 @@ def same_environment_note(old: Side, new: Side) -> str:
 
 def compare_sides(old: Side, new: Side, min_effect: float = MIN_EFFECT) -> pd.DataFrame:
     return pair(case_table(old.records), case_table(new.records), min_effect)
+
+
+# ---- paired ratios (--ratios) ------------------------------------------------------------
+
+RATIO_PAIR = ["workload", "batch_size", "shapes", DTYPE, "profile", "mode"]  # one case
+RATIO_FIGURES = ["speedup", "speedup_lo", "speedup_hi", "processes"]
+WITHIN, DIFFERS, SINGLE_PROCESS = "within the noise", "differs", "single process"
+
+
+def paired_ratios(records: pd.DataFrame) -> pd.DataFrame:
+    """Per case of one side (RATIO_PAIR, and `backend`): its speedup over eager from its
+    paired processes alone, as the published figures take it (`analysis.shown_round_ratios`
+    of the shown paired processes, `analysis.paired_speedups`): `speedup` the median over
+    processes of each one's median round ratio (eager / mode), `speedup_lo`/`speedup_hi`
+    the smallest and largest process, `processes` how many. One profile at a time, as
+    `case_table`. Empty where the side has no paired process."""
+    found = []
+    for profile in sorted(records["profile"].dropna().unique()):
+        of = records[records["profile"] == profile]
+        ratios = analysis.shown_round_ratios(analysis.paired_processes(analysis.latest(of)), of)
+        ratios = ratios[(ratios["baseline"] == BASELINE) & (ratios["mode"] != BASELINE)
+                        & ratios["ratio"].notna()]
+        if not ratios.empty:  # a side is one environment, so of one backend
+            found.append(analysis.paired_speedups(ratios).assign(
+                profile=profile, backend=ratios["backend"].iloc[0]))
+    columns = [*RATIO_PAIR, "backend", *RATIO_FIGURES]
+    if not found:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(found, ignore_index=True)[columns]
+
+
+def ratio_floors(records: pd.DataFrame, hosts: tuple[str, ...] | None) -> pd.DataFrame:
+    """Per case (`ab.CASE`): the A/A noise floor that applies to a paired ratio on `hosts`,
+    the larger of the mode's and eager's floors (a ratio of two latencies strays at most as
+    far as either), from the newest A/A run on those hosts (`ab.floor_for`); `floor_group`
+    names it. Empty without one, or when the sides' hosts differ (`hosts` None)."""
+    applied = ab.floor_for(ab.floors(records), "", hosts)
+    if applied.empty:
+        return pd.DataFrame(columns=[*ab.CASE, "floor", "floor_group"])
+    point = [c for c in ab.CASE if c != "mode"]
+    eager = applied[applied["mode"] == BASELINE][[*point, "floor"]]
+    out = applied.merge(eager, on=point, how="left", suffixes=("", "_eager"))
+    out["floor"] = out[["floor", "floor_eager"]].max(axis=1)
+    return out[[*ab.CASE, "floor", "floor_group"]]
+
+
+def judge_ratios(pairs: pd.DataFrame, min_effect: float = MIN_EFFECT) -> pd.DataFrame:
+    """Add the verdict to rows with `old_`/`new_` RATIO_FIGURES and a `floor` (NaN: none).
+
+    `timed`: paired on both sides. `factor` is new speedup / old speedup. `overlap`: the
+    ranges over processes overlap (`analysis.ranges_overlap`, touching ends overlap).
+    `verdict`: WITHIN where they overlap or the factor lies within the floor and within
+    1 + min_effect either way; else SINGLE_PROCESS where a side rests on one process, else
+    DIFFERS. A case paired on one side only says which side ("old only", "new only")."""
+    out = pairs.copy()
+    out["timed"] = out["old_speedup"].notna() & out["new_speedup"].notna()
+    out["factor"] = (out["new_speedup"] / out["old_speedup"]).where(out["timed"])
+    out["overlap"] = out["timed"] & analysis.ranges_overlap(
+        out["old_speedup_lo"], out["old_speedup_hi"], out["new_speedup_lo"], out["new_speedup_hi"])
+    far = out["factor"].map(lambda r: max(r, 1 / r), na_action="ignore")
+    threshold = pd.to_numeric(out["floor"], errors="coerce").fillna(1.0).clip(lower=1 + min_effect)
+    within = out["timed"] & (out["overlap"] | (far <= threshold).fillna(False))
+    single = (out["old_processes"].fillna(0) < 2) | (out["new_processes"].fillna(0) < 2)
+    out["verdict"] = DIFFERS
+    out.loc[out["timed"] & ~within & single, "verdict"] = SINGLE_PROCESS
+    out.loc[within, "verdict"] = WITHIN
+    out.loc[out["old_speedup"].isna(), "verdict"] = "new only"
+    out.loc[out["new_speedup"].isna(), "verdict"] = "old only"
+    return out
+
+
+def compare_ratios(old: Side, new: Side, floor_rows: pd.DataFrame,
+                   min_effect: float = MIN_EFFECT) -> pd.DataFrame:
+    """The two sides' `paired_ratios` side by side, one row per case paired on either side,
+    with the case's A/A floor (`ratio_floors` rows) and `judge_ratios`' verdict. A
+    SelectionError, one line, when a side has no paired process: its isolated ratios are
+    never set against the other side's paired ones."""
+    tables = []
+    for name, side in (("old", old), ("new", new)):
+        table = paired_ratios(side.records)
+        if table.empty:
+            raise SelectionError(
+                f"{side.spec!r} has no paired process (its cases were timed in isolated "
+                f"processes only): --ratios compares speedups over eager timed in one side's "
+                f"own paired processes, never an isolated ratio against a paired one; drop "
+                f"--ratios to compare isolated latencies")
+        tables.append(table.rename(columns={c: f"{name}_{c}" for c in ["backend", *RATIO_FIGURES]}))
+    merged = tables[0].merge(tables[1], on=RATIO_PAIR, how="outer")
+    merged["backend"] = merged["old_backend"].fillna(merged["new_backend"])
+    merged = merged.merge(floor_rows, on=ab.CASE, how="left") if not floor_rows.empty else (
+        merged.assign(floor=float("nan"), floor_group=None))
+    merged = judge_ratios(merged, min_effect)
+    return analysis.ordered(merged, "profile").reset_index(drop=True)
+
+
+def _ratio_cell(row: pd.Series, side: str) -> str:
+    if pd.isna(row[f"{side}_speedup"]):
+        return "not paired"
+    n = int(row[f"{side}_processes"])
+    return (f"{row[f'{side}_speedup']:.3f} ({row[f'{side}_speedup_lo']:.3f}–"
+            f"{row[f'{side}_speedup_hi']:.3f}, {n} paired {'process' if n == 1 else 'processes'})")
+
+
+def ratio_verdict(row: pd.Series) -> str:
+    """The table's last column: the verdict, with the factor where the ratios differ."""
+    if row["verdict"] == DIFFERS:
+        factor = row["factor"]
+        return f"{DIFFERS}: {max(factor, 1 / factor):.2f}x {'higher' if factor > 1 else 'lower'}"
+    return str(row["verdict"])
+
+
+def ratios_text(old: Side, new: Side, judged: pd.DataFrame, min_effect: float = MIN_EFFECT,
+                only_changed: bool = False) -> str:
+    """The output of `--ratios`: both sides, where every figure comes from, the A/A floor,
+    the rule, the table per case (only those that differ with `only_changed`), the counts."""
+    columns = ["workload", "mode", "batch", "dtype", "profile", "old", "new", "new/old",
+               "A/A floor", "verdict"]
+    for column, source in (("dtype", DTYPE), ("profile", "profile")):
+        if judged[source].nunique() <= 1:
+            columns.remove(column)
+    shown = judged[judged["verdict"] == DIFFERS] if only_changed else judged
+    body = [{"workload": r["workload"], "mode": r["mode"], "batch": _batch(r["batch_size"]),
+             "dtype": r[DTYPE], "profile": r["profile"], "old": _ratio_cell(r, "old"),
+             "new": _ratio_cell(r, "new"),
+             "new/old": "—" if pd.isna(r["factor"]) else f"{r['factor']:.3f}",
+             "A/A floor": ab.factor(r["floor"]), "verdict": ratio_verdict(r)}
+            for _, r in shown.iterrows()]
+    floors_here = judged["floor"].dropna()
+    groups = sorted(set(judged["floor_group"].dropna()))
+    floor_line = (f"A/A noise floor: {ab.factor(floors_here.median())} (median over "
+                  f"{len(floors_here)} cases, largest {ab.factor(floors_here.max())}; A/A run "
+                  f"of group {', '.join(groups)} on the sides' host)" if len(floors_here) else
+                  f"A/A noise floor: {ab.NO_FLOOR} on the sides' host, so only the ranges over "
+                  f"processes and {1 + min_effect:.2f} decide (measure one: python -m bench.ab "
+                  f"with one interpreter under two labels)")
+    lines = [f"old: {old.label}", f"new: {new.label}",
+             *([same_environment_note(old, new)] if old.env_id == new.env_id else []),
+             "timing: paired, on both sides: each figure is a speedup over eager (eager's time "
+             "over the mode's), the median over that side's own paired processes of each "
+             "one's median round ratio, with the smallest and largest process; no isolated "
+             "process enters it",
+             floor_line,
+             f"rule: within the noise = the two sides' ranges overlap, or new/old lies within "
+             f"the case's A/A floor and within {1 + min_effect:.2f} (or their inverses); else "
+             f"it differs (a side resting on one paired process: single process, not judged)",
+             "", *(_aligned(columns, [[row[c] for c in columns] for row in body]) if body
+                   else ["no case differs" if only_changed else "no case"]), ""]
+    counts = judged["verdict"].value_counts()
+    one_side = int(counts.get("old only", 0) + counts.get("new only", 0))
+    lines.append(f"{len(judged)} cases: {counts.get(WITHIN, 0)} within the noise, "
+                 f"{counts.get(DIFFERS, 0)} differ, {counts.get(SINGLE_PROCESS, 0)} single "
+                 f"process, {one_side} paired on one side only (not judged: an isolated figure "
+                 f"is never set against a paired one)")
+    return "\n".join(lines) + "\n"
+
+
+def has_paired(records: pd.DataFrame) -> bool:
+    """Whether `records` hold an ok paired process of a case (tags main, rerun-N)."""
+    return not analysis.paired_processes(records).empty
+
+
+def main_ratios(args: argparse.Namespace, everything: pd.DataFrame) -> int:
+    """`python -m report compare --ratios OLD NEW` (see the module docstring)."""
+    try:
+        if args.group:
+            raise SelectionError("--group reads an A/B group; --ratios compares the paired "
+                                 "processes of two environments' runs")
+        old, new = resolve(args.old, args.results), resolve(args.new, args.results)
+        differ = hosts_differ_line(old, new)
+        if not differ or args.across_hosts:
+            hosts = None if differ else side_hosts(old.records)
+            pools = pd.concat([everything, old.records, new.records]).drop_duplicates("source")
+            judged = compare_ratios(old, new, ratio_floors(pools, hosts))
+            if not judged["timed"].any():
+                raise SelectionError(f"{old.spec!r} and {new.spec!r} have no case paired on "
+                                     f"both sides")
+    except (SelectionError, analysis.ResultsError) as error:
+        print(f"report compare: error: {error}", file=sys.stderr)
+        return 2
+    if differ and not args.across_hosts:
+        print(differ)
+        return 0
+    if differ:
+        print(f"note: {differ.split(';')[0]}; compared anyway (--across-hosts), without an A/A "
+              f"floor: a difference here may be the hosts', not the runs'")
+    sys.stdout.write(ratios_text(old, new, judged, only_changed=args.only_changed))
+    if args.fail_above is not None:
+        failing = judged[(judged["verdict"] == DIFFERS) & (judged["factor"].map(
+            lambda r: max(r, 1 / r), na_action="ignore") > 1 + args.fail_above)]
+        if not failing.empty:
+            print(f"FAIL: {len(failing)} case(s) whose paired ratios differ by more than "
+                  f"{100 * args.fail_above:g}%", file=sys.stderr)
+            return 1
+    return 0
 
 
 # ---- the command ------------------------------------------------------------------------
@@ -482,6 +695,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--only-changed", action="store_true",
                    help="list only the cases that changed significantly")
     p.add_argument("--group", help="the A/B group to read (default: the newest holding both)")
+    p.add_argument("--ratios", action="store_true",
+                   help="compare each case's paired speedup over eager (both timed in one "
+                        "side's own paired processes) instead of isolated latencies")
     p.add_argument("--across-hosts", action="store_true",
                    help="compare older runs even when their hosts differ (default: one line "
                         "saying so, and no verdict)")
@@ -492,6 +708,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         everything = analysis.load(args.results)
+        if args.ratios:
+            return main_ratios(args, everything)
         pools = [_pool(spec, args.results, everything) for spec in (args.old, args.new)]
         found = ab_pair(*pools, args.group)
         if found is None and args.group:
@@ -523,6 +741,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: {differ.split(';')[0]}; compared anyway (--across-hosts): a verdict here "
               f"may be the hosts' difference, not the releases'")
     sys.stdout.write(text(old, new, judged, only_changed=args.only_changed))
+    if has_paired(old.records) and has_paired(new.records):
+        print("note: both sides have paired processes; --ratios compares their paired "
+              "speedups over eager")
     if args.fail_above is not None:
         failing = regressions(judged, args.fail_above)
         if not failing.empty:
