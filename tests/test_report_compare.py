@@ -395,3 +395,19 @@ def test_compare_reads_the_ab_group_that_holds_both_releases_and_only_it(tmp_pat
     out = capsys.readouterr().out  # g0 has no A/A run: g1's, on the same host, is its floor
     assert out.startswith("A/B group g0") and "A/A run of group g1" in out
     assert "4 cases: 1 slower, 0 faster, 3 same" in out
+
+
+def test_a_case_pairs_with_its_own_dtype_only(tmp_path: Path):
+    """A workload measured in float32 and bfloat16 on both sides is two cases, not four
+    cross-paired rows: float32 on one side is never set against bfloat16 on the other."""
+    records = []
+    for torch, effect in (("2.9.0", 1.0), ("2.10.0", 1.0)):
+        env = environment(torch)
+        for dtype, median in (("float32", 0.004), ("bfloat16", 0.001)):
+            records += [dataclasses.replace(r, key=dataclasses.replace(r.key, dtype=dtype))
+                        for r in case_records(env, "mlp", "eager", median * effect, 0.02)]
+    results = write(tmp_path / "results", records)
+    table = compare.compare_sides(compare.resolve("torch=2.9.0", results),
+                                  compare.resolve("torch=2.10.0", results))
+    assert len(table) == 2
+    assert sorted(table["new_median_s"] / table["old_median_s"]) == pytest.approx([1.0, 1.0])

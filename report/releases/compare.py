@@ -69,7 +69,7 @@ from report.releases.vocabulary import (
     public_release,
 )
 
-PAIR = ["workload", "mode", "batch_size", "shapes", "profile"]  # the same case on both sides
+PAIR = ["workload", "mode", "batch_size", "shapes", DTYPE, "profile"]  # the same case on both sides
 SIDE_COLUMNS = ["env_id", "torch", "machine", "status", "ok", "median_s", "lo_s", "hi_s",
                 "n_processes"]
 DIRECTIONS = ("slower", "faster", "same")
