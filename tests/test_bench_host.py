@@ -53,7 +53,7 @@ def test_inside_the_fitted_probes_it_prints_the_prediction_and_its_band(results,
             f"({expected.low:.2f}x-{expected.high:.2f}x; measured range 6.50-11.00 us, "
             f"8 processes, 4 leases)") in out
     assert "launch-chain-100, reduce-overhead: " in out
-    assert "at 9.00 us per eager op" in out and "90% band" in out
+    assert "at 9.00 us per eager op" in out and f"{host_model.BAND:.0%} band" in out
 
 
 def test_outside_the_fitted_probes_it_says_how_far_and_predicts_nothing(results, capsys):

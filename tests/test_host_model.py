@@ -253,7 +253,7 @@ def test_a_time_sliced_host_is_named_where_the_model_missed_and_only_there(tmp_p
             f"({missed['low']:.2f}×–{missed['high']:.2f}×) at a probe of 9.00\u00a0µs whose blocks "
             f"averaged 12.00\u00a0µs. Not predictable there.") in page
     assert "vit16x6x384 batch 1 reduce-overhead measured" not in page
-    assert ("On the hosts slowed on purpose, 1 of 2 did (50.0%, against the 90.0% a band is "
+    assert (f"On the hosts slowed on purpose, 1 of 2 did (50.0%, against the {host_model.BAND:.1%} a band is "
             "meant to hold), and 1 of the 1 outside were on a time-sliced host.") in page
     assert "there the probe is no guide" in page
     env_page = (tmp_path / f"analysis/stability/{ENV.env_id()}.md").read_text()
@@ -357,7 +357,7 @@ def test_where_both_sides_are_lines_the_band_is_the_spread_of_the_paired_speedup
     row = host.for_export(data_of(records)).set_index("workload").loc["vit16x6x384"]
     for probe_us in (6.5, 9.0):
         at = model.at(probe_us * 1e-6)
-        half = host_model.t_quantile(0.95, row["host_processes"] - 2) * row["host_ratio_sd"] * math.sqrt(
+        half = host_model.t_quantile((1 + row["host_band_probability"]) / 2, row["host_processes"] - 2) * row["host_ratio_sd"] * math.sqrt(
             1 + 1 / row["host_processes"]
             + (probe_us - row["host_base_probe_mean_us"]) ** 2 / row["host_base_probe_sxx_us2"])
         assert (at.low, at.high) == pytest.approx((at.speedup * math.exp(-half),
