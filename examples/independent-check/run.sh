@@ -5,26 +5,28 @@
 # times (default 3); no process starts after START_BUDGET_S seconds (default 420), so that a
 # 600 s call ends with its lines: each process is also cut at 240 s, and at 560 s in all. The first process of each model compiles cold (about a
 # minute); the later ones find Inductor's cache that it left in /tmp. Lines land in
-# $OUT/independent/measured.jsonl, each process's log beside them. They stay out of results/:
+# $OUT/independent/measured.jsonl, the processes' logs in one logs.txt beside them (a call brings
+# back only so many files: one log per process once crowded out the records). They stay out of results/:
 # the host model must not be fitted on what checks it.
 set -u
 processes=${1:-3}; budget=${2:-420}; start=$SECONDS
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
     .whl/*.whl && export PYTHONPATH=/tmp/site
-mkdir -p "$OUT/independent/logs"
+mkdir -p "$OUT/independent"
 nvidia-smi -L
 python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__)"
 cat /proc/sys/kernel/random/boot_id
 for repeat in $(seq "$processes"); do
     for model in gpt2-small bert-base llama-small; do
         if (( SECONDS - start > budget )); then echo "start budget spent: $model process $repeat not run"; continue; fi
-        log="$OUT/independent/logs/$model-$repeat.log"
+        log=/tmp/independent-$model-$repeat.log
         limit=$(( 560 - (SECONDS - start) )); (( limit > 240 )) && limit=240
         timeout "$limit" python3 examples/independent-check/measure.py --model "$model" \
             --out "$OUT/independent/measured.jsonl" > "$log" 2>&1
         echo "$model process $repeat: exit $? at $((SECONDS - start)) s"
         grep -v '^{' "$log" | tail -3
+        { echo "== $model process $repeat"; cat "$log"; } >> "$OUT/independent/logs.txt"
     done
 done
 [ -s "$OUT/independent/measured.jsonl" ] && python3 - "$OUT/independent/measured.jsonl" <<'PY'
