@@ -357,7 +357,9 @@ def test_where_both_sides_are_lines_the_band_is_the_spread_of_the_paired_speedup
     row = host.for_export(data_of(records)).set_index("workload").loc["vit16x6x384"]
     for probe_us in (6.5, 9.0):
         at = model.at(probe_us * 1e-6)
-        half = host_model.t_quantile((1 + row["host_band_probability"]) / 2, row["host_processes"] - 2) * row["host_ratio_sd"] * math.sqrt(
+        quantile = host_model.t_quantile((1 + row["host_band_probability"]) / 2,
+                                         row["host_processes"] - 2)
+        half = quantile * row["host_ratio_sd"] * math.sqrt(
             1 + 1 / row["host_processes"]
             + (probe_us - row["host_base_probe_mean_us"]) ** 2 / row["host_base_probe_sxx_us2"])
         assert (at.low, at.high) == pytest.approx((at.speedup * math.exp(-half),
