@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 STATUSES = ("ok", "error", "timeout", "oom", "unsupported")
 
@@ -156,6 +156,18 @@ class Host:
     # a short block's median leaves out the preemptions a time-sliced host deals, a long
     # block keeps its share of them, as a mode's block does. Since version 6; () before.
     op_long_s: tuple[float, ...] = ()
+    # What may decide how a memory-bound eager case runs on a CPU (issue 91: such a case's
+    # eager median moved up to 3x between processes of one host), kept so that two
+    # processes' settings can be set side by side: the CPUs this process may run on, the
+    # transparent huge page mode and its defrag setting (the bracketed choices in
+    # /sys/kernel/mm/transparent_hugepage/), the allocator mapped into the process ("glibc",
+    # else the library's name, e.g. "libjemalloc.so.2"), and the machine's NUMA nodes.
+    # Since version 7; empty or None before.
+    cpus: tuple[int, ...] = ()
+    thp: str | None = None
+    thp_defrag: str | None = None
+    allocator: str | None = None
+    numa_nodes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -808,8 +820,14 @@ def _upgrade_5_to_6(data: dict[str, Any], note) -> dict[str, Any]:
     return dict(data, schema_version=6)
 
 
+def _upgrade_6_to_7(data: dict[str, Any], note) -> dict[str, Any]:
+    """Version 7 added the host's memory settings (host.cpus, thp, thp_defrag, allocator,
+    numa_nodes); no earlier record has them."""
+    return dict(data, schema_version=7)
+
+
 UPGRADES = {1: _upgrade_1_to_2, 2: _upgrade_2_to_3, 3: _upgrade_3_to_4, 4: _upgrade_4_to_5,
-            5: _upgrade_5_to_6}
+            5: _upgrade_5_to_6, 6: _upgrade_6_to_7}
 
 
 def upgrade(data: dict[str, Any], note=None) -> dict[str, Any]:

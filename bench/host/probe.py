@@ -10,6 +10,7 @@ the same states the modes saw.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import time
@@ -52,6 +53,33 @@ def _cpu_mhz(cpus: list[int]) -> float | None:
     info = _read("/proc/cpuinfo") or ""
     mhz = [float(line.split(":", 1)[1]) for line in info.splitlines() if line.startswith("cpu MHz")]
     return sum(mhz) / len(mhz) if mhz else None
+
+
+def _chosen(path: str) -> str | None:
+    """The bracketed choice of a sysfs setting such as "always [madvise] never"."""
+    found = re.search(r"\[([^\]]+)\]", _read(path) or "")
+    return found.group(1) if found else None
+
+
+ALLOCATORS = ("jemalloc", "tcmalloc", "mimalloc", "snmalloc")
+
+
+def _allocator() -> str | None:
+    """The malloc this process uses: a known allocator's library mapped into it (LD_PRELOAD
+    or linked), else "glibc"; None where the mappings cannot be read (not Linux)."""
+    maps = _read("/proc/self/maps")
+    if maps is None:
+        return None
+    for line in maps.splitlines():
+        name = line.rsplit("/", 1)[-1] if "/" in line else ""
+        if any(known in name for known in ALLOCATORS):
+            return name
+    return "glibc"
+
+
+def _numa_nodes() -> int | None:
+    found = list(Path("/sys/devices/system/node").glob("node[0-9]*"))
+    return len(found) or None
 
 
 def _load() -> tuple[float, ...]:
@@ -137,5 +165,8 @@ class Fingerprint:
                 "cpus_available": len(self.cpus), "load_before": list(self.load_before),
                 "load_after": list(_load()), "gpu_sm_clock_mhz": sm, "gpu_memory_clock_mhz": mem,
                 "op_s": list(probe.op_s), "launch_s": list(probe.launch_s),
-                "op_long_s": list(probe.op_long_s)}
+                "op_long_s": list(probe.op_long_s), "cpus": list(self.cpus),
+                "thp": _chosen("/sys/kernel/mm/transparent_hugepage/enabled"),
+                "thp_defrag": _chosen("/sys/kernel/mm/transparent_hugepage/defrag"),
+                "allocator": _allocator(), "numa_nodes": _numa_nodes()}
 
