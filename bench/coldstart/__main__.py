@@ -7,6 +7,8 @@ Examples:
   python -m bench.coldstart --backend cuda --rung per-block --rung nested-region --rung cold \\
       --rung eager --workload llama-small
   python -m bench.coldstart --backend cuda --bundle-from results/coldstart/bundles/ENV_ID
+  python -m bench.coldstart --backend cuda --bundle-from results/coldstart/bundles/ENV_ID \\
+      --trust-descriptions --rung cold --workload gpt2-small --mode default --repeats 6
   python -m bench.coldstart --backend cuda --gpus all --batch-size 1 --batch-size 32
 """
 
@@ -96,7 +98,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", type=_choice("mode", MODES), action="append",
                    help=f"repeatable (default: {', '.join(MODES)})")
     p.add_argument("--rung", type=_choice("rung", tuple(r for r in RUNGS if r != FOREIGN)),
-                   action="append", help=f"repeatable (default: the ladder, {', '.join(LADDER)})")
+                   action="append", help=f"repeatable (default: the ladder, {', '.join(LADDER)}; "
+                                         f"with --bundle-from, none)")
     p.add_argument("--repeats", type=count, default=3, help="fresh processes per rung (default 3)")
     p.add_argument("--shapes", type=_choice("shapes", ("seed", "tiny")), default="seed")
     p.add_argument("--results-dir", type=Path, default=DEFAULT_RESULTS)
@@ -108,9 +111,12 @@ def parser() -> argparse.ArgumentParser:
                    help="minutes one process may take before it is recorded as a timeout")
     p.add_argument("--bundle-from", type=Path, action="append", default=[],
                    help="a bundle (*.bin) saved in another environment, or a folder of them: "
-                        "load each into empty caches (rung foreign-bundle) instead of the ladder; "
-                        "a bundle runs code when loaded, so each is refused unless its sha256 is "
-                        "given with --bundle-sha256 or --trust-descriptions is set")
+                        "load each into empty caches (rung foreign-bundle), alone or after the "
+                        "rungs --rung names in each case and repeat (--rung cold: an empty-cache "
+                        "process and the bundle's alternate on this host; repeats already "
+                        "recorded are not run again); a bundle runs code when loaded, so each is "
+                        "refused unless its sha256 is given with --bundle-sha256 or "
+                        "--trust-descriptions is set")
     p.add_argument("--bundle-sha256", type=_sha256, action="append", default=[],
                    help="repeatable: the sha256 of a bundle you trust (sha256sum FILE.bin)")
     p.add_argument("--trust-descriptions", action="store_true",
@@ -150,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
         config = Config(
             backend=args.backend, workloads=tuple(args.workload or DEFAULT_WORKLOADS),
             batch_sizes=tuple(args.batch_size or (1,)), modes=tuple(args.mode or MODES),
-            rungs=tuple(args.rung or LADDER), repeats=args.repeats, shapes=args.shapes,
+            rungs=tuple(args.rung or (() if args.bundle_from else LADDER)),
+            repeats=args.repeats, shapes=args.shapes,
             results_dir=args.results_dir, cache_dir=args.cache_dir, machine=args.machine,
             max_minutes=args.max_minutes, timeout_s=args.timeout * 60,
             bundles_from=tuple(args.bundle_from), bundle_sha256=tuple(args.bundle_sha256),
@@ -163,9 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         foreign = read_foreign(files, env, config.bundle_sha256,
                                config.trust_descriptions) if files else []
         runner = Runner(config, env, missing_rungs=missing_rungs)
-        jobs = plan(config, foreign) if not foreign else [
-            job for job in plan(config, foreign) if job.key.rung == FOREIGN]
-        recorded = runner.run(jobs)
+        recorded = runner.run(plan(config, foreign))
         print(f"{recorded} process(es) recorded in {runner.results}")
         return 0
     except UsageError as error:

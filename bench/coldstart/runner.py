@@ -3,8 +3,11 @@
 Each process gets compile-cache folders of its own under the cache root, empty unless the
 rung reuses another's: "warm" reuses its repeat's "cold" folders; "bundle" starts empty and
 loads the bundle the cold process saved; "aot" and "precompile" start empty and load what
-an unrecorded saving process made. Records are appended as each process ends, so a run cut
-short resumes where it stopped: what is recorded is not measured again.
+an unrecorded saving process made. A bundle from elsewhere (--bundle-from) loads into empty
+folders of its own: its tag names the source, so a case's empty-cache process of the same
+repeat never sees what the bundle wrote, nor the bundle its caches. Records are appended as
+each process ends, so a run cut short resumes where it stopped: what is recorded is not
+measured again.
 
 With several GPUs (--gpus), a case's processes of one repeat (its chain: cold, then what
 reuses the cold process's caches) run in order on one GPU, and the GPUs take chains from one
@@ -99,7 +102,9 @@ def slug(key: ColdKey) -> str:
 
 def plan(config: Config, foreign: list[Foreign]) -> list[Job]:
     """Repeat by repeat, so a case's processes are spread over the run; within a repeat,
-    a case's rungs in ladder order (eager once per workload and batch)."""
+    a case's rungs in ladder order (eager once per workload and batch), then each bundle from
+    elsewhere saved for the case (--bundle-from). So with `--rung cold` beside the bundles,
+    an empty-cache process and a foreign bundle's alternate, case by case, on one host."""
     jobs = []
     for repeat in range(config.repeats):
         for workload in config.workloads:
@@ -111,14 +116,12 @@ def plan(config: Config, foreign: list[Foreign]) -> list[Job]:
                     jobs.extend(Job(ColdKey(config.backend, workload, mode, batch, rung,
                                             config.shapes, config.tag), repeat)
                                 for rung in RUNGS if rung in config.rungs and rung != "eager")
-        for found in foreign:
-            if (found.key.workload not in config.workloads or found.key.mode not in config.modes
-                    or found.key.batch_size not in config.batch_sizes
-                    or found.key.shapes != config.shapes):
-                continue
-            key = dataclasses.replace(found.key, backend=config.backend, rung=FOREIGN,
-                                      tag=f"from-{found.bundle.source_env_id}")
-            jobs.append(Job(key, repeat, found))
+                    jobs.extend(Job(dataclasses.replace(
+                                    found.key, backend=config.backend, rung=FOREIGN,
+                                    tag=f"from-{found.bundle.source_env_id}"), repeat, found)
+                                for found in foreign
+                                if (found.key.workload, found.key.batch_size, found.key.mode,
+                                    found.key.shapes) == (workload, batch, mode, config.shapes))
     return jobs
 
 

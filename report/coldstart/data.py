@@ -64,6 +64,54 @@ def spread(values: list[float]) -> Spread | None:
     return Spread(statistics.median(values), min(values), max(values), len(values)) if values else None
 
 
+NOT_ON_ONE_HOST = "not measured on one host"
+
+
+@dataclass(frozen=True)
+class Paired:
+    """A foreign bundle's first call over the same case's with empty caches, from the ok
+    processes of the hosts both sides ran on alone: a ratio never divides one host's
+    seconds by another's, since compiling is CPU work and hosts differ."""
+
+    ratio: Spread  # per host, its foreign median over its cold median; n: the hosts
+    foreign: Spread  # the first calls of both sides on those hosts
+    cold: Spread
+    # True where the two sides ran in one run, which plans a case's empty-cache process and
+    # its foreign bundle's one after the other (python -m bench.coldstart --rung cold
+    # --bundle-from); False where they only shared the host.
+    alternated: bool
+
+    @property
+    def label(self) -> str:
+        return "same host, alternated" if self.alternated else "same host, separate runs"
+
+
+def _host(record: ColdRecord) -> tuple[str, str] | None:
+    """The host (lease) a process ran on, its boot id and name; None where the record does
+    not say, and then it pairs with nothing: a name alone is shared by many leases."""
+    found = record.host
+    return (found.boot_id, found.hostname) if found is not None and found.boot_id else None
+
+
+def paired(foreign: list[ColdRecord], cold: list[ColdRecord]) -> Paired | None:
+    """`foreign` set against `cold` (one case's empty-cache processes) on the hosts both ran
+    on; None where they share none."""
+    foreign = [r for r in foreign if r.status == "ok" and _host(r)]
+    cold = [r for r in cold if r.status == "ok" and _host(r)]
+    shared = sorted({_host(r) for r in foreign} & {_host(r) for r in cold})
+    if not shared:
+        return None
+
+    def median_on(records, host):
+        return statistics.median(r.first_call_s for r in records if _host(r) == host)
+
+    foreign = [r for r in foreign if _host(r) in shared]
+    cold = [r for r in cold if _host(r) in shared]
+    return Paired(spread([median_on(foreign, h) / median_on(cold, h) for h in shared]),
+                  spread([r.first_call_s for r in foreign]), spread([r.first_call_s for r in cold]),
+                  bool({r.run_id for r in foreign} & {r.run_id for r in cold}))
+
+
 @dataclass(frozen=True)
 class Rung:
     """One rung of one case in one environment: its processes summed up."""
@@ -92,6 +140,7 @@ class Rung:
     compiler_runs: Spread | None = None
     speedup_apart: str | None = None  # why no speedup: eager ran on none of `days`
     dtype: str | None = None  # dtype_text of its processes
+    paired: Paired | None = None  # a foreign bundle: against empty caches on its own host(s)
 
 
 @dataclass(frozen=True)
@@ -334,7 +383,9 @@ def _env_view(records: list[ColdRecord]) -> EnvView:
     for (w, b, m, s, name, _), found in sorted(groups.items(), key=lambda i: _order(i[0][:4])):
         if name == FOREIGN:
             case = by_case[(w, b, m, s)]
-            foreign.append((case, summarize(found, eager(w, b, s))))
+            cold = groups.get((w, b, m, s, "cold", "main"), [])
+            foreign.append((case, dataclasses.replace(summarize(found, eager(w, b, s)),
+                                                      paired=paired(found, cold))))
     return EnvView(_env(records), cases, regional, foreign)
 
 

@@ -22,10 +22,12 @@ from report.coldstart.data import (
     BLOCK_MODELS,
     COLDSTART,
     LAYERS,
+    NOT_ON_ONE_HOST,
     REGIONAL_BATCHES,
     TO_COLD,
     Case,
     EnvView,
+    Paired,
     host_speed,
     joined,
     ladder_views,
@@ -358,7 +360,9 @@ def first_call_table(envs: list[dict], upgraded: list[dict]) -> dict | None:
 def across_machines(views: list[EnvView]) -> list[dict]:
     """Per machine that loaded bundles saved elsewhere, source, mode and batch: the outcomes
     over its cases, and the range over cases of the median first call with the foreign
-    bundle, with this machine's own bundle and with empty caches."""
+    bundle, with this machine's own bundle and with empty caches; and the range over the
+    cases measured so of the foreign bundle's first call over empty caches on one host
+    (data.paired), None where no case was."""
     groups: dict[tuple, list] = {}
     for view in views:
         for case, rung in view.foreign:
@@ -382,8 +386,17 @@ def across_machines(views: list[EnvView]) -> list[dict]:
                      "outcomes": sorted(outcomes.items()),
                      "foreign": span(rung for _, rung in found),
                      "own": span(case.rungs.get("bundle") for case, _ in found),
-                     "cold": span(case.rungs.get("cold") for case, _ in found)})
+                     "cold": span(case.rungs.get("cold") for case, _ in found),
+                     "paired": _paired_span([rung.paired for _, rung in found if rung.paired])})
     return rows
+
+
+def _paired_span(pairs: list[Paired]) -> dict | None:
+    if not pairs:
+        return None
+    ratios = [p.ratio.median for p in pairs]
+    return {"low": min(ratios), "high": max(ratios), "cases": len(pairs),
+            "label": ", ".join(sorted({p.label for p in pairs}))}
 
 
 def host_speed_section(shown: list) -> dict:
@@ -441,7 +454,7 @@ def render(site: Site, results: Path | None = None) -> None:
     shown, hidden = shown_records(results) if results is not None else ([], 0)
     found = ladder_views(shown)
     releases = coldstart_ab.comparisons(shown)
-    shared = {"ladder": LADDER, "rung_text": RUNG_TEXT}
+    shared = {"ladder": LADDER, "rung_text": RUNG_TEXT, "not_on_one_host": NOT_ON_ONE_HOST}
     envs = []
     for view in found:
         charts, page = _charts(site, view), env_page(view.env.env_id)
