@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import gc
 import multiprocessing
 import os
 import signal
@@ -39,11 +41,12 @@ from report.site import GENERATED_DIRS, GENERATED_FILES, Site
 # memo and fails on a memo split across the halves, and on a page module in neither.
 # The home page, history and changes read one case table and judge the ledger; the guide
 # picks with analysis.choose and walks its flows; stability and the workload pages read the
-# host model's rows. Timed on a thousand two-record environments (issue 94): about 50 and
-# 40 s of CPU; the ledger's judgments stay in the half that reads them.
-HALVES = ((overview, ledger, history, changes),
-          (guide, launch_overhead, concepts, stability, workloads, models, gpu_types,
-           break_even, shapes, all_results, byom, methodology, cold_start))
+# host model's rows. Timed on ten thousand two-record environments (issue 94): the guide's
+# flows are the longest page, so all results, methodology and concepts (no memo) go with
+# the ledger's half; the ledger's judgments stay in the half that reads them.
+HALVES = ((overview, ledger, history, changes, all_results, methodology, concepts),
+          (guide, launch_overhead, stability, workloads, models, gpu_types,
+           break_even, shapes, byom, cold_start))
 PAGES = tuple(page for half in HALVES for page in half)
 
 
@@ -61,7 +64,7 @@ def build(results_dir: Path, docs_dir: Path, warn=None, workers: int = 1) -> Sit
     data = Data(records)
     _forks_die_with_parent()
     docs = Path(docs_dir)
-    with safe_output.staging(docs) as out:
+    with _full_collections_between_pages(), safe_output.staging(docs) as out:
         site = Site(data, docs, out, results=results_dir)
         if workers >= 2 and "fork" in multiprocessing.get_all_start_methods():
             first, second = HALVES
@@ -84,6 +87,27 @@ def build(results_dir: Path, docs_dir: Path, warn=None, workers: int = 1) -> Sit
     site.written = {docs / path.relative_to(out) for path in site.written}
     site.out = docs
     return site
+
+
+@contextlib.contextmanager
+def _full_collections_between_pages():
+    """Full garbage collections only after a page, each over what the page left behind.
+    A full collection visits every live object, and a render keeps about a hundred judgements
+    per environment: collections the allocator started during a page took 35 of the home
+    page's and the claims pages' 140 s of CPU at 3,000 environments, more with every
+    environment (issue 94). What a page keeps for the next (memos) is frozen after it, and
+    the analysed data before the fork, which keeps it shared with the forked half: a full
+    collection there wrote to every object's header, and the kernel copied their pages.
+    A collection after each page still frees the page's context, which Jinja's macros hold
+    in a cycle."""
+    young, middle, full = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(young, middle, 2**31 - 1)  # a full collection after 2**31 middle ones
+    try:
+        yield
+    finally:
+        gc.set_threshold(young, middle, full)
+        gc.unfreeze()
 
 
 def refuse_colliding_names(records) -> None:
@@ -130,6 +154,8 @@ def _render(site: Site, pages) -> None:
         for page in pages:
             page.render(site)
             ordering.forget()
+            gc.collect()  # what the page left (see _full_collections_between_pages)
+            gc.freeze()
     if overview in pages:
         for path in export.write(site.data, site.out / DATA_DIR):
             site.written.add(path)

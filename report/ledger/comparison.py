@@ -33,7 +33,7 @@ class HostRegion:
     fails: tuple[str, float | None] = ("nowhere", None)
 
 
-@dataclass
+@dataclass(slots=True)  # dozens per environment: no __dict__ each (issue 94)
 class Comparison:
     """One point of a claim in one environment."""
 
@@ -114,7 +114,7 @@ class Region:
     host_regions: tuple[HostRegion, ...] = ()  # its host-dependent points' host regions
 
 
-@dataclass
+@dataclass(slots=True)  # about a hundred per environment: no __dict__ each
 class Judgement:
     """A claim in one environment."""
 

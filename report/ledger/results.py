@@ -3,6 +3,7 @@ views other pages read (verdicts with their regions per environment)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,9 +103,26 @@ def verdict_table(data: analysis.Data, results: list[ClaimResult] | None = None
                                "href": f"{seed_page(r.claim.seed)}#{r.claim.id}"},
                      "verdicts": {e.label: mine[e.env_id].verdict if e.env_id in mine
                                   else DOES_NOT_APPLY for e in envs},
-                     "where": {e.label: where(mine[e.env_id]) for e in envs
-                               if e.env_id in mine}})
+                     "where": Where({e.label: mine[e.env_id] for e in envs
+                                     if e.env_id in mine})})
     return {"rows": rows, "labels": [e.label for e in envs]}
+
+
+class Where(Mapping):
+    """`where` of each label's judgement, worked out as the page reads it: kept, every
+    claim's in every environment were the home page's largest memory (issue 94)."""
+
+    def __init__(self, judgements: dict[str, Judgement]):
+        self._of = judgements
+
+    def __getitem__(self, label: str) -> dict[str, Any]:
+        return where(self._of[label])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._of)
+
+    def __len__(self) -> int:
+        return len(self._of)
 
 
 def where(j: Judgement) -> dict[str, Any]:

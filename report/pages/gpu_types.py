@@ -10,7 +10,6 @@ of different speed (`at_one_host`).
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import pandas as pd
@@ -47,8 +46,16 @@ def pairs(envs: list[Environment]) -> list[tuple[Environment, Environment]]:
     found = []
     for group in groups.values():
         group = sorted(group, key=lambda e: (field(e, "device_name"), e.label))
-        found += [(a, b) for a, b in itertools.combinations(group, 2)
-                  if field(a, "device_name") != field(b, "device_name")]
+        devices = [field(e, "device_name") for e in group]
+        # Sorted by GPU, each environment pairs with those after its GPU's last: testing
+        # every two of them grew with the square of the environments of one GPU (issue 94).
+        firsts, after = [], len(group)
+        for i in range(len(group) - 1, -1, -1):
+            if i + 1 < len(group) and devices[i + 1] != devices[i]:
+                after = i + 1
+            firsts.append(after)
+        found += [(a, b) for a, first in zip(group, reversed(firsts), strict=True)
+                  for b in group[first:]]
     return sorted(found, key=lambda p: (p[0].label, p[1].label))
 
 

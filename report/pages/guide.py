@@ -16,6 +16,7 @@ import pandas as pd
 
 from report import analysis, answers, formatting, guide_rules
 from report.analysis import BASELINE, Environment, choice, host, of_env, rows
+from report.analysis.ordering import per_frame
 from report.analysis.shown import STREAM_FAMILY
 from report.coldstart import data as coldstart_data
 from report.pages import cold_start
@@ -42,8 +43,16 @@ def flows(data: analysis.Data) -> dict[tuple[str, str], guide_rules.Flow]:
 
 def dtypes_of(found: dict[tuple[str, str], guide_rules.Flow], env_id: str) -> list[str]:
     """The dtypes `env_id` has a flow in, the default dtype first."""
-    return sorted((d for e, d in found if e == env_id),
-                  key=lambda d: (d != analysis.DEFAULT_DTYPE, d))
+    return _dtypes_by_env(found).get(env_id, [])
+
+
+def _dtypes_by_env(found: dict[tuple[str, str], guide_rules.Flow]) -> dict[str, list[str]]:
+    """`dtypes_of` of every environment at once: a page that walks the environments asks
+    this, since a scan of every flow per environment grew with their square (issue 94)."""
+    out: dict[str, list[str]] = {}
+    for env_id, dtype in found:
+        out.setdefault(env_id, []).append(dtype)
+    return {e: sorted(ds, key=lambda d: (d != analysis.DEFAULT_DTYPE, d)) for e, ds in out.items()}
 
 
 def primary(data: analysis.Data, backend: str) -> Environment | None:
@@ -55,8 +64,15 @@ def primary(data: analysis.Data, backend: str) -> Environment | None:
 
 def sources(data: analysis.Data, env_id: str) -> list[str]:
     """The results files holding an environment's shown records."""
-    found = data.shown.loc[data.shown["env_id"] == env_id, "source"]
-    return sorted({s.rsplit(":", 1)[0] for s in found})
+    return per_frame(data.shown, "sources", _sources_by_env).get(env_id, [])
+
+
+def _sources_by_env(shown: pd.DataFrame) -> dict[str, list[str]]:
+    # One pass over the records, not a mask per environment (quadratic, issue 94).
+    out: dict[str, set[str]] = {}
+    for env_id, source in zip(shown["env_id"], shown["source"], strict=True):
+        out.setdefault(env_id, set()).add(source.rsplit(":", 1)[0])
+    return {env_id: sorted(found) for env_id, found in out.items()}
 
 
 def chart(data: analysis.Data, found: dict[str, guide_rules.Flow]) -> list[dict]:
@@ -386,9 +402,11 @@ def render(site: Site) -> None:
                             "speedups": speedups})
         return classes
 
+    dtypes_by_env = _dtypes_by_env(found)
+
     def build(env: Environment):
         here = of_env(best, env.env_id)
-        dtypes = dtypes_of(found, env.env_id)
+        dtypes = dtypes_by_env.get(env.env_id, [])
         if not dtypes and here.empty:
             return None
         moves = analysis.move_summary(of_env(spread, env.env_id))

@@ -15,6 +15,7 @@ analysis/claims/.nav.json lists the pages for report/mkdocs_nav.py."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from collections import Counter
@@ -174,8 +175,19 @@ def _num(x: float) -> str:
 
 def tally(judgements: list[dict[str, Any]]) -> str:
     """"holds 1, unsettled 2": how many environments gave each verdict."""
-    found = [j["verdict"] for j in judgements]
+    return _tally([j["verdict"] for j in judgements])
+
+
+def _tally(found: list[str]) -> str:
     return ", ".join(f"{v} {found.count(v)}" for v in ledger.VERDICTS if v in found)
+
+
+def brief_view(result: ClaimResult) -> dict[str, Any]:
+    """What the summary page reads of a claim (`claim`, `tally`, `verdicts`): the seed's
+    page builds the whole `claim_view` when it is rendered, and drops it after (issue 94:
+    every claim's views at once were the render's largest memory)."""
+    verdicts = [j.verdict for j in result.judgements]
+    return {"claim": result.claim, "tally": _tally(verdicts), "verdicts": verdicts}
 
 
 def claim_view(result: ClaimResult, workloads: list[str]) -> dict[str, Any]:
@@ -188,6 +200,7 @@ def claim_view(result: ClaimResult, workloads: list[str]) -> dict[str, Any]:
     judged = any(j.env_id for j in result.judgements)
     return {"claim": claim, "test": test_view(claim), "workloads": workloads if judged else [],
             "judgements": judgements, "page": page, "tally": tally(judgements),
+            "verdicts": [j["verdict"] for j in judgements],
             "sized": any(j["direction"] for j in judgements),
             "evidence": evidence or
             ([{"text": "all results", "link": link(ALL_RESULTS, page=page)}] if any(
@@ -204,8 +217,8 @@ def seed_views(book: ledger.Ledger, views: list[dict[str, Any]]) -> list[dict[st
              "title": ("Claims of PyTorch's documentation" if seed == ledger.DOC_SEED
                        else f"Claims of seed {seed}"),
              "page": seed_page(seed), "link": link(seed_page(seed)),
-             "counts": {v: sum(1 for view in found for j in view["judgements"]
-                               if j["verdict"] == v) for v in ledger.VERDICTS}}
+             "counts": {v: sum(view["verdicts"].count(v) for view in found)
+                        for v in ledger.VERDICTS}}
             for seed, found in sorted(seeds.items())]
 
 
@@ -371,11 +384,15 @@ results_for = ledger.results_for
 verdict_table = ledger.verdict_table
 
 
-def context(data: analysis.Data, book: ledger.Ledger | None = None) -> dict[str, Any]:
+def context(data: analysis.Data, book: ledger.Ledger | None = None,
+            brief: bool = False) -> dict[str, Any]:
+    """What the ledger's pages read. `brief`: the views of claims in no contradiction are
+    `brief_view`s, for the summary; the seed's page builds their whole views (`full`)."""
     book = ledger.site_ledger(data) if book is None else book
     results = results_for(data, book)
-    judge = ledger.Judge.of(data)
-    views = [claim_view(r, judge.workloads(r.claim)) for r in results]
+    contested = {c for item in book.contradictions for c in item.claims}
+    views = [brief_view(r) if brief and r.claim.id not in contested else full(data, r)
+             for r in results]
     counts = ledger.counts(results, data)
     return {"seeds": seed_views(book, views), "views": views,
             "contradictions": contradiction_views(book, views, results),
@@ -389,15 +406,26 @@ def context(data: analysis.Data, book: ledger.Ledger | None = None) -> dict[str,
                       "host_band": host_model.BAND, "host_processes": host_model.MIN_PROCESSES}}
 
 
+def full(data: analysis.Data, result: ClaimResult) -> dict[str, Any]:
+    return claim_view(result, ledger.Judge.of(data).workloads(result.claim))
+
+
 def render(site: Site) -> None:
-    found = context(site.data)
+    found = context(site.data, brief=True)
     site.page(PAGE, "ledger.md.j2", **found)
     site.page(RULES_PAGE, "ledger-rules.md.j2", **found)
     site.page(CONTRADICTIONS_PAGE, "ledger-contradictions.md.j2", **found)
-    for group in found["seeds"]:
+    results = {id(r.claim): r for r in results_for(site.data)}
+    for summary in found["seeds"]:
+        # The seed's whole views while its pages render, then dropped (see brief_view).
+        group = {**summary, "claims": [view if "judgements" in view else
+                                       full(site.data, results[id(view["claim"])])
+                                       for view in summary["claims"]]}
         site.page(group["page"], "ledger-seed.md.j2", group=group, **found)
         for env in comparison_pages(group):
             site.page(env["page"], "ledger-seed-env.md.j2", group=group, env=env, **found)
+        del group
+        gc.collect()  # Jinja's macros hold a page's context in a cycle, the views with it
     pages = [["Summary", PAGE], ["How a claim is judged", RULES_PAGE],
              *[[g["name"].capitalize(), g["page"]] for g in found["seeds"]],
              ["Contradictions", CONTRADICTIONS_PAGE]]

@@ -26,7 +26,8 @@ def _line(judge, env_id: str, mode: str, field: str, comparison: Comparison):
     """`mode`'s per-process latencies on each launch chain and the function that fits its
     `field` to one latency per chain; None (with the comparison's note) under two chains."""
     found = judge.per_kernel(env_id)
-    found = found[(found["mode"] == mode) & found["ok"]]
+    if not found.empty:  # most environments ran no launch chain: no selection to make
+        found = found[(found["mode"] == mode) & found["ok"]]
     measured = [(float(n), v) for n, v in zip(found["chain"], found["median_s_v"], strict=True)
                 if isinstance(v, tuple) and v]
     lengths, sides = [n for n, _ in measured], [v for _, v in measured]
