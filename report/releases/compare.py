@@ -378,13 +378,12 @@ def compare_sides(old: Side, new: Side, min_effect: float = MIN_EFFECT) -> pd.Da
 
 # ---- paired ratios (--ratios) ------------------------------------------------------------
 
-RATIO_PAIR = ["workload", "batch_size", "shapes", DTYPE, "profile", "mode"]  # one case
 RATIO_FIGURES = ["speedup", "speedup_lo", "speedup_hi", "processes"]
 WITHIN, DIFFERS, SINGLE_PROCESS = "within the noise", "differs", "single process"
 
 
 def paired_ratios(records: pd.DataFrame) -> pd.DataFrame:
-    """Per case of one side (RATIO_PAIR, and `backend`): its speedup over eager from its
+    """Per case of one side (PAIR, and `backend`): its speedup over eager from its
     paired processes alone, as the published figures take it (`analysis.shown_round_ratios`
     of the shown paired processes, `analysis.paired_speedups`): `speedup` the median over
     processes of each one's median round ratio (eager / mode), `speedup_lo`/`speedup_hi`
@@ -399,7 +398,7 @@ def paired_ratios(records: pd.DataFrame) -> pd.DataFrame:
         if not ratios.empty:  # a side is one environment, so of one backend
             found.append(analysis.paired_speedups(ratios).assign(
                 profile=profile, backend=ratios["backend"].iloc[0]))
-    columns = [*RATIO_PAIR, "backend", *RATIO_FIGURES]
+    columns = [*PAIR, "backend", *RATIO_FIGURES]
     if not found:
         return pd.DataFrame(columns=columns)
     return pd.concat(found, ignore_index=True)[columns]
@@ -420,6 +419,11 @@ def ratio_floors(records: pd.DataFrame, hosts: tuple[str, ...] | None) -> pd.Dat
     return out[[*ab.CASE, "floor", "floor_group"]]
 
 
+def _either_way(factor: float) -> float:
+    """How far a factor lies from 1, up or down: 1.25 for 1.25 and for 0.8."""
+    return max(factor, 1 / factor)
+
+
 def judge_ratios(pairs: pd.DataFrame, min_effect: float = MIN_EFFECT) -> pd.DataFrame:
     """Add the verdict to rows with `old_`/`new_` RATIO_FIGURES and a `floor` (NaN: none).
 
@@ -433,7 +437,7 @@ def judge_ratios(pairs: pd.DataFrame, min_effect: float = MIN_EFFECT) -> pd.Data
     out["factor"] = (out["new_speedup"] / out["old_speedup"]).where(out["timed"])
     out["overlap"] = out["timed"] & analysis.ranges_overlap(
         out["old_speedup_lo"], out["old_speedup_hi"], out["new_speedup_lo"], out["new_speedup_hi"])
-    far = out["factor"].map(lambda r: max(r, 1 / r), na_action="ignore")
+    far = out["factor"].map(_either_way, na_action="ignore")
     threshold = pd.to_numeric(out["floor"], errors="coerce").fillna(1.0).clip(lower=1 + min_effect)
     within = out["timed"] & (out["overlap"] | (far <= threshold).fillna(False))
     single = (out["old_processes"].fillna(0) < 2) | (out["new_processes"].fillna(0) < 2)
@@ -461,7 +465,7 @@ def compare_ratios(old: Side, new: Side, floor_rows: pd.DataFrame,
                 f"own paired processes, never an isolated ratio against a paired one; drop "
                 f"--ratios to compare isolated latencies")
         tables.append(table.rename(columns={c: f"{name}_{c}" for c in ["backend", *RATIO_FIGURES]}))
-    merged = tables[0].merge(tables[1], on=RATIO_PAIR, how="outer")
+    merged = tables[0].merge(tables[1], on=PAIR, how="outer")
     merged["backend"] = merged["old_backend"].fillna(merged["new_backend"])
     merged = merged.merge(floor_rows, on=ab.CASE, how="left") if not floor_rows.empty else (
         merged.assign(floor=float("nan"), floor_group=None))
@@ -481,7 +485,7 @@ def ratio_verdict(row: pd.Series) -> str:
     """The table's last column: the verdict, with the factor where the ratios differ."""
     if row["verdict"] == DIFFERS:
         factor = row["factor"]
-        return f"{DIFFERS}: {max(factor, 1 / factor):.2f}x {'higher' if factor > 1 else 'lower'}"
+        return f"{DIFFERS}: {_either_way(factor):.2f}x {'higher' if factor > 1 else 'lower'}"
     return str(row["verdict"])
 
 
@@ -562,7 +566,7 @@ def main_ratios(args: argparse.Namespace, everything: pd.DataFrame) -> int:
     sys.stdout.write(ratios_text(old, new, judged, only_changed=args.only_changed))
     if args.fail_above is not None:
         failing = judged[(judged["verdict"] == DIFFERS) & (judged["factor"].map(
-            lambda r: max(r, 1 / r), na_action="ignore") > 1 + args.fail_above)]
+            _either_way, na_action="ignore") > 1 + args.fail_above)]
         if not failing.empty:
             print(f"FAIL: {len(failing)} case(s) whose paired ratios differ by more than "
                   f"{100 * args.fail_above:g}%", file=sys.stderr)
