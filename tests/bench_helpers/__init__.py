@@ -57,8 +57,9 @@ def start_bench(*args: str, env: dict) -> subprocess.Popen:
                             stdin=subprocess.DEVNULL, preexec_fn=_as_in_the_foreground)
 
 
-def wait_for(path: Path, timeout: float = 120) -> str:
-    """The text of `path` once it exists."""
+def wait_for(path: Path, timeout: float = 300) -> str:
+    """The text of `path` once it exists. The bound is generous: a run that imports torch
+    and starts its case took over 120 s under a full test session on 2 cores."""
     deadline = time.monotonic() + timeout
     while not path.exists():
         assert time.monotonic() < deadline, f"{path} did not appear within {timeout} s"
