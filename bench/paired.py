@@ -39,7 +39,7 @@ from bench.host.probe import LONG_BLOCKS, Fingerprint, Probe
 from bench.modes import MODES, Mode
 from bench.spec import PairedSpec, write_result
 from bench.stats import summarize
-from bench.timer import estimate_call_s, time_block
+from bench.timer import estimate_call_s, page_faults, time_block
 from bench.workloads import lookup
 
 # Rounds stop being added once they would take longer than this, but never fall below
@@ -64,9 +64,14 @@ class Member:
     round_position: list[int] = field(default_factory=list)
     wall_s: float = 0.0
     calls: int = 0
+    faults: int | None = 0
 
     def block(self, backend: Backend) -> float:
+        before = page_faults()
         elapsed = time_block(self.call, backend, self.calls_per_block)
+        after = page_faults()
+        self.faults = None if before is None or after is None or self.faults is None \
+            else self.faults + after - before
         self.wall_s += elapsed
         self.calls += self.calls_per_block
         return elapsed / (self.calls_per_block * self.inner)
@@ -119,7 +124,7 @@ def _time_rounds(members: list[Member], backend: Backend, probe: Probe, rounds: 
             member.block(backend)
         except Exception as error:  # noqa: BLE001 - one failing mode leaves the rest
             _fail(member, "warm-up", error)
-        member.wall_s, member.calls = 0.0, 0
+        member.wall_s, member.calls, member.faults = 0.0, 0, 0
     probe.block()
     probe.op_s.clear(), probe.launch_s.clear()
     # A long probe block every few rounds, LONG_BLOCKS in all, spread over the rounds.
@@ -162,7 +167,9 @@ def _finish(member: Member, workload, backend: Backend, spec: PairedSpec,
         "samples": samples, "calls_per_sample": member.calls_per_block * member.inner,
         "warmup_calls": (member.calls_per_block + len(member.entry["compile"]["cold_first_calls_s"]))
         * member.inner,
-        "wall_per_call_s": wall_per_call_s, "timer": "perf-counter"}
+        "wall_per_call_s": wall_per_call_s, "timer": "perf-counter",
+        "page_faults_per_call": None if member.faults is None
+        else member.faults / (member.calls * member.inner)}
     entry["paired"] = {"group": spec.group, "modes": modes, "build_position": member.position,
                        "rounds_planned": rounds,
                        "calls_per_block": member.calls_per_block * member.inner,

@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 STATUSES = ("ok", "error", "timeout", "oom", "unsupported")
 
@@ -93,6 +93,11 @@ class Timing:
     count: int
     wall_per_call_s: float  # host clock over all timed calls, device synchronized at both ends
     timer: str  # "cuda-event" or "perf-counter"
+    # Minor page faults the process took per timed call (getrusage), None where it cannot be
+    # read. An eager CPU call that allocates through glibc faults in fresh pages whenever
+    # malloc has given its freed blocks back, and how often it does differs from process to
+    # process (issue 91: the cause of a memory-bound eager case's two modes). Since version 8.
+    page_faults_per_call: float | None = None
 
 
 @dataclass(frozen=True)
@@ -429,6 +434,8 @@ def _check_timing(timing: Timing) -> None:
                          f"{timing.min_s:g}, {timing.q1_s:g}, {timing.median_s:g}, {timing.q3_s:g}")
     if timing.calls_per_sample < 1:
         raise ValueError(f"timing.calls_per_sample {timing.calls_per_sample} is below 1")
+    if timing.page_faults_per_call is not None and timing.page_faults_per_call < 0:
+        raise ValueError(f"timing.page_faults_per_call {timing.page_faults_per_call:g} is negative")
     if not math.isclose(timing.iqr_s, timing.q3_s - timing.q1_s, rel_tol=1e-9, abs_tol=1e-15):
         raise ValueError(f"timing.iqr_s {timing.iqr_s:g} is not q3_s - q1_s "
                          f"({timing.q3_s - timing.q1_s:g})")
@@ -826,8 +833,14 @@ def _upgrade_6_to_7(data: dict[str, Any], note) -> dict[str, Any]:
     return dict(data, schema_version=7)
 
 
+def _upgrade_7_to_8(data: dict[str, Any], note) -> dict[str, Any]:
+    """Version 8 added the page faults per timed call (timing.page_faults_per_call); no
+    earlier record has them."""
+    return dict(data, schema_version=8)
+
+
 UPGRADES = {1: _upgrade_1_to_2, 2: _upgrade_2_to_3, 3: _upgrade_3_to_4, 4: _upgrade_4_to_5,
-            5: _upgrade_5_to_6, 6: _upgrade_6_to_7}
+            5: _upgrade_5_to_6, 6: _upgrade_6_to_7, 7: _upgrade_7_to_8}
 
 
 def upgrade(data: dict[str, Any], note=None) -> dict[str, Any]:

@@ -6,6 +6,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+try:
+    import resource
+except ImportError:  # Windows: no getrusage
+    resource = None
+
 from bench.backends import Backend
 from bench.records import Timing
 from bench.stats import summarize
@@ -17,6 +22,16 @@ SLOW_CALL_S = 0.05
 # process's (a quarter of its block, which is a tenth of this budget).
 ESTIMATE_SHARE = 0.025
 ESTIMATE_MAX_CALLS = 4096
+
+
+def page_faults() -> int | None:
+    """Minor page faults this process has taken so far, None where they cannot be read."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt if resource else None
+
+
+def faults_per_call(before: int | None, calls: int) -> float | None:
+    after = page_faults()
+    return None if before is None or after is None or calls < 1 else (after - before) / calls
 
 
 def time_block(call: Callable[[], object], backend: Backend, calls: int) -> float:
@@ -71,6 +86,7 @@ def measure(call: Callable[[], object], backend: Backend, budget_s: float,
     for _ in range(warmup_calls):
         call()
 
+    faults = page_faults()
     wall_start = backend.clock()
     if backend.event_timer:
         # Events on the default stream measure device time between them without a
@@ -87,13 +103,16 @@ def measure(call: Callable[[], object], backend: Backend, budget_s: float,
         samples = [time_block(call, backend, calls_per_sample) / calls_per_sample
                    for _ in range(n_samples)]
         wall = backend.clock() - wall_start
+    calls = n_samples * calls_per_sample * inner_calls
+    faults = faults_per_call(faults, calls)
 
     samples = [s / inner_calls for s in samples]
     return Timing(
         samples=tuple(samples),
         calls_per_sample=calls_per_sample * inner_calls,
         warmup_calls=(warmup_calls + estimate_calls) * inner_calls,
-        wall_per_call_s=wall / (n_samples * calls_per_sample * inner_calls),
+        wall_per_call_s=wall / calls,
         timer="cuda-event" if backend.event_timer else "perf-counter",
+        page_faults_per_call=faults,
         **summarize(samples),
     )

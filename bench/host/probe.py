@@ -62,11 +62,16 @@ def _chosen(path: str) -> str | None:
 
 
 ALLOCATORS = ("jemalloc", "tcmalloc", "mimalloc", "snmalloc")
+# glibc's own settings that decide when freed memory goes back to the kernel, and so how
+# often an eager call faults in fresh pages (bench/timer.py page_faults).
+GLIBC_SETTINGS = ("GLIBC_TUNABLES", "MALLOC_ARENA_MAX", "MALLOC_MMAP_MAX_",
+                  "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_TRIM_THRESHOLD_")
 
 
 def _allocator() -> str | None:
     """The malloc this process uses: a known allocator's library mapped into it (LD_PRELOAD
-    or linked), else "glibc"; None where the mappings cannot be read (not Linux)."""
+    or linked), else "glibc" followed by any of its settings the environment gives, such as
+    "glibc MALLOC_TRIM_THRESHOLD_=1000000000"; None where the mappings cannot be read."""
     maps = _read("/proc/self/maps")
     if maps is None:
         return None
@@ -74,7 +79,8 @@ def _allocator() -> str | None:
         name = line.rsplit("/", 1)[-1] if "/" in line else ""
         if any(known in name for known in ALLOCATORS):
             return name
-    return "glibc"
+    return " ".join(["glibc", *(f"{name}={os.environ[name]}" for name in GLIBC_SETTINGS
+                                if name in os.environ)])
 
 
 def _numa_nodes() -> int | None:
