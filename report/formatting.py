@@ -235,6 +235,13 @@ def microseconds(value: float | None) -> str:
     return NOT_MEASURED if _missing(value) else f"{value:.2f}{UNIT_SPACE}µs"
 
 
+def faults(value: float | None) -> str:
+    """Page faults per call: "4,032", "0.5"; "not recorded" before records version 8."""
+    if _missing(value):
+        return "not recorded"
+    return f"{value:,.0f}" if value >= 10 else f"{value:.1f}"
+
+
 def day(value) -> str:
     """A timestamp to the minute, UTC."""
     return NOT_MEASURED if _missing(value) else value.strftime("%Y-%m-%d %H:%M UTC")
@@ -268,4 +275,5 @@ FILTERS = {
     "cell": cell,
     "value": value_text,
     "onoff": on_off,
+    "faults": faults,
 }

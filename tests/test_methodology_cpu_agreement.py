@@ -12,6 +12,7 @@ from fixtures import model_records as mr
 
 from bench.records import Host
 from report import analysis
+from report.build import build
 from report.pages.methodology import cpu_agreement
 
 CPU = fx.environment("cpu-box", "cpu", "AMD EPYC", None)
@@ -36,3 +37,62 @@ def test_every_cpu_case_timed_both_ways_sets_its_two_medians_side_by_side(tmp_pa
     eager = by_mode["eager"]
     assert eager["isolated_s"] == pytest.approx(4e-3) and eager["paired_s"] == pytest.approx(4e-3)
     assert found["within"] == 3
+
+
+def with_eager(record, median_s: float, faults: float | None):
+    """`record` with its eager timing moved to `median_s` and `faults` page faults per call."""
+    timing = record.timing
+    scale = median_s / timing.median_s
+    moved = dataclasses.replace(
+        timing, samples=tuple(s * scale for s in timing.samples), median_s=median_s,
+        q1_s=timing.q1_s * scale, q3_s=timing.q3_s * scale, iqr_s=timing.iqr_s * scale,
+        min_s=timing.min_s * scale, wall_per_call_s=timing.wall_per_call_s * scale,
+        page_faults_per_call=faults)
+    return dataclasses.replace(record, timing=moved)
+
+
+def bimodal_eager(records):
+    """resnet50 on the CPU lease, its eager isolated processes fast with few faults and its
+    paired ones twice as slow with many, as elementwise-chain's eager ran on this machine."""
+    out = []
+    for r in records:
+        if r.key.mode == "eager":
+            fast = r.process.timing == "isolated"
+            r = with_eager(r, (2.6e-3 if fast else 5.6e-3) * (1 + 0.01 * r.process.repeat),
+                           4032.0 if fast else 7072.0)
+        out.append(r)
+    return out
+
+
+def test_a_case_whose_processes_fall_in_two_groups_shows_both_with_their_faults(tmp_path):
+    records = bimodal_eager([on_cpu(r) for r in mr.records() if r.key.workload == "resnet50"])
+    fx.write(tmp_path / "results" / "r.jsonl", records)
+    data = analysis.Data(analysis.load(tmp_path / "results"))
+    [found] = cpu_agreement(data)
+    by_mode = {r["mode"]: r for r in found["rows"]}
+    modes = by_mode["eager"]["two_modes"]
+    assert (modes["low"]["n"], modes["high"]["n"]) == (3, 3)
+    assert modes["low"]["median_s"] == pytest.approx(2.6e-3 * 1.01)
+    assert modes["high"]["median_s"] == pytest.approx(5.6e-3 * 1.01)
+    assert (modes["low"]["faults"], modes["high"]["faults"]) == (4032.0, 7072.0)
+    assert by_mode["eager"]["faults_isolated"] == 4032.0 and by_mode["eager"]["n_isolated"] == 3
+    assert by_mode["default"]["two_modes"] is None  # its processes stay within a few percent
+    assert found["two_modes"] == 1
+
+    build(tmp_path / "results", tmp_path / "docs")
+    page = (tmp_path / "docs" / "methodology.md").read_text()
+    assert "1 of them runs in two modes" in page
+    assert ("| resnet50 | 1 | eager | 2.63 ms (3) | 5.66 ms (3) | 115.4% | 4,032 / 7,072 | "
+            "2.63 ms (3 proc., 4,032 faults) and 5.66 ms (3 proc., 7,072 faults) |"
+            ).replace(" ms", "\N{NO-BREAK SPACE}ms") in page
+    assert "| resnet50 | 1 | default |" in page and "not recorded / not recorded | – |" in page
+
+
+@pytest.mark.parametrize("medians, found", [
+    ([1.0, 1.02, 1.05, 1.08], False),        # one mode: neighbours within MOVED
+    ([1.0, 1.01, 1.02, 2.0], False),         # one slow outlier is not a mode
+    ([1.0, 1.01, 2.0, 2.02], True),
+    ([1.0, 2.0, 2.01], False),               # three processes cannot show two modes
+])
+def test_two_modes_need_a_wide_gap_and_two_processes_on_each_side(medians, found):
+    assert (analysis.two_modes(medians, [0.0] * len(medians)) is not None) == found

@@ -71,6 +71,7 @@ from report.analysis.derived import (
     run_costs,
     speedups,
     spreads,
+    two_modes,
     with_break_even,
 )
 from report.analysis.environment import (
@@ -168,7 +169,7 @@ __all__ = [
     'break_even_calls', 'by_mode', 'chains', 'compare', 'compile_summary', 'concurrency',
     'crossovers', 'graph_pairs', 'headline_per_kernel', 'leases', 'mode_with',
     'modes_traits', 'move_summary', 'one_timing', 'paired_against_isolated', 'per_kernel', 'probe_value',
-    'probes', 'ranges_overlap', 'run_costs', 'speedups', 'spreads', 'with_break_even',
+    'probes', 'ranges_overlap', 'run_costs', 'speedups', 'spreads', 'two_modes', 'with_break_even',
     'Environment', 'environments', 'COLUMNS', 'PROCESS', 'ROWS_CACHE', 'ROWS_CACHE_DAYS',
     'TIE_RULE', '_is_section', 'frame', 'load', 'load_file', '_plain', 'by_env', 'mode_rank',
     'env_rows', 'of_env', 'ordered', 'rows', 'workload_rank', 'FIGURES', 'PUBLISHED_LATENCY',

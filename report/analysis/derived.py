@@ -265,17 +265,51 @@ def across_leases(records: pd.DataFrame, bounds: pd.DataFrame) -> pd.DataFrame:
 
 
 def paired_against_isolated(shown_all: pd.DataFrame, bounds: pd.DataFrame) -> pd.DataFrame:
-    """Per case and lease where both exist: the isolated process's median and the median
-    of the paired processes' per-mode medians, `agreement` = paired / isolated - 1, with
-    the case's side bound (`bound`: device, graph, host, mixed, cpu)."""
+    """Per case and lease where both exist: the median of the isolated processes' medians
+    and of the paired processes' per-mode medians, with their counts (`n_isolated`,
+    `n_paired`) and median page faults per timed call (`faults_isolated`, `faults_paired`,
+    NaN before records version 8); `agreement` = paired / isolated - 1; the case's side
+    bound (`bound`: device, graph, host, mixed, cpu); and `two_modes`, the case's processes
+    of both kinds split in two groups (see `two_modes`), or None."""
     kept = _lease_records(shown_all)
     key = [*CASE, "lease"]
-    iso = kept[kept["process_timing"] == "isolated"].groupby(key, dropna=False)["median_s"].median()
-    pair = kept[kept["process_timing"] == "paired"].groupby(key, dropna=False)["median_s"].median()
-    out = pd.concat([iso.rename("isolated_s"), pair.rename("paired_s")], axis=1).dropna().reset_index()
+    sides = {}
+    for side in ("isolated", "paired"):
+        grouped = kept[kept["process_timing"] == side].groupby(key, dropna=False)
+        sides[side] = pd.concat([grouped["median_s"].median().rename(f"{side}_s"),
+                                 grouped["median_s"].size().rename(f"n_{side}"),
+                                 grouped["page_faults_per_call"].median().rename(f"faults_{side}")],
+                                axis=1)
+    out = pd.concat(sides.values(), axis=1).dropna(subset=["isolated_s", "paired_s"]).reset_index()
     out["agreement"] = out["paired_s"] / out["isolated_s"] - 1.0
+    both = kept[kept["process_timing"].isin(["isolated", "paired"])]
+    found = {k: two_modes(g["median_s"].tolist(), g["page_faults_per_call"].tolist())
+             for k, g in both.groupby(key, dropna=False)}
+    out["two_modes"] = [found.get(tuple(r)) for r in out[key].itertuples(index=False)]
     out = out.merge(bounds[[*CASE, "bound"]], on=CASE, how="left")
     return ordered(out).reset_index(drop=True)
+
+
+def two_modes(medians: list[float], faults: list[float]) -> dict[str, Any] | None:
+    """A case's process medians in two groups, where they fall so: sorted, the widest gap
+    between neighbours is over MOVED of the lower one, and each side holds two processes or
+    more (one outlier is not a mode). Each group's median, count and median page faults per
+    call (NaN where not recorded): a memory-bound eager case on a CPU runs in one mode or
+    the other by how often malloc hands memory back, which the faults show."""
+    pairs = sorted(zip(medians, faults, strict=True))
+    if len(pairs) < 4:
+        return None
+    gaps = [(pairs[i + 1][0] / pairs[i][0] - 1.0, i + 1) for i in range(len(pairs) - 1)]
+    gap, cut = max(gaps)
+    if gap <= MOVED or cut < 2 or len(pairs) - cut < 2:
+        return None
+
+    def group(part):
+        times, counts = zip(*part, strict=True)
+        return {"median_s": float(pd.Series(times).median()), "n": len(part),
+                "faults": float(pd.Series(counts, dtype=float).median())}
+
+    return {"low": group(pairs[:cut]), "high": group(pairs[cut:]), "gap": gap}
 
 
 def spreads(cases: pd.DataFrame) -> pd.DataFrame:

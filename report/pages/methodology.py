@@ -134,7 +134,8 @@ def cpu_agreement(data: analysis.Data) -> list[dict]:
         here = of_env(table, env.env_id)
         if len(here):
             out.append({"env": env, "rows": rows(here), "cases": len(here),
-                        "within": int((here["agreement"].abs() <= analysis.MOVED).sum())})
+                        "within": int((here["agreement"].abs() <= analysis.MOVED).sum()),
+                        "two_modes": int(here["two_modes"].notna().sum())})
     return out
 
 
