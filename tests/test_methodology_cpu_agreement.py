@@ -93,6 +93,7 @@ def test_a_case_whose_processes_fall_in_two_groups_shows_both_with_their_faults(
     ([1.0, 1.01, 1.02, 2.0], False),         # one slow outlier is not a mode
     ([1.0, 1.01, 2.0, 2.02], True),
     ([1.0, 2.0, 2.01], False),               # three processes cannot show two modes
+    ([1.0, 1.2, 1.45, 1.75, 2.1, 2.5], False),  # spread evenly: a group wider than the gap
 ])
 def test_two_modes_need_a_wide_gap_and_two_processes_on_each_side(medians, found):
     assert (analysis.two_modes(medians, [0.0] * len(medians)) is not None) == found

@@ -292,10 +292,11 @@ def paired_against_isolated(shown_all: pd.DataFrame, bounds: pd.DataFrame) -> pd
 
 def two_modes(medians: list[float], faults: list[float]) -> dict[str, Any] | None:
     """A case's process medians in two groups, where they fall so: sorted, the widest gap
-    between neighbours is over MOVED of the lower one, and each side holds two processes or
-    more (one outlier is not a mode). Each group's median, count and median page faults per
-    call (NaN where not recorded): a memory-bound eager case on a CPU runs in one mode or
-    the other by how often malloc hands memory back, which the faults show."""
+    between neighbours is over MOVED of the lower one and wider than either group's own
+    spread (a wide spread with one gap in it is noise, not two modes), and each side holds
+    two processes or more (one outlier is not a mode). Each group's median, count and median
+    page faults per call (NaN where not recorded): a memory-bound eager case on a CPU may run
+    in one mode or the other by how often malloc hands memory back, which the faults show."""
     pairs = sorted(zip(medians, faults, strict=True))
     if len(pairs) < 4:
         return None
@@ -303,13 +304,16 @@ def two_modes(medians: list[float], faults: list[float]) -> dict[str, Any] | Non
     gap, cut = max(gaps)
     if gap <= MOVED or cut < 2 or len(pairs) - cut < 2:
         return None
+    low, high = pairs[:cut], pairs[cut:]
+    if gap <= max(low[-1][0] / low[0][0], high[-1][0] / high[0][0]) - 1.0:
+        return None
 
     def group(part):
         times, counts = zip(*part, strict=True)
         return {"median_s": float(pd.Series(times).median()), "n": len(part),
                 "faults": float(pd.Series(counts, dtype=float).median())}
 
-    return {"low": group(pairs[:cut]), "high": group(pairs[cut:]), "gap": gap}
+    return {"low": group(low), "high": group(high), "gap": gap}
 
 
 def spreads(cases: pd.DataFrame) -> pd.DataFrame:
