@@ -4,12 +4,12 @@
 # .ray, built here by examples/lent-machine/ray-wheels.sh): the sentinel profile run by the
 # local runner, then through a one-node Ray cluster (`--ray local`), into one results folder,
 # $OUT/ray-check, with
-# machine names local-CARD and ray-CARD (CARD: h100 or h200, from nvidia-smi's name; cpu on a
+# machine names local-CARD and ray-CARD, then an A/A run of the sentinel (machine aa-CARD) (CARD: h100 or h200, from nvidia-smi's name; cpu on a
 # machine without a GPU, where the same check runs on the CPU backend). MINUTES (default 9)
-# bounds both runs together: the local run gets them all, the Ray run what it leaves, and a run
-# stopped by the limit resumes on the next call. The Ray run starts a fresh Python for every
+# bounds the three runs together: the local run gets them all, the Ray run what it leaves, the
+# A/A run what they leave, and a run stopped by the limit resumes on the next call. The Ray run starts a fresh Python for every
 # case process (the local runner forks from one that imported torch once), so it takes longer
-# than the local run: call again, on the warm machine, until both runs find nothing to run.
+# than the local run: call again, on the warm machine, until the three runs find nothing to run.
 # Between calls on a warm machine the records are kept in /tmp/ray-check; on a new machine,
 # put the files that came back in .ray/check/ first, then call again. Finish both runs on one
 # machine: figures are compared only between runs of one host.
@@ -70,7 +70,22 @@ run() {  # run NAME [--ray local]: the sentinel profile under machine name NAME-
         | tee -a "$OUT/ray-check-$name.log" | grep -v '^\s*$' | tail -40
     cp "$out"/*.jsonl "$keep/" 2>/dev/null
 }
+# The A/A run: the sentinel against itself in alternating processes on this host (python -m
+# bench.ab, one interpreter under two labels). Its spread is the noise floor that `compare
+# --ratios` judges the two runs' ratios against; without it the verdict reads "no floor".
+aa() {
+    if [ "$(left)" -lt 1 ]; then
+        echo "ray-check: no time left for the A/A run: call again to resume"; return
+    fi
+    echo "== aa-$card: python -m bench.ab, the sentinel twice over (--max-minutes $(left))"
+    python3 -m bench.ab --env a=python3 --env a-aa=python3 --group "raycheck$card" \
+        --backend $backend --results-dir "$out" --max-minutes "$(left)" -- --profile sentinel \
+        --machine "aa-$card" "${extra[@]}" 2>&1 | tee -a "$OUT/ray-check-aa.log" \
+        | grep -E '^(== turn|A/B group|stopping)' | tail -20
+    cp "$out"/*.jsonl "$keep/" 2>/dev/null
+}
 extra=("$@")
 run local
 PYTHONPATH=$raypath run ray --ray local
+aa
 ls -la "$out"
