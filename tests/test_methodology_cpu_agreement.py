@@ -82,10 +82,10 @@ def test_a_case_whose_processes_fall_in_two_groups_shows_both_with_their_faults(
     build(tmp_path / "results", tmp_path / "docs")
     page = (tmp_path / "docs" / "methodology.md").read_text()
     assert "1 of them runs in two modes" in page
-    assert ("| resnet50 | 1 | eager | 2.63 ms (3) | 5.66 ms (3) | 115.4% | 4,032 / 7,072 | "
+    assert ("| main | resnet50 | 1 | eager | 2.63 ms (3) | 5.66 ms (3) | 115.4% | 4,032 / 7,072 | "
             "2.63 ms (3 proc., 4,032 faults) and 5.66 ms (3 proc., 7,072 faults) |"
             ).replace(" ms", "\N{NO-BREAK SPACE}ms") in page
-    assert "| resnet50 | 1 | default |" in page and "not recorded / not recorded | – |" in page
+    assert "| main | resnet50 | 1 | default |" in page and "not recorded / not recorded | – |" in page
 
 
 @pytest.mark.parametrize("medians, found", [
@@ -97,3 +97,16 @@ def test_a_case_whose_processes_fall_in_two_groups_shows_both_with_their_faults(
 ])
 def test_two_modes_need_a_wide_gap_and_two_processes_on_each_side(medians, found):
     assert (analysis.two_modes(medians, [0.0] * len(medians)) is not None) == found
+
+
+def test_an_ab_groups_side_is_set_beside_the_main_run_as_a_run_of_its_own(tmp_path):
+    main = [on_cpu(r) for r in mr.records() if r.key.workload == "resnet50"]
+    side = bimodal_eager([dataclasses.replace(r, key=dataclasses.replace(r.key, tag="ab-g1-a"))
+                          for r in main])
+    fx.write(tmp_path / "r.jsonl", main + side)
+    data = analysis.Data(analysis.load(tmp_path))
+    [found] = cpu_agreement(data)
+    eager = {r["run"]: r for r in found["rows"] if r["mode"] == "eager"}
+    assert set(eager) == {"main", "ab-g1-a"} and found["cases"] == 6
+    assert eager["main"]["two_modes"] is None and eager["main"]["paired_s"] == pytest.approx(4e-3)
+    assert eager["ab-g1-a"]["two_modes"]["high"]["faults"] == 7072.0

@@ -163,10 +163,11 @@ def speedups(cases: pd.DataFrame, baseline: str = BASELINE) -> pd.DataFrame:
 TRANSFERS = 0.10  # a figure that moves less than this between leases carries over
 
 
-def _lease_records(records: pd.DataFrame) -> pd.DataFrame:
-    """Every ok seed-shape process record that says which host it ran on, with `lease`."""
+def _lease_records(records: pd.DataFrame, tags: re.Pattern = PROCESS_TAGS) -> pd.DataFrame:
+    """Every ok seed-shape process record of `tags` that says which host it ran on, with
+    `lease`."""
     fixed = fixed_seed(records)
-    kept = fixed[fixed["ok"] & fixed["tag"].str.match(PROCESS_TAGS) & fixed["hostname"].notna()]
+    kept = fixed[fixed["ok"] & fixed["tag"].str.match(tags) & fixed["hostname"].notna()]
     return kept.assign(lease=lease_of(kept))
 
 
@@ -264,15 +265,19 @@ def across_leases(records: pd.DataFrame, bounds: pd.DataFrame) -> pd.DataFrame:
     return ordered(out, "number").reset_index(drop=True)
 
 
-def paired_against_isolated(shown_all: pd.DataFrame, bounds: pd.DataFrame) -> pd.DataFrame:
+def paired_against_isolated(shown_all: pd.DataFrame, bounds: pd.DataFrame,
+                            tags: re.Pattern = PROCESS_TAGS) -> pd.DataFrame:
     """Per case and lease where both exist: the median of the isolated processes' medians
     and of the paired processes' per-mode medians, with their counts (`n_isolated`,
     `n_paired`) and median page faults per timed call (`faults_isolated`, `faults_paired`,
     NaN before records version 8); `agreement` = paired / isolated - 1; the case's side
     bound (`bound`: device, graph, host, mixed, cpu); and `two_modes`, the case's processes
-    of both kinds split in two groups (see `two_modes`), or None."""
-    kept = _lease_records(shown_all)
-    key = [*CASE, "lease"]
+    of both kinds split in two groups (see `two_modes`), or None. `tags`: the runs taken, the
+    case's own processes by default; `run` keeps an A/B group's side apart from them, as
+    its tag, while the case's own tags (PROCESS_TAGS) are one run, "main"."""
+    kept = _lease_records(shown_all, tags)
+    kept = kept.assign(run=kept["tag"].where(~kept["tag"].str.match(PROCESS_TAGS), "main"))
+    key = [*CASE, "run", "lease"]
     sides = {}
     for side in ("isolated", "paired"):
         grouped = kept[kept["process_timing"] == side].groupby(key, dropna=False)

@@ -4,6 +4,8 @@ environment (they grow with every case measured)."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from report import analysis
@@ -123,11 +125,17 @@ def span(values) -> tuple | None:
     return (int(values.min()), int(values.max())) if len(values) else None
 
 
+# The case's own runs and every A/B group's sides: a release compared in an A/B group rests on
+# its paired processes there, which may disagree with its isolated ones as the main run's may.
+AGREEMENT_TAGS = re.compile(rf"{analysis.PROCESS_TAGS.pattern}|^ab-.+$")
+
+
 def cpu_agreement(data: analysis.Data) -> list[dict]:
     """Per CPU environment with paired processes: every case timed both ways on one lease,
     its isolated and paired medians (`analysis.paired_against_isolated`), and how many
     agree within MOVED: a CPU figure one process cannot carry shows here first."""
-    table = analysis.paired_against_isolated(analysis.latest(data.records), data.cases)
+    table = analysis.paired_against_isolated(analysis.latest(data.records), data.cases,
+                                             AGREEMENT_TAGS)
     out = []
     for env in sorted((e for e in data.environments.values() if e.backend == "cpu"),
                       key=lambda e: e.label):
