@@ -110,3 +110,14 @@ def test_an_ab_groups_side_is_set_beside_the_main_run_as_a_run_of_its_own(tmp_pa
     assert set(eager) == {"main", "ab-g1-a"} and found["cases"] == 6
     assert eager["main"]["two_modes"] is None and eager["main"]["paired_s"] == pytest.approx(4e-3)
     assert eager["ab-g1-a"]["two_modes"]["high"]["faults"] == 7072.0
+
+
+def test_two_modes_of_records_without_fault_counts_name_no_faults(tmp_path):
+    records = [with_eager(r, r.timing.median_s, None) if r.key.mode == "eager" else r
+               for r in bimodal_eager([on_cpu(r) for r in mr.records()
+                                       if r.key.workload == "resnet50"])]
+    fx.write(tmp_path / "results" / "r.jsonl", records)
+    build(tmp_path / "results", tmp_path / "docs")
+    page = (tmp_path / "docs" / "methodology.md").read_text()
+    assert ("| not recorded / not recorded | 2.63 ms (3 proc.) and 5.66 ms (3 proc.) |"
+            ).replace(" ms", "\N{NO-BREAK SPACE}ms") in page
