@@ -1,17 +1,20 @@
 """Issue 94, fault f, the parts of the render's time and memory that tests/test_render_scale.py
 does not count: the GPU-type pairs without testing every two environments of one GPU, and the
-garbage collector's state after a build (full collections run between pages only)."""
+garbage collector's state after a build (full collections run between pages only), and
+pages joined without a list of every piece, and the judged ledger kept small."""
 
 from __future__ import annotations
 
 import gc
 import itertools
 import random
+import tracemalloc
 
-from fixtures import RESULTS
+from fixtures import RESULTS, many_environments
 
 from report import build as report_build
-from report.analysis import Environment
+from report import ledger, site
+from report.analysis import Data, Environment, load
 from report.pages import gpu_types
 
 
@@ -57,3 +60,52 @@ def test_a_build_leaves_the_garbage_collector_as_it_found_it(tmp_path):
     before = gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()
     report_build.build(RESULTS, tmp_path / "docs", workers=1)
     assert (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()) == before
+
+
+def test_a_page_is_joined_without_a_list_of_every_piece():
+    # The home page of ten thousand environments is eight million pieces: Jinja's render
+    # listed them all before joining, several times the page's own size.
+    count = 400_000
+
+    def pieces():
+        for i in range(count):
+            yield f"{i:09d}\n"  # a new string each, as a template's values are
+            if i % 50_000 == 0:
+                yield from [""] * (2 * site.PIECES_AT_ONCE)  # empty runs end nothing early
+
+    tracemalloc.start()
+    try:
+        text = site.joined(pieces())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert text == "".join(pieces())
+    assert peak < 3 * len(text)
+
+
+def test_a_page_reads_as_its_template_renders_it(tmp_path):
+    built = site.Site(Data(load(RESULTS)), tmp_path)
+    template = built.templates.from_string(
+        "{% for i in range(3 * n) %}{{ i }} {{ '<&>' }}{{ '' }}\n{% endfor %}")
+    expected = template.render(data=built.data, n=site.PIECES_AT_ONCE)
+    assert site.joined(template.generate(data=built.data, n=site.PIECES_AT_ONCE)) == expected
+
+
+def test_the_judged_ledger_keeps_no_table_and_one_copy_of_each_recurring_text(tmp_path):
+    data = Data(load(many_environments.write(tmp_path, 6).parent))
+    results = ledger.results_for(data)
+    judge = ledger.Judge.of(data)
+    # Judging is done: the tables it read (the cases by environment) are not kept.
+    assert not {"with_values", "_by_env", "_none", "_measured"} & set(vars(judge))
+    assert judge.workloads(results[0].claim) == ledger.Judge(data).workloads(results[0].claim)
+    judgements = [j for r in results for j in r.judgements]
+    unmeasured = [j for j in judgements if j.verdict == ledger.NOT_MEASURED and j.env_id]
+    assert len(unmeasured) > 6 * 10
+    by_text: dict[str, set[int]] = {}
+    for j in unmeasured:
+        by_text.setdefault(j.reason, set()).add(id(j.reason))
+        assert j.comparisons == () or j.comparisons  # no empty list of its own
+        assert j.regions == () and j.evidence == ()
+    assert all(len(ids) == 1 for ids in by_text.values())
+    evidence = {c.evidence: id(c.evidence) for j in judgements for c in j.comparisons}
+    assert all(id(c.evidence) == evidence[c.evidence] for j in judgements for c in j.comparisons)
