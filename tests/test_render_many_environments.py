@@ -10,12 +10,15 @@ import itertools
 import random
 import tracemalloc
 
+import pandas as pd
 from fixtures import RESULTS, many_environments
 
 from report import build as report_build
 from report import ledger, site
 from report.analysis import Data, Environment, load
+from report.analysis import rows as analysis_rows
 from report.pages import gpu_types
+from report.pages import ledger as ledger_page
 
 
 def environment(device: str, label: str, torch: str = "2.11.0") -> Environment:
@@ -109,3 +112,26 @@ def test_the_judged_ledger_keeps_no_table_and_one_copy_of_each_recurring_text(tm
     assert all(len(ids) == 1 for ids in by_text.values())
     evidence = {c.evidence: id(c.evidence) for j in judgements for c in j.comparisons}
     assert all(id(c.evidence) == evidence[c.evidence] for j in judgements for c in j.comparisons)
+
+
+def test_verdict_counts_are_the_pivot_of_every_judgement():
+    data = Data(load(RESULTS))
+    results = ledger.results_for(data)
+    rows = pd.DataFrame([{"env": j.label, "verdict": j.verdict}
+                         for r in results for j in r.judgements])
+    pivot = rows.pivot_table(index="env", columns="verdict", aggfunc="size", fill_value=0)
+    pivot = pivot.reindex(columns=list(ledger.VERDICTS), fill_value=0).reset_index()
+    counted = ledger.counts(results, data)
+    assert len(counted) > 1 and analysis_rows(counted) == analysis_rows(pivot)
+
+
+def test_contradictions_view_only_what_their_page_reads(tmp_path):
+    # Every judgement of every contested claim, viewed whole, was most of the render's
+    # memory with ten thousand environments.
+    data = Data(load(many_environments.write(tmp_path, 6).parent))
+    found = ledger_page.context(data, brief=True)
+    assert found["contradictions"] and all("judgements" not in v for v in found["views"])
+    for item in found["contradictions"]:
+        for row in item["rows"]:
+            viewed = [j for js in row["judged"].values() for j in js] + row["open"]
+            assert len(row["open"]) <= 1 and all("comparisons" not in j for j in viewed)
