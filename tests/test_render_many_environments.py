@@ -1,16 +1,19 @@
 """Issue 94, fault f, the parts of the render's time and memory that tests/test_render_scale.py
 does not count: the GPU-type pairs without testing every two environments of one GPU, and the
 garbage collector's state after a build (full collections run between pages only), and
-pages joined without a list of every piece, and the judged ledger kept small."""
+pages joined without a list of every piece, the judged ledger kept small, and freed
+memory given back after each page."""
 
 from __future__ import annotations
 
 import gc
 import itertools
 import random
+import sys
 import tracemalloc
 
 import pandas as pd
+import pytest
 from fixtures import RESULTS, many_environments
 
 from report import build as report_build
@@ -135,3 +138,31 @@ def test_contradictions_view_only_what_their_page_reads(tmp_path):
         for row in item["rows"]:
             viewed = [j for js in row["judged"].values() for j in js] + row["open"]
             assert len(row["open"]) <= 1 and all("comparisons" not in j for j in viewed)
+
+
+def _rss_kb() -> int:
+    with open("/proc/self/status", encoding="ascii") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="glibc's malloc_trim")
+def test_memory_a_page_freed_goes_back_to_the_system():
+    # Blocks over 512 bytes come from malloc's heap, which keeps what is freed; below the
+    # mmap threshold, so that free() alone would return nothing.
+    kept = [bytearray(2000) for _ in range(50_000)]
+    for block in kept:
+        block[0] = 1
+    marker = bytearray(2000)  # after them on the heap: the freed ones are not at its top
+    before = _rss_kb()
+    del kept
+    freed = _rss_kb()
+    report_build._give_back_freed_memory()
+    assert before - _rss_kb() > 50_000 and before - freed < 50_000
+    del marker
+
+
+def test_a_build_gives_back_what_each_page_freed(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(report_build, "_give_back_freed_memory", lambda: calls.append(1))
+    report_build.build(RESULTS, tmp_path / "docs", workers=1)
+    assert len(calls) >= len(report_build.PAGES)
