@@ -68,6 +68,7 @@ def build(results_dir: Path, docs_dir: Path, warn=None, workers: int = 1) -> Sit
         site = Site(data, docs, out, results=results_dir)
         if workers >= 2 and "fork" in multiprocessing.get_all_start_methods():
             first, second = HALVES
+            _give_back_freed_memory()  # what loading freed, before the fork copies the heap
             reader, writer = multiprocessing.get_context("fork").Pipe(duplex=False)
             child = multiprocessing.get_context("fork").Process(
                 target=_render_in_child, args=(site, second, writer), daemon=False)
@@ -156,9 +157,19 @@ def _render(site: Site, pages) -> None:
             ordering.forget()
             gc.collect()  # what the page left (see _full_collections_between_pages)
             gc.freeze()
+            _give_back_freed_memory()
     if overview in pages:
         for path in export.write(site.data, site.out / DATA_DIR):
             site.written.add(path)
+
+
+def _give_back_freed_memory() -> None:
+    """Return to the system the heap that a page freed: glibc's malloc keeps freed memory
+    for the process's next allocations, and a page's tables and strings (tens of MB per
+    thousand environments) stayed counted against the render after the page (issue 94)."""
+    if sys.platform == "linux":
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None).malloc_trim(0)
 
 
 def _render_in_child(site: Site, pages, writer) -> None:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from report.ledger.schema import Rule
 from report.ledger.values import missing
@@ -122,7 +122,9 @@ class Judgement:
     label: str  # the environment, or a backend without any environment
     backend: str
     verdict: str
-    comparisons: list[Comparison] = field(default_factory=list)
+    # Empty ones are the shared (): most judgements have no comparison, region or evidence,
+    # and an empty list each was a fifth of the judged ledger's memory (issue 94).
+    comparisons: list[Comparison] | tuple[()] = ()
     condition: str = ""  # depends: where it flips; unsettled: which comparisons
     # The verdict its comparisons' median answers give, settled or not: for an unsettled
     # verdict, the way it leans (holds, exceeds, fails, or depends where they differ).
@@ -137,11 +139,11 @@ class Judgement:
     unit: str = ""
     crossing: int | None = None  # crossover: the size where the mode's answer changes
     region: str = ""  # where each answer holds, in words (from `regions`)
-    regions: list[Region] = field(default_factory=list)  # ... as data
+    regions: list[Region] | tuple[()] = ()  # ... as data
     direction: str = ""  # a ratio claim: on how many points the ratio goes the claimed way
     size: str = ""  # ... and how many fall within, above or below the stated size
     reason: str = ""  # not measured / not testable: what is missing
-    evidence: list[tuple[str, str, str]] = field(default_factory=list)  # (text, page, anchor)
+    evidence: list[tuple[str, str, str]] | tuple[()] = ()  # (text, page, anchor)
 
     @property
     def measured(self) -> list[Comparison]:

@@ -4,6 +4,7 @@ side), and the verdict of one claim in one environment."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import pandas as pd
@@ -14,13 +15,10 @@ from report.ledger.comparison import NOT_MEASURED, NOT_TESTABLE, Comparison, Hos
 from report.ledger.kinds import KINDS, unit_of
 from report.ledger.rules import rule
 from report.ledger.schema import Claim, Rule, Test
-from report.ledger.values import LATER_MEMORY, RATIO_METRICS, median, missing, process_values, records
+from report.ledger.values import LATER_MEMORY, judged_cases, median, missing, records
 from report.ledger.verdicts import settle
 from report.shapes import data as shapes
 
-KEPT = ("ok", "status", "median_s", "lo_s", "hi_s", "n_processes", "env_repeated", "flops",
-        "cold_first_call_s", "timing", *(f"{c}_isolated" for c in analysis.ISOLATED),
-        *RATIO_METRICS)
 # What the evidence for a figure is: the anchor on the workload's page.
 EVIDENCE_ANCHOR = {"speedup": "latency", "break-even": "compile-time",
                    "cold_first_call_s": "compile-time", "warm_first_call_s": "compile-time",
@@ -44,31 +42,32 @@ class Judge:
 
     def __init__(self, data: analysis.Data):
         self.data = data
-        self.values = process_values(data.shown, data.paired)
-        self._pairs: dict[tuple, dict] = {}
-        # Only the columns judging reads: compare() merges whole rows.
-        paired = [c for c in data.cases.columns if c.startswith("paired_")]
-        keep = [c for c in dict.fromkeys([*analysis.CASE, *KEPT, "bound", *paired])
-                if c in data.cases.columns]
-        # The seeds' figures are float32 (the one bfloat16 figure is a training claim the
-        # records cannot test): a bfloat16 case is another precision, never one more point or
-        # process of a float32 comparison, so every kind sees float32 cases alone.
-        narrow = data.cases.loc[data.cases[analysis.DTYPE] == analysis.DEFAULT_DTYPE, keep]
-        self.with_values = (narrow.merge(self.values, on=analysis.CASE, how="left")
-                            if not narrow.empty else narrow)
-        self._by_env = analysis.by_env(self.with_values)
-        self._none = self.with_values.iloc[:0]  # sliced once: a third of judging (issue 94)
-        # What each environment measured, so that a claim about workloads an environment
-        # never ran is told so without filtering its cases: most claims in most environments.
-        self._measured = {env_id: set(cases["workload"]) for env_id, cases in self._by_env.items()}
         self._scope: dict[str, list[str]] = {}
-        self._memo: tuple[str | None, dict] = (None, {})
-        self._per_kernel: tuple[pd.DataFrame, dict[str, pd.DataFrame]] | None = None
+        self._shared: dict = {}
+        self.forget()
+
+    def shared(self, value):
+        """One object for each equal text or tuple the judgements keep: a few recur in every
+        environment, and a copy each was a quarter of the judged ledger's memory (issue 94)."""
+        return self._shared.setdefault(value, value)
+
+    # The tables judging reads (values.judged_cases), built when first asked; `_measured`: a
+    # claim about workloads an environment never ran is told so without filtering its cases.
+    with_values = functools.cached_property(lambda self: judged_cases(self.data))
+    _by_env = functools.cached_property(lambda self: analysis.by_env(self.with_values))
+    _none = functools.cached_property(lambda self: self.with_values.iloc[:0])  # sliced once
+    _measured = functools.cached_property(
+        lambda self: {env_id: set(cases["workload"]) for env_id, cases in self._by_env.items()})
 
     def forget(self) -> None:
-        """Drop what judging keeps per pair of modes and environment: once every claim is
-        judged (results.judge), only `workloads` is asked, and the rest grows with the sites."""
-        self._pairs, self._memo, self._per_kernel = {}, (None, {}), None
+        """Drop the tables and what judging keeps per pair of modes and environment: once every
+        claim is judged only `workloads` is asked, and at ten thousand environments they were
+        hundreds of MB kept to the render's end (issue 94)."""
+        for name in ("with_values", "_by_env", "_none", "_measured"):
+            self.__dict__.pop(name, None)
+        self._pairs: dict[tuple, dict] = {}
+        self._memo: tuple[str | None, dict] = (None, {})
+        self._per_kernel: tuple[pd.DataFrame, dict[str, pd.DataFrame]] | None = None
 
     @classmethod
     def of(cls, data: analysis.Data) -> Judge:
@@ -204,7 +203,7 @@ class Judge:
                           family=self.data.family(workload),
                           flops=None if missing(flops) else float(flops),
                           host_us=None if missing(host) else float(host),
-                          evidence=(f"workloads/{workload}.md", anchor))
+                          evidence=self.shared((f"workloads/{workload}.md", anchor)))
 
     def sides(self, row: dict, test: Test, column: str, comparison: Comparison
               ) -> tuple[tuple, tuple] | None:
@@ -213,10 +212,10 @@ class Judge:
         mine, base = row.get(f"{column}_v"), row.get(f"{column}_v_base")
         mine = mine if isinstance(mine, tuple) else ()
         base = base if isinstance(base, tuple) else ()
-        comparison.processes = (len(mine), len(base))
+        comparison.processes = self.shared((len(mine), len(base)))
         both = row["ok"] is True and row["ok_base"] is True
         if not both or not mine or not base:
-            comparison.note = self.why_missing(row, test, column)
+            comparison.note = self.shared(self.why_missing(row, test, column))
             comparison.field_absent = both
             return None
         return mine, base
@@ -283,7 +282,7 @@ class Judge:
         out = Judgement(env.env_id, env.label, env.backend, NOT_MEASURED,
                         unit=unit_of(claim.test))
         if KINDS[claim.test.kind].compare is not None:
-            out.comparisons = self.comparisons(claim, env.env_id)
+            out.comparisons = self.comparisons(claim, env.env_id) or ()
         if not claim.testable and (claim.test.kind == "none" or not out.measured):
             out.verdict, out.reason = NOT_TESTABLE, claim.missing
             return out
@@ -298,8 +297,9 @@ class Judge:
         scope = " or ".join(filter(None, (
             f"a workload of family {', '.join(claim.families)}" if claim.families else "",
             ", ".join(claim.workloads))))
-        out.reason = "; ".join(notes) or (f"no records of {scope} here" if not out.comparisons
-                                          else "no comparison has both sides measured")
+        out.reason = self.shared("; ".join(notes) or (
+            f"no records of {scope} here" if not out.comparisons
+            else "no comparison has both sides measured"))
         twins = dict(env.not_separately)
         left = [twins[m] for m in dict.fromkeys((claim.test.mode, claim.test.baseline))
                 if m in twins]

@@ -3,6 +3,7 @@ views other pages read (verdicts with their regions per environment)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -62,12 +63,12 @@ def judge(ledger: Ledger, data: analysis.Data, by: Judge | None = None) -> list[
 
 def counts(results: list[ClaimResult], data: analysis.Data) -> pd.DataFrame:
     """Verdicts per environment: one row per environment label, a column per verdict."""
-    rows = [{"env": j.label, "verdict": j.verdict} for r in results for j in r.judgements]
-    if not rows:
-        return pd.DataFrame(columns=["env", *VERDICTS])
-    table = pd.DataFrame(rows).pivot_table(index="env", columns="verdict", aggfunc="size",
-                                           fill_value=0)
-    return table.reindex(columns=list(VERDICTS), fill_value=0).reset_index()
+    # Counted, not pivoted: a row per judgement was a million dicts with ten thousand
+    # environments (issue 94).
+    found = Counter((j.label, j.verdict) for r in results for j in r.judgements)
+    labels = sorted({label for label, _ in found})
+    return pd.DataFrame({"env": labels, **{v: [found[(label, v)] for label in labels]
+                                          for v in VERDICTS}}, columns=["env", *VERDICTS])
 
 
 def seed_page(seed: str) -> str:

@@ -67,6 +67,26 @@ PAIRED_FIGURES = (*PAIRED_CHECKS, "device_kernels_per_call", "launches_per_call"
                   "mean_kernel_s", "idle_s_per_call", "idle_fraction")
 
 
+# What judging reads of a case (analysis.compare merges whole rows).
+KEPT = ("ok", "status", "median_s", "lo_s", "hi_s", "n_processes", "env_repeated", "flops",
+        "cold_first_call_s", "timing", *(f"{c}_isolated" for c in analysis.ISOLATED),
+        *RATIO_METRICS)
+
+
+def judged_cases(data: analysis.Data) -> pd.DataFrame:
+    """The float32 cases of `data` (the columns judging reads) with their per-process values
+    (`process_values`). The seeds' figures are float32 (the one bfloat16 figure is a
+    training claim the records cannot test): a bfloat16 case is another precision, never one
+    more point or process of a float32 comparison, so every kind sees float32 cases alone."""
+    paired = [c for c in data.cases.columns if c.startswith("paired_")]
+    keep = [c for c in dict.fromkeys([*analysis.CASE, *KEPT, "bound", *paired])
+            if c in data.cases.columns]
+    narrow = data.cases.loc[data.cases[analysis.DTYPE] == analysis.DEFAULT_DTYPE, keep]
+    if narrow.empty:
+        return narrow
+    return narrow.merge(process_values(data.shown, data.paired), on=analysis.CASE, how="left")
+
+
 def process_values(shown: pd.DataFrame, paired: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per case (analysis.CASE), the values of every ok process, as tuples: what makes a
     comparison settled or not. Isolated processes (`shown`) give every figure; paired ones

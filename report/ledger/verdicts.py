@@ -294,5 +294,5 @@ def summarise(out: Judgement) -> None:
     for c in out.comparisons:
         if (c.workload, c.evidence) not in [(s[0], (s[1], s[2])) for s in seen] and c.evidence[0]:
             seen.append((c.workload, *c.evidence))
-    out.evidence = seen
+    out.evidence = seen or ()
 

@@ -120,11 +120,17 @@ def key_figure(j: Judgement, claim: Claim) -> dict[str, str]:
     return parts
 
 
-def judgement_view(j: Judgement, claim: Claim) -> dict[str, Any]:
+def judgement_view(j: Judgement, claim: Claim, whole: bool = True) -> dict[str, Any]:
     """A judgement as the pages show it: verdict, key figure (as parts), where it holds
     (its regions, as data and in words), direction and size, and the comparisons behind it
-    with the link from the seed's page to them."""
+    with the link from the seed's page to them. Not `whole`: without where it holds, its
+    comparisons and evidence, which only the seed's pages read."""
     page = seed_page(claim.seed)
+    if not whole:
+        return {"env_id": j.env_id, "label": j.label, "backend": j.backend,
+                "verdict": j.verdict, "key": key_figure(j, claim), "leans": j.leans,
+                "settled_condition": j.settled_condition, "reason": j.reason,
+                "one_process": _one_process(j)}
     # Not measured and not testable rest on no figure: their reason says it all.
     listed = (comparisons_page(claim.seed, j.env_id) if j.env_id and j.comparisons
               and j.verdict not in (ledger.NOT_TESTABLE, ledger.NOT_MEASURED) else "")
@@ -135,13 +141,16 @@ def judgement_view(j: Judgement, claim: Claim) -> dict[str, Any]:
             "settled_condition": j.settled_condition,
             "direction": j.direction, "size": j.size,
             "reason": j.reason, "leans": j.leans,
-            # unsettled only for resting on one process a side, wherever it is unsettled
-            "one_process": j.verdict == ledger.UNSETTLED and all(
-                c.single for c in j.measured if not c.settled),
+            "one_process": _one_process(j),
             "comparisons": [comparison_view(c, j.unit, listed) for c in j.comparisons]
             if listed else [],
             "comparisons_link": link(listed, claim.id, page=page) if listed else "",
             "evidence": [{"text": w, "link": link(p, a, page=page)} for w, p, a in j.evidence]}
+
+
+def _one_process(j: Judgement) -> bool:
+    """Unsettled only for resting on one process a side, wherever it is unsettled."""
+    return j.verdict == ledger.UNSETTLED and all(c.single for c in j.measured if not c.settled)
 
 
 def test_view(claim: Claim) -> dict[str, Any]:
@@ -346,34 +355,43 @@ def settled_answer(judgements: list[Judgement]) -> dict[str, Any]:
 
 
 def contradiction_views(book: ledger.Ledger, views: list[dict[str, Any]],
-                        results: list[ClaimResult] | None = None) -> list[dict[str, Any]]:
+                        results: list[ClaimResult]) -> list[dict[str, Any]]:
     """Each contradiction's claims, every one of them, with its stance (`stance`), its
     verdicts grouped per environment (`judged`; `listed` splits the unsettled ones by
     their lean), the span of its figures over every judged environment (`span`), for an
     unsettled one the answer it leans to, for a split one its regions (`split`), and
     what its settled comparisons say (`settled`, `settled_answer`): the answer opens with
-    those. `sides` groups the rows by stance for the sentences after it."""
+    those; `open`, its first environment that did not judge it. `sides` groups the rows by
+    stance for the sentences after it. The judgements are viewed here, and only those the
+    page reads (issue 94: every judgement of every claim in a contradiction, viewed whole,
+    was most of the render's memory with ten thousand environments)."""
     by_id = {v["claim"].id: v for v in views}
-    judged_by = {r.claim.id: {j.env_id: j for j in r.judgements} for r in results or []}
+    results_of = {r.claim.id: r for r in results}
     out = []
     for item in book.contradictions:
         rows = []
         for view in (by_id[c] for c in item.claims):
-            judged = {v: [j for j in view["judgements"] if j["verdict"] == v] for v in JUDGED}
+            claim = view["claim"]
+            result = results_of[claim.id]
+            judged = {v: [judgement_view(j, claim, whole=False) for j in result.judgements
+                          if j.verdict == v] for v in JUDGED}
             judged = {v: js for v, js in judged.items() if js}
-            mine = judged_by.get(view["claim"].id, {})
+            mine = {j.env_id: j for j in result.judgements}
             figures = [c.figure for j in mine.values() for c in j.measured
                        if c.figure is not None and j.verdict in JUDGED]
             unit = next((j.unit for j in mine.values()), "")
             found = stance(judged)
+            first_open = next((j for j in result.judgements if j.verdict not in JUDGED), None)
             rows.append({
-                "view": view, "link": link(view["page"], view["claim"].id, page=CONTRADICTIONS_PAGE),
+                "view": view, "link": link(seed_page(claim.seed), claim.id, page=CONTRADICTIONS_PAGE),
                 "judged": judged, "listed": by_lean(judged), "stance": found,
-                "split": split_view(judged, view["judgements"]) if found == "split" else None,
+                "split": split_view(judged, [j for js in judged.values() for j in js])
+                if found == "split" else None,
                 "span": ledger.span_text(min(figures), max(figures), unit) if figures else "",
                 "lean": _lean(judged.get(ledger.UNSETTLED, []), mine) if mine else
                 {"to": "", "count": 0, "unanimous": False},
-                "open": [j for j in view["judgements"] if j["verdict"] not in JUDGED],
+                "open": [] if first_open is None else [judgement_view(first_open, claim,
+                                                                      whole=False)],
                 "settled": settled_answer(list(mine.values()))})
         out.append({"item": item, "rows": rows,
                     "sides": {s: [r for r in rows if r["stance"] == s] for s in STANCES}})
@@ -386,13 +404,11 @@ verdict_table = ledger.verdict_table
 
 def context(data: analysis.Data, book: ledger.Ledger | None = None,
             brief: bool = False) -> dict[str, Any]:
-    """What the ledger's pages read. `brief`: the views of claims in no contradiction are
-    `brief_view`s, for the summary; the seed's page builds their whole views (`full`)."""
+    """What the ledger's pages read. `brief`: the views are `brief_view`s, for the summary;
+    the seed's page builds their whole views (`full`)."""
     book = ledger.site_ledger(data) if book is None else book
     results = results_for(data, book)
-    contested = {c for item in book.contradictions for c in item.claims}
-    views = [brief_view(r) if brief and r.claim.id not in contested else full(data, r)
-             for r in results]
+    views = [brief_view(r) if brief else full(data, r) for r in results]
     counts = ledger.counts(results, data)
     return {"seeds": seed_views(book, views), "views": views,
             "contradictions": contradiction_views(book, views, results),
