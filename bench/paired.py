@@ -64,14 +64,13 @@ class Member:
     round_position: list[int] = field(default_factory=list)
     wall_s: float = 0.0
     calls: int = 0
-    faults: int | None = 0
+    faults: int = 0
 
     def block(self, backend: Backend) -> float:
         before = page_faults()
         elapsed = time_block(self.call, backend, self.calls_per_block)
-        after = page_faults()
-        self.faults = None if before is None or after is None or self.faults is None \
-            else self.faults + after - before
+        if before is not None:  # None: this platform cannot count them
+            self.faults += page_faults() - before
         self.wall_s += elapsed
         self.calls += self.calls_per_block
         return elapsed / (self.calls_per_block * self.inner)
@@ -168,7 +167,7 @@ def _finish(member: Member, workload, backend: Backend, spec: PairedSpec,
         "warmup_calls": (member.calls_per_block + len(member.entry["compile"]["cold_first_calls_s"]))
         * member.inner,
         "wall_per_call_s": wall_per_call_s, "timer": "perf-counter",
-        "page_faults_per_call": None if member.faults is None
+        "page_faults_per_call": None if page_faults() is None
         else member.faults / (member.calls * member.inner)}
     entry["paired"] = {"group": spec.group, "modes": modes, "build_position": member.position,
                        "rounds_planned": rounds,
