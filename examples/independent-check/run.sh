@@ -11,8 +11,7 @@
 set -u
 processes=${1:-3}; budget=${2:-420}; start=$SECONDS
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-    .whl/*.whl && export PYTHONPATH=/tmp/site
+source examples/lent-machine/site.sh || exit 1
 mkdir -p "$OUT/independent"
 nvidia-smi -L
 python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__)"

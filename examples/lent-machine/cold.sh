@@ -3,7 +3,7 @@
 set -u
 minutes=$1; shift; [ "$1" = "--" ] && shift
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+source examples/lent-machine/site.sh || exit 1
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 case "$gpu" in *H200*) machine=lent-h200;; *H100*) machine=lent-h100;; *) machine=lent-gpu;; esac
 echo "GPU $gpu -> machine $machine"

@@ -23,7 +23,7 @@ case "$gpu" in *H200*) LENT_MACHINE=lent-h200;; *H100*) LENT_MACHINE=lent-h100;;
 export LENT_MACHINE  # a command in bash -c '...' names it: --machine $LENT_MACHINE
 echo "GPU $gpu x $(nvidia-smi -L | wc -l) -> machine $LENT_MACHINE"
 if [ "$action" = start ]; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+    source examples/lent-machine/site.sh || exit 1
     while [ $# -gt 0 ]; do
         name=$1 cpus=$2; shift 2; [ "$1" = "--" ] && shift
         command=()

@@ -10,7 +10,7 @@
 set -u
 glob=$1; machine=$2; minutes=$3; shift 3
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+source examples/lent-machine/site.sh || exit 1
 mkdir -p $OUT/results
 for f in results/$glob*.jsonl results/$glob*.jsonl.gz; do
     [ -e "$f" ] && b=$(basename "$f") && cp "$f" "$OUT/results/${b/.jsonl/-archive.jsonl}"; done
