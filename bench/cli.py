@@ -108,6 +108,9 @@ def parser() -> argparse.ArgumentParser:
                         f"fresh interpreter (default here: {pool.DEFAULT_ISOLATION})")
     p.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE_DIR,
                    help="compile caches per case, reused by its repeats after the first")
+    p.add_argument("--cold-repeats", action="store_true",
+                   help="isolated repeats after the first compile from empty caches too, so each "
+                        "process records a cold first call (for compile-time figures)")
     p.add_argument("--force", action="store_true", help="re-measure cases already recorded")
     p.add_argument("--results-dir", type=Path, default=Path("results"))
     p.add_argument("--machine", help="name for this machine in the records (default: hostname)")
@@ -306,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
             results_dir=args.results_dir, max_minutes=args.max_minutes,
             repeats=args.repeats or DEFAULT_REPEATS[args.profile], isolation=args.isolation,
             cache_dir=args.cache_dir, shard=args.shard, timing=args.timing, rounds=args.rounds,
-            order=args.order)
+            order=args.order, cold_repeats=args.cold_repeats)
         if args.ray:
             fleet = _import_fleet()
             fleet.measure(plans, config, args.machine, args.ray, **fleet_options)

@@ -88,6 +88,9 @@ class RunConfig:
     timing: str = "isolated"
     rounds: int = DEFAULT_ROUNDS
     order: str = "interleaved"
+    # Every isolated repeat compiles from empty caches, not only repeat 0: the compile-time
+    # claims need several cold first calls per case.
+    cold_repeats: bool = False
 
     def __post_init__(self) -> None:
         if self.timing not in TIMINGS:
@@ -480,14 +483,18 @@ def group_cache_dir(cache_root: Path, env_id: str, group: tuple[CaseKey, ...]) -
     return cache_root / env_id / f"paired-{hashlib.sha256(text.encode()).hexdigest()[:10]}"
 
 
-def job_caches(cache_root: Path, env_id: str, job: Job) -> pool.Caches:
+def job_caches(cache_root: Path, env_id: str, job: Job, cold_repeats: bool = False) -> pool.Caches:
     """The compile caches of a job's process. An isolated one: its case's folder, emptied for
-    repeat 0, which compiles cold; later repeats start from what repeat 0 left. A paired one:
-    its own folder, topped up with whatever its modes' isolated processes left, so a paired
-    process never pays a cold compile (the isolated process measured that)."""
+    repeat 0, which compiles cold; later repeats start from what repeat 0 left, or, with
+    `cold_repeats`, from an emptied folder of their own (the case's folder stays repeat 0's,
+    which paired processes read). A paired one: its own folder, topped up with whatever its
+    modes' isolated processes left, so a paired process never pays a cold compile (the
+    isolated process measured that)."""
     if not job.group:
-        return pool.Caches(str(case_cache_dir(cache_root, env_id, job.key)),
-                           empty_first=job.repeat == 0)
+        folder = case_cache_dir(cache_root, env_id, job.key)
+        if cold_repeats and job.repeat:
+            folder = folder.with_name(f"{folder.name}-cold-r{job.repeat}")
+        return pool.Caches(str(folder), empty_first=job.repeat == 0 or cold_repeats)
     return pool.Caches(str(group_cache_dir(cache_root, env_id, job.group)),
                        merge=tuple(str(case_cache_dir(cache_root, env_id, k)) for k in job.group))
 
@@ -666,7 +673,8 @@ class _Run:
     def would_compile_cold(self, job: Job) -> bool:
         env_id = self.env.env_id()
         if not job.group:
-            return job.repeat == 0 or not case_cache_dir(self.config.cache_dir, env_id,
+            return job.repeat == 0 or self.config.cold_repeats or not case_cache_dir(
+                self.config.cache_dir, env_id,
                                                          job.key).exists()
         folders = [case_cache_dir(self.config.cache_dir, env_id, k) for k in job.group]
         folders.append(group_cache_dir(self.config.cache_dir, env_id, job.group))
@@ -721,7 +729,7 @@ class _Run:
 
     def start(self, job: Job, slot: Slot) -> Running:
         key, config = job.key, self.config
-        caches = job_caches(config.cache_dir, self.env.env_id(), job)
+        caches = job_caches(config.cache_dir, self.env.env_id(), job, config.cold_repeats)
         cache_dir = Path(caches.folder)
         if job.group:
             spec = PairedSpec(key, tuple(k.mode for k in job.group), config.rounds,

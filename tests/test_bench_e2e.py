@@ -206,3 +206,17 @@ def test_force_measures_again(smoke, rerun_dir):
     assert "cpu: 2 case process(es) to run of 2" in stdout
     assert sorted((r.key.mode, r.status, r.process.cache) for r in added) == [
         ("cuda-graph", "unsupported", "cold"), ("eager", "ok", "cold")]
+
+
+def test_cold_repeats_compile_each_later_repeat_from_empty_caches_of_its_own(smoke, rerun_dir):
+    stdout, added = again(smoke, rerun_dir, *COMMON, "--mode", "default", "--repeats", "3",
+                          "--cold-repeats")
+    assert "cpu: 1 case process(es) to run of 3" in stdout
+    assert [(r.key.mode, r.process.repeat, r.process.cache) for r in added] == [
+        ("default", 2, "cold")]
+    folder = case_cache_dir(smoke["cache"], added[0].env_id, added[0].key)
+    own = folder.with_name(f"{folder.name}-cold-r2")
+    # It wrote its own FX graph cache, so it compiled rather than loading repeat 0's entries,
+    # and repeat 0's folder, which paired processes merge, is left as it was.
+    assert any((own / "inductor" / "fxgraph").rglob("*")), sorted(own.rglob("*"))
+    assert any((folder / "inductor" / "fxgraph").rglob("*"))
