@@ -250,13 +250,17 @@ class Recorded:
         return (key, repeat) in self.paired
 
 
-def recorded(results_dir: Path, env: Environment) -> Recorded:
-    """The processes already recorded for this environment, in any of its files."""
+def recorded(results_dir: Path, env: Environment, cold_repeats: bool = False) -> Recorded:
+    """The processes already recorded for this environment, in any of its files. With
+    `cold_repeats`, a compiled mode's isolated process that started from warm caches is not
+    what the run asks for, and is measured again."""
     isolated, unsupported, paired, timed_out = set(), set(), set(), set()
     for record in _own_records(results_dir, env):
         key, repeat = record.key, record.process.repeat
         if record.process.timing == "paired":
             paired.add((key, repeat))
+            continue
+        if cold_repeats and record.process.cache == "warm" and record.mode_traits.compiled:
             continue
         if record.status == "unsupported":
             unsupported.add(key)
@@ -890,7 +894,7 @@ def run(cases: list[CaseKey], env: Environment, config: RunConfig, out=sys.stdou
     """Measure every (case, repeat) not yet recorded for `env`; the results file's path.
     The caller holds the results file's lock (see `exclusive`), checked before each save."""
     path = results_path(config.results_dir, env, config.shard)
-    done = Recorded() if config.force else recorded(config.results_dir, env)
+    done = Recorded() if config.force else recorded(config.results_dir, env, config.cold_repeats)
     # Only a deadline asks what a job will take; --force re-measures, but costs stay known.
     took = durations(config.results_dir, env) if config.max_minutes else {}
     todo = jobs(cases, config.repeats, done, config.timing, config.order)

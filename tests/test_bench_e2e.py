@@ -209,11 +209,12 @@ def test_force_measures_again(smoke, rerun_dir):
 
 
 def test_cold_repeats_compile_each_later_repeat_from_empty_caches_of_its_own(smoke, rerun_dir):
-    stdout, added = again(smoke, rerun_dir, *COMMON, "--mode", "default", "--repeats", "3",
-                          "--cold-repeats")
-    assert "cpu: 1 case process(es) to run of 3" in stdout
-    assert [(r.key.mode, r.process.repeat, r.process.cache) for r in added] == [
-        ("default", 2, "cold")]
+    stdout, added = again(smoke, rerun_dir, *COMMON, "--mode", "eager", "--mode", "default",
+                          "--repeats", "3", "--cold-repeats")
+    # default's warm repeat 1 is measured again, cold; eager has no compile to redo.
+    assert "cpu: 3 case process(es) to run of 6" in stdout
+    assert sorted((r.key.mode, r.process.repeat, r.process.cache) for r in added) == [
+        ("default", 1, "cold"), ("default", 2, "cold"), ("eager", 2, "cold")]
     folder = case_cache_dir(smoke["cache"], added[0].env_id, added[0].key)
     own = folder.with_name(f"{folder.name}-cold-r2")
     # It wrote its own FX graph cache, so it compiled rather than loading repeat 0's entries,
