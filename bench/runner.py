@@ -677,9 +677,8 @@ class _Run:
     def would_compile_cold(self, job: Job) -> bool:
         env_id = self.env.env_id()
         if not job.group:
-            return job.repeat == 0 or self.config.cold_repeats or not case_cache_dir(
-                self.config.cache_dir, env_id,
-                                                         job.key).exists()
+            caches = job_caches(self.config.cache_dir, env_id, job, self.config.cold_repeats)
+            return caches.empty_first or not Path(caches.folder).exists()
         folders = [case_cache_dir(self.config.cache_dir, env_id, k) for k in job.group]
         folders.append(group_cache_dir(self.config.cache_dir, env_id, job.group))
         return not any(f.is_dir() and any(f.iterdir()) for f in folders)

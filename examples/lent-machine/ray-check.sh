@@ -4,10 +4,11 @@
 # .ray, built here by examples/lent-machine/ray-wheels.sh): the sentinel profile run by the
 # local runner, then through a one-node Ray cluster (`--ray local`), into one results folder,
 # $OUT/ray-check, with
-# machine names local-CARD and ray-CARD, then an A/A run of the sentinel (machine aa-CARD) (CARD: h100 or h200, from nvidia-smi's name; cpu on a
-# machine without a GPU, where the same check runs on the CPU backend). MINUTES (default 9)
-# bounds the three runs together: the local run gets them all, the Ray run what it leaves, the
-# A/A run what they leave, and a run stopped by the limit resumes on the next call. The Ray run starts a fresh Python for every
+# machine names local-CARD and ray-CARD, then an A/A run of the sentinel (machine aa-CARD);
+# CARD is h100 or h200, from nvidia-smi's name, or cpu on a machine without a GPU, where the
+# same check runs on the CPU backend. MINUTES (default 9) bounds the three runs together: the
+# local run gets them all, the Ray run what it leaves, the A/A run what they leave, and a run
+# stopped by the limit resumes on the next call. The Ray run starts a fresh Python for every
 # case process (the local runner forks from one that imported torch once), so it takes longer
 # than the local run: call again, on the warm machine, until the three runs find nothing to run.
 # Between calls on a warm machine the records are kept in /tmp/ray-check; on a new machine,
