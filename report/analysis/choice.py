@@ -49,9 +49,17 @@ def choose(table: pd.DataFrame, calls: float) -> pd.DataFrame:
     below TIE_BELOW), the cheaper of the two (fewer calls to pay back, then less compile
     time; eager is cheapest) is named first: the faster one buys nothing measurable.
 
+    The two leaders are set against each other head to head where paired processes timed
+    both (`head_to_head`): each published speedup pools its own processes, often from other
+    hosts, so their quotient is no ratio of the two modes. There the leader is the one
+    faster in those processes, the lead their median ratio, and a tie a lead below
+    TIE_BELOW that some process reversed or met.
+
     Columns: POINT, `backend`, the chosen mode's CHOICE figures, the runner-up's with the
-    suffix `_runner_up` (None where only one mode qualifies), `margin` (chosen speedup /
-    runner-up's - 1: below 0 where a tie named the cheaper, slower side first), `tie`,
+    suffix `_runner_up` (None where only one mode qualifies), `margin` (how much faster the
+    chosen mode runs than the runner-up, less 1: head to head where paired processes timed
+    both, their number in `margin_processes`, else chosen speedup / runner-up's with
+    `margin_processes` None; below 0 where a tie named the cheaper, slower side first), `tie`,
     `host_dependent` (the chosen ratio grows on a slower host), `calls`, and `not_paid`:
     the faster modes left out because they need more calls, each as (mode, speedup,
     cold_calls)."""
@@ -65,9 +73,14 @@ def choose(table: pd.DataFrame, calls: float) -> pd.DataFrame:
     best, second = ranked.nth(0), ranked.nth(1)
     out = best.merge(second.drop(columns="backend"), on=POINT, how="left",
                      suffixes=("", "_runner_up")).reset_index(drop=True)
-    lead = out["speedup"].astype(float) / out["speedup_runner_up"].astype(float) - 1.0
+    h2h = head_to_head(eligible, out)
+    # Head to head, the runner-up may be the faster one: it leads then.
+    _swap(out, keep, h2h["ratio"] < 1.0)
+    h2h = head_to_head(eligible, out)
+    lead = (out["speedup"].astype(float) / out["speedup_runner_up"].astype(float)
+            ).where(h2h["ratio"].isna(), h2h["ratio"]) - 1.0
     overlap = ranges_overlap(out["speedup_lo"], out["speedup_hi"], out["speedup_lo_runner_up"],
-                             out["speedup_hi_runner_up"])
+                             out["speedup_hi_runner_up"]).where(h2h["ratio"].isna(), h2h["lo"] <= 1.0)
     out["tie"] = (overlap & (lead < TIE_BELOW)).where(out["mode_runner_up"].notna(),
                                                       False).astype(bool)
     compile_s = "cold_compile_s" if "cold_compile_s" in out else "cold_calls"  # tests' tables lack it
@@ -78,11 +91,11 @@ def choose(table: pd.DataFrame, calls: float) -> pd.DataFrame:
 
     swap = out["tie"] & pd.Series([other < first for first, other in zip(
         costs(""), costs("_runner_up"), strict=True)], index=out.index, dtype=bool)
-    for column in (c for c in keep if c not in (*POINT, "backend")):
-        first, other = out[column].copy(), out[f"{column}_runner_up"].copy()
-        out[column] = first.where(~swap, other).astype(first.dtype)
-        out[f"{column}_runner_up"] = other.where(~swap, first)
-    out["margin"] = out["speedup"].astype(float) / out["speedup_runner_up"].astype(float) - 1.0
+    _swap(out, keep, swap)
+    h2h = head_to_head(eligible, out)
+    out["margin"] = (out["speedup"].astype(float) / out["speedup_runner_up"].astype(float)
+                     ).where(h2h["ratio"].isna(), h2h["ratio"]) - 1.0
+    out["margin_processes"] = h2h["processes"]
     out["host_dependent"] = out["ratio_bound"].eq("host-dependent")
     out["calls"] = calls
     late = ok[~paid].merge(out[[*POINT, "speedup"]], on=POINT, suffixes=("", "_chosen"))
@@ -95,6 +108,37 @@ def choose(table: pd.DataFrame, calls: float) -> pd.DataFrame:
     out["not_paid"] = [left.get(tuple(_plain(v) for v in key), [])
                        for key in zip(*(out[c] for c in POINT), strict=True)]
     return ordered(out).reset_index(drop=True)
+
+
+def _swap(out: pd.DataFrame, keep: list[str], swap: pd.Series) -> None:
+    """Exchange the chosen mode's CHOICE figures with the runner-up's where `swap` holds."""
+    for column in (c for c in keep if c not in (*POINT, "backend")):
+        first, other = out[column].copy(), out[f"{column}_runner_up"].copy()
+        out[column] = first.where(~swap, other).astype(first.dtype)
+        out[f"{column}_runner_up"] = other.where(~swap, first)
+
+
+def head_to_head(table: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+    """Per row of `pairs` (POINT, `mode`, `mode_runner_up`): how many times faster `mode` ran
+    than `mode_runner_up` in the paired processes that timed both, from `table`'s row of
+    `mode` and its `paired_<runner-up>_*` columns (`shown.with_paired`): `ratio` (their
+    median), `lo`/`hi` (the smallest and largest process) and `processes`; NaN where no
+    paired process timed the two together."""
+    index = {(*(_plain(v) for v in key), mode): i for i, (key, mode) in enumerate(zip(
+        zip(*(table[c] for c in POINT), strict=True), table["mode"], strict=True))}
+    figures = {"ratio": "speedup", "lo": "speedup_lo", "hi": "speedup_hi", "processes": "processes"}
+    found = []
+    for key, mode, other in zip(zip(*(pairs[c] for c in POINT), strict=True), pairs["mode"],
+                                pairs["mode_runner_up"], strict=True):
+        at = index.get((*(_plain(v) for v in key), mode))
+        row = {}
+        if at is not None and isinstance(other, str):
+            for name, figure in figures.items():
+                column = f"paired_{other}_{figure}"
+                row[name] = table[column].iloc[at] if column in table else math.nan
+        found.append(row)
+    out = pd.DataFrame(found, index=pairs.index, columns=list(figures)).astype(float)
+    return out.where(out["processes"] >= 1)
 
 
 def calls_step(calls: float) -> int:
