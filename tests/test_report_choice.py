@@ -112,3 +112,14 @@ def test_the_runner_up_leads_where_it_ran_faster_in_the_processes_that_timed_bot
         "reduce-overhead", "max-autotune", False)
     assert answer["margin"] == pytest.approx(0.2)
     assert answer["speedup"] == 2.45  # each mode keeps its own published speedup
+
+
+def test_a_mode_not_paid_back_is_named_faster_only_where_it_ran_faster_beside_the_answer():
+    published = table(EAGER, ("reduce-overhead", 1.59, 1.57, 1.61, 10_000, 11.0),
+                      ("max-autotune", 1.61, 1.6, 1.62, 900_000, 200.0))
+    (pooled,) = analysis.rows(analysis.choose(published, 100_000))
+    assert pooled["not_paid"] == [("max-autotune", 1.61, 900_000.0)]
+    slower = beside(published, "max-autotune", "reduce-overhead", 0.98, 0.97, 0.99, 3)
+    (answer,) = analysis.rows(analysis.choose(slower, 100_000))
+    assert answer["mode"] == "reduce-overhead"
+    assert answer["not_paid"] == []

@@ -98,8 +98,12 @@ def choose(table: pd.DataFrame, calls: float) -> pd.DataFrame:
     out["margin_processes"] = h2h["processes"]
     out["host_dependent"] = out["ratio_bound"].eq("host-dependent")
     out["calls"] = calls
-    late = ok[~paid].merge(out[[*POINT, "speedup"]], on=POINT, suffixes=("", "_chosen"))
-    late = late[late["speedup"] > late["speedup_chosen"]]
+    late = ok[~paid].merge(out[[*POINT, "speedup", "mode"]], on=POINT, suffixes=("", "_chosen"))
+    # Faster than the chosen mode head to head where paired processes timed both.
+    beside_chosen = head_to_head(late, late.rename(columns={"mode_chosen": "mode_runner_up"}))
+    faster = (late["speedup"] > late["speedup_chosen"]).where(beside_chosen["ratio"].isna(),
+                                                               beside_chosen["ratio"] > 1.0)
+    late = late[faster.astype(bool)]
     left = {}
     for key, group in late.groupby(POINT, dropna=False, sort=False):
         left[tuple(_plain(v) for v in key)] = [
