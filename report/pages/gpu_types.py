@@ -125,14 +125,16 @@ def speedups(table: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
 def fastest(table: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
     """Per point with two or more modes measured on both sides (`table`: the published
     table): the fastest of those modes on each GPU by the site's one rule (`analysis.choose`
-    at any number of calls: ranked by the published speedup over eager, a tie naming the
-    cheaper mode first), with `margin` over the runner-up, `tie`, and `pairings`, the
-    fewer processes of the two; b's with the suffix `_b`, and `same` where both GPUs name
-    one mode."""
+    at any number of calls: ranked by the published speedup over eager, the two leaders
+    set head to head where paired processes timed both, a tie naming the cheaper mode
+    first), with `margin` over the runner-up, `tie`, and `pairings`, the processes the
+    margin rests on (head to head: those that timed both; else the fewer of the two
+    modes'); b's with the suffix `_b`, and `same` where both GPUs name one mode."""
     left, right = aligned(table, a, b)
     best = analysis.choose(pd.concat([left, right], ignore_index=True), math.inf)
     best = best[best["mode_runner_up"].notna()]
-    best = best.assign(pairings=best[["processes", "processes_runner_up"]].astype(float).min(axis=1))
+    fewer = best[["processes", "processes_runner_up"]].astype(float).min(axis=1)
+    best = best.assign(pairings=best["margin_processes"].astype(float).fillna(fewer))
     columns = [*POINT, "mode", "margin", "tie", "pairings"]
     out = best.loc[best["env_id"] == a, columns].merge(
         best.loc[best["env_id"] == b, columns], on=POINT, suffixes=("", "_b"))
