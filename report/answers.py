@@ -135,7 +135,7 @@ def _choice_in(data: Data, env: analysis.Environment, device: str, workload: str
         "runner_up": row.get("mode_runner_up"), "runner_up_speedup": row.get("speedup_runner_up"),
         "margin": row.get("margin"), "unsettled": bool(row["tie"]),
         # Where set, the margin is head to head: the processes that timed both modes.
-        "margin_processes": _count(row.get("margin_processes")),
+        "margin_processes": row.get("margin_processes"),
         "compiling": bool(row["compiling"]), "graph": bool(row["cuda_graphs"]) and not row["compiling"],
         "host_dependent": bool(row["host_dependent"]),
         "host_us": chosen.get("host_probe_us") if row["host_dependent"] else None,
@@ -150,11 +150,6 @@ def _choice_in(data: Data, env: analysis.Environment, device: str, workload: str
         "cold_s": chosen.get("cold_compile_s") if row["mode"] != BASELINE else None,
         "break_even": row["cold_calls"] if row["mode"] != BASELINE else None,
         "not_paid": [{"mode": m, "speedup": sp, "calls": c} for m, sp, c in row["not_paid"]]}
-
-
-def _count(value: Any) -> int | None:
-    """A count from a table cell: None where it is missing (NaN)."""
-    return None if value is None or value != value else int(value)
 
 
 def reference_host(data: Data, env: analysis.Environment) -> dict[str, Any] | None:

@@ -73,12 +73,10 @@ def choose(table: pd.DataFrame, calls: float) -> pd.DataFrame:
     best, second = ranked.nth(0), ranked.nth(1)
     out = best.merge(second.drop(columns="backend"), on=POINT, how="left",
                      suffixes=("", "_runner_up")).reset_index(drop=True)
-    h2h = head_to_head(eligible, out)
     # Head to head, the runner-up may be the faster one: it leads then.
-    _swap(out, keep, h2h["ratio"] < 1.0)
+    _swap(out, keep, head_to_head(eligible, out)["ratio"] < 1.0)
     h2h = head_to_head(eligible, out)
-    lead = (out["speedup"].astype(float) / out["speedup_runner_up"].astype(float)
-            ).where(h2h["ratio"].isna(), h2h["ratio"]) - 1.0
+    lead = _lead(out, h2h)
     overlap = ranges_overlap(out["speedup_lo"], out["speedup_hi"], out["speedup_lo_runner_up"],
                              out["speedup_hi_runner_up"]).where(h2h["ratio"].isna(), h2h["lo"] <= 1.0)
     out["tie"] = (overlap & (lead < TIE_BELOW)).where(out["mode_runner_up"].notna(),
@@ -93,8 +91,7 @@ def choose(table: pd.DataFrame, calls: float) -> pd.DataFrame:
         costs(""), costs("_runner_up"), strict=True)], index=out.index, dtype=bool)
     _swap(out, keep, swap)
     h2h = head_to_head(eligible, out)
-    out["margin"] = (out["speedup"].astype(float) / out["speedup_runner_up"].astype(float)
-                     ).where(h2h["ratio"].isna(), h2h["ratio"]) - 1.0
+    out["margin"] = _lead(out, h2h)
     out["margin_processes"] = h2h["processes"]
     out["host_dependent"] = out["ratio_bound"].eq("host-dependent")
     out["calls"] = calls
@@ -120,6 +117,13 @@ def _swap(out: pd.DataFrame, keep: list[str], swap: pd.Series) -> None:
         first, other = out[column].copy(), out[f"{column}_runner_up"].copy()
         out[column] = first.where(~swap, other).astype(first.dtype)
         out[f"{column}_runner_up"] = other.where(~swap, first)
+
+
+def _lead(out: pd.DataFrame, h2h: pd.DataFrame) -> pd.Series:
+    """How much faster the chosen mode ran than the runner-up, less 1: head to head where
+    paired processes timed both (`h2h`), else its speedup over the runner-up's."""
+    pooled = out["speedup"].astype(float) / out["speedup_runner_up"].astype(float)
+    return pooled.where(h2h["ratio"].isna(), h2h["ratio"]) - 1.0
 
 
 def head_to_head(table: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
