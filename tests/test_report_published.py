@@ -95,3 +95,25 @@ def test_one_bound_vocabulary_for_cases_and_busy_fractions():
     assert list(analysis.boundedness(busy)) == ["launch-bound", "mixed", "device-bound", None]
     cases = pd.DataFrame({"busy_fraction": [0.2, 0.9, 0.3], "backend": ["cuda", "cuda", "cpu"]})
     assert list(analysis.side_bound(cases)) == ["launch-bound", "device-bound", "cpu"]
+
+
+def test_a_median_ratio_above_1_never_publishes_a_negative_saving():
+    """Two paired processes, the second on a slower host: their mean ratio is above 1 while
+    the mean of their savings is below 0 (vit32x18x1024 at CPU batch 1, max-autotune, read
+    1.0025x and "never pays back"). The saving follows the published ratio's sign."""
+    from report.analysis.shown import paired_speedups
+    point = {"env_id": "e", "workload": "w", "batch_size": 1, "shapes": "seed",
+             analysis.DTYPE: "float32", "mode": "m", "baseline": "eager", "rounds": 15,
+             "probe_us": 1.0}
+    ratios = pd.DataFrame([
+        {**point, "ratio": 1.05, "lease": "a", "base_s": 0.10, "mode_s": 0.10 / 1.05,
+         "saving_s": 0.10 * (1 - 1 / 1.05)},
+        {**point, "ratio": 0.96, "lease": "b", "base_s": 0.50, "mode_s": 0.50 / 0.96,
+         "saving_s": 0.50 * (1 - 1 / 0.96)}])
+    assert ratios["ratio"].median() > 1 and ratios["saving_s"].median() < 0
+    found = paired_speedups(ratios).iloc[0]
+    assert found["speedup"] == pytest.approx(1.005)
+    assert found["saving_s"] == pytest.approx(found["latency_base_s"] * (1 - 1 / 1.005))
+    assert found["saving_s"] > 0
+    assert analysis.break_even_calls(pd.Series([10.0]).to_numpy(),
+                                     pd.Series([found["saving_s"]]).to_numpy())[0] < analysis.NEVER
