@@ -85,7 +85,7 @@ def test_a_case_whose_processes_fall_in_two_groups_shows_both_with_their_faults(
     assert ("| main | resnet50 | 1 | eager | 2.63 ms (3) | 5.66 ms (3) | 115.4% | 4,032 / 7,072 | "
             "2.63 ms (3 proc., 4,032 faults) and 5.66 ms (3 proc., 7,072 faults) |"
             ).replace(" ms", "\N{NO-BREAK SPACE}ms").replace(" proc.", "\N{NO-BREAK SPACE}proc.") in page
-    assert "| main | resnet50 | 1 | default |" in page and "not recorded / not recorded | – |" in page
+    assert "| main | resnet50 | 1 | default |" in page and "| 0.0% | – | – |" in page
 
 
 @pytest.mark.parametrize("medians, found", [
@@ -119,5 +119,5 @@ def test_two_modes_of_records_without_fault_counts_name_no_faults(tmp_path):
     fx.write(tmp_path / "results" / "r.jsonl", records)
     build(tmp_path / "results", tmp_path / "docs")
     page = (tmp_path / "docs" / "methodology.md").read_text()
-    assert ("| not recorded / not recorded | 2.63 ms (3 proc.) and 5.66 ms (3 proc.) |"
+    assert ("| – | 2.63 ms (3 proc.) and 5.66 ms (3 proc.) |"
             ).replace(" ms", "\N{NO-BREAK SPACE}ms").replace(" proc.", "\N{NO-BREAK SPACE}proc.") in page
