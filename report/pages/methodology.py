@@ -4,12 +4,11 @@ environment (they grow with every case measured)."""
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 
 from report import analysis
 from report.analysis import DTYPE, Environment, of_env, ordered, processes, rows
+from report.pages import stability
 from report.releases import ab
 from report.site import Site
 
@@ -125,28 +124,6 @@ def span(values) -> tuple | None:
     return (int(values.min()), int(values.max())) if len(values) else None
 
 
-# The case's own runs and every A/B group's sides: a release compared in an A/B group rests on
-# its paired processes there, which may disagree with its isolated ones as the main run's may.
-AGREEMENT_TAGS = re.compile(rf"{analysis.PROCESS_TAGS.pattern}|^ab-.+$")
-
-
-def cpu_agreement(data: analysis.Data) -> list[dict]:
-    """Per CPU environment with paired processes: every case timed both ways on one lease,
-    its isolated and paired medians (`analysis.paired_against_isolated`), and how many
-    agree within MOVED: a CPU figure one process cannot carry shows here first."""
-    table = analysis.paired_against_isolated(analysis.latest(data.records), data.cases,
-                                             AGREEMENT_TAGS)
-    out = []
-    for env in sorted((e for e in data.environments.values() if e.backend == "cpu"),
-                      key=lambda e: e.label):
-        here = of_env(table, env.env_id)
-        if len(here):
-            out.append({"env": env, "rows": rows(here), "cases": len(here),
-                        "within": int((here["agreement"].abs() <= analysis.MOVED).sum()),
-                        "two_modes": int(here["two_modes"].notna().sum())})
-    return out
-
-
 def render(site: Site) -> None:
     data = site.data
     procs = processes(data.shown)
@@ -229,5 +206,7 @@ def render(site: Site) -> None:
         concurrency={"check": CONCURRENCY_CHECK, "rows": rows(alone), "summary": summary_of,
                      "sessions": rows(sessions)},
         low_precision=tolerance_table(data.records, labels),
-        cpu_agreement=cpu_agreement(data), moved=analysis.MOVED,
+        cpu_agreement=[{**a, "page": stability.cpu_page(a["env"].env_id)}
+                       for a in stability.cpu_agreement(data)],
+        moved=analysis.MOVED,
     )

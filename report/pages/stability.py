@@ -7,6 +7,8 @@ profiles filled in)."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from bench.host import model as host_model
@@ -28,6 +30,12 @@ SPREAD_SHOWN = 40
 
 def env_page(env_id: str) -> str:
     return f"analysis/stability/{env_id}.md"
+
+
+def cpu_page(env_id: str) -> str:
+    """A CPU environment's cases timed both isolated and paired: a page of its own, since
+    with page faults and two-mode groups it would take the environment's page past 300 KB."""
+    return f"analysis/stability/{env_id}-paired.md"
 
 
 def _by_case(table: pd.DataFrame) -> list[dict]:
@@ -54,6 +62,28 @@ def _transfer_summary(table: pd.DataFrame) -> list[dict]:
                     "median_transfers": int((median <= analysis.TRANSFERS).sum()),
                     "median_cases": len(median),
                     "median_move": median.median() if len(median) else None})
+    return out
+
+
+# The case's own runs and every A/B group's sides: a release compared in an A/B group rests on
+# its paired processes there, which may disagree with its isolated ones as the main run's may.
+AGREEMENT_TAGS = re.compile(rf"{analysis.PROCESS_TAGS.pattern}|^ab-.+$")
+
+
+def cpu_agreement(data: analysis.Data) -> list[dict]:
+    """Per CPU environment with paired processes: every case timed both ways on one lease,
+    its isolated and paired medians (`analysis.paired_against_isolated`), and how many
+    agree within MOVED: a CPU figure one process cannot carry shows here first."""
+    table = analysis.paired_against_isolated(analysis.latest(data.records), data.cases,
+                                             AGREEMENT_TAGS)
+    out = []
+    for env in sorted((e for e in data.environments.values() if e.backend == "cpu"),
+                      key=lambda e: e.label):
+        here = of_env(table, env.env_id)
+        if len(here):
+            out.append({"env": env, "rows": rows(here), "cases": len(here),
+                        "within": int((here["agreement"].abs() <= analysis.MOVED).sum()),
+                        "two_modes": int(here["two_modes"].notna().sum())})
     return out
 
 
@@ -102,6 +132,9 @@ def render(site: Site) -> None:
     leases = analysis.leases(data.records)
     agreement = analysis.paired_against_isolated(analysis.latest(data.records), data.cases)
     held_out, slowed = host.held_out(data), host.slowed(data)
+    on_cpu = {a["env"].env_id: a for a in cpu_agreement(data)}
+    for env_id, a in on_cpu.items():
+        site.page(cpu_page(env_id), "stability-paired-cpu.md.j2", a=a, moved=analysis.MOVED)
 
     def spread(env: Environment):
         here = of_env(repeated, env.env_id)
@@ -130,10 +163,12 @@ def render(site: Site) -> None:
                 "leases": rows(of_env(leases, env.env_id))}
 
     def paired_isolated(env: Environment):
-        here = of_env(agreement, env.env_id)
-        if here.empty:
+        here, cpu = of_env(agreement, env.env_id), on_cpu.get(env.env_id)
+        if here.empty and cpu is None:
             return None
-        return {"rows": rows(here), "summary": _agreement_summary(here)}
+        if cpu is not None:  # the CPU's own page has these rows and more
+            cpu = {**cpu, "page": cpu_page(env.env_id).removeprefix("analysis/stability/")}
+        return {"rows": rows(here), "summary": _agreement_summary(here), "cpu": cpu}
 
     compared = ab.site_other_runs(data)
     against = ab.speedups_against_other_runs(compared)
@@ -155,7 +190,7 @@ def render(site: Site) -> None:
         if all(view is None for view in found.values()):
             return None
         site.page(env_page(env.env_id), "stability-env.md.j2", env=env, **found,
-                  coverage_goal=host.COVERAGE_GOAL,
+                  coverage_goal=host.COVERAGE_GOAL, moved=analysis.MOVED,
                   transfers=analysis.TRANSFERS, agree=AGREE, band=host_model.BAND,
                   least=host_model.MIN_PROCESSES, slowed_tag=host_model.SLOWED_TAG,
                   near=host_model.NEAR)

@@ -1,6 +1,6 @@
-"""The methodology page's CPU check (issue 91): every CPU case timed both isolated and
-paired on one lease, with both medians side by side, so that a CPU figure one process
-cannot carry shows before any ratio rests on it."""
+"""The CPU check of paired against isolated timing (issue 91), on a page of its own: every
+CPU case timed both isolated and paired on one lease, with both medians side by side, so
+that a CPU figure one process cannot carry shows before any ratio rests on it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from fixtures import model_records as mr
 from bench.records import Host
 from report import analysis
 from report.build import build
-from report.pages.methodology import cpu_agreement
+from report.pages.stability import cpu_agreement, cpu_page
 
 CPU = fx.environment("cpu-box", "cpu", "AMD EPYC", None)
 HOST = Host("cpu-box", "boot-1", "AMD EPYC", None, 2, (0.0,), (0.0,), None, None,
@@ -80,7 +80,9 @@ def test_a_case_whose_processes_fall_in_two_groups_shows_both_with_their_faults(
     assert found["two_modes"] == 1
 
     build(tmp_path / "results", tmp_path / "docs")
-    page = (tmp_path / "docs" / "methodology.md").read_text()
+    summary = (tmp_path / "docs" / "methodology.md").read_text()
+    assert "; 1 case runs in two modes" in summary and cpu_page(CPU.env_id()) in summary
+    page = (tmp_path / "docs" / cpu_page(CPU.env_id())).read_text()
     assert "1 of them runs in two modes" in page
     assert ("| main | resnet50 | 1 | eager | 2.63 ms (3) | 5.66 ms (3) | 115.4% | 4,032 / 7,072 | "
             "2.63 ms (3 proc., 4,032 faults) and 5.66 ms (3 proc., 7,072 faults) |"
@@ -118,6 +120,6 @@ def test_two_modes_of_records_without_fault_counts_name_no_faults(tmp_path):
                                        if r.key.workload == "resnet50"])]
     fx.write(tmp_path / "results" / "r.jsonl", records)
     build(tmp_path / "results", tmp_path / "docs")
-    page = (tmp_path / "docs" / "methodology.md").read_text()
+    page = (tmp_path / "docs" / cpu_page(CPU.env_id())).read_text()
     assert ("| – | 2.63 ms (3 proc.) and 5.66 ms (3 proc.) |"
             ).replace(" ms", "\N{NO-BREAK SPACE}ms").replace(" proc.", "\N{NO-BREAK SPACE}proc.") in page
