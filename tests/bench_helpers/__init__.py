@@ -57,12 +57,16 @@ def start_bench(*args: str, env: dict) -> subprocess.Popen:
                             stdin=subprocess.DEVNULL, preexec_fn=_as_in_the_foreground)
 
 
-def wait_for(path: Path, timeout: float = 300) -> str:
+def wait_for(path: Path, timeout: float = 300, run: subprocess.Popen | None = None) -> str:
     """The text of `path` once it exists. The bound is generous: a run that imports torch
-    and starts its case took over 120 s under a full test session on 2 cores."""
+    and starts its case took over 120 s under a full test session on 2 cores. With `run`,
+    the process that should write it: its exit before then fails at once, with its stderr."""
     deadline = time.monotonic() + timeout
     while not path.exists():
         assert time.monotonic() < deadline, f"{path} did not appear within {timeout} s"
+        if run is not None and run.poll() is not None:
+            raise AssertionError(f"{path} never appeared: the run exited with {run.returncode}: "
+                                 f"{run.communicate()[1][-3000:]}")
         time.sleep(0.1)
     time.sleep(0.1)  # written in one go, but let the writer finish
     return path.read_text()
