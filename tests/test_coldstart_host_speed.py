@@ -88,3 +88,17 @@ def test_the_page_says_when_no_process_recorded_its_host(tmp_path):
     text = rendered(tmp_path, [record(H100, "eager", 0.5, 0.01), record(H100, "cold", 10.0, 0.005)])
     section = text.split("## The host that compiled", 1)[1].split("\n## ", 1)[0]
     assert "Not recorded yet: no committed cold-start process recorded the speed of its host." in section
+
+
+def test_a_case_whose_ladder_stopped_before_its_bundle_reads_not_measured_there(tmp_path):
+    """The H100's max-autotune-no-cudagraphs ladder stopped after cold and warm (a cold first
+    call of 119 s filled the lease): its row has no bundle ratio while other rows have one."""
+    from test_coldstart_page import rendered
+
+    full = ladder("a", 1.0, "run-a")
+    stopped = [dataclasses.replace(r, key=dataclasses.replace(r.key, workload="bert-base"))
+               for r in ladder("b", 2.0, "run-b") if r.key.rung != "bundle"]
+    text = rendered(tmp_path, full + stopped)
+    section = text.split("## The host that compiled", 1)[1].split("\n## ", 1)[0]
+    (row,) = [line for line in section.splitlines() if "| bert-base |" in line]
+    assert row.endswith("| 0.30 | not measured |")
