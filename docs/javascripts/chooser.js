@@ -14,7 +14,7 @@
   const form = root.querySelector("form");
   const out = root.querySelector(".atlas-chooser-answer");
   const skipped = new Set(["launch-overhead", "warmup"]); // microbenchmarks, not models
-  let guideReference = null; // the reference host's probe (µs), where the data names one
+  let guideReference = {}; // per environment, the reference host's probe (µs) where it has one
 
   function times(x) { return x.toFixed(2) + "×"; }
   function count(x) { return x === "never" ? "never" : Number(x).toLocaleString("en"); }
@@ -107,8 +107,8 @@
         hosts: Object.fromEntries(Object.entries(hosts || {}).map(([m, v]) => [m, hostNamed(v)]))}));
     const streams = guide.streams.map(([env, workload, batch, dtype, , answer]) =>
       ({env, workload, batch, dtype, stream: answer}));
-    // The reader's probe: pre-filled with the reference host (else the median measured
-    // host) until the reader types a value.
+    // The reader's probe: pre-filled with the median measured host until the reader types a
+    // value; a host-dependent answer sets it to its environment's reference host.
     if (guide.probe_us !== null) el.probe.value = guide.probe_us.toFixed(1);
     el.probe.addEventListener("input", () => { el.probe.dataset.typed = el.probe.value ? "1" : ""; });
     fill(el.device, guide.environments.map((e) => e.id), (id) => {
@@ -176,7 +176,7 @@
   }
 
   // A host-dependent answer as a prediction for the reader's host, or why there is none.
-  function hostAnswer(model) {
+  function hostAnswer(model, envId) {
     const probe = form.elements.probe;
     const note = text("p", "This gain depends on the host: it grows where the CPU issues "
                            + "kernels more slowly. ", {class: "atlas-chooser-host"});
@@ -184,10 +184,10 @@
       note.append("No host model was fitted for this mode here, so no prediction for your host.");
       return note;
     }
-    // Untyped, the box takes the reference host where the data names one inside this
+    // Untyped, the box takes this environment's reference host where it lies inside this
     // model's hosts, else the median host this model was measured on.
+    const reference = guideReference[envId] ?? null;
     if (!probe.dataset.typed) {
-      const reference = guideReference;
       probe.value = (reference !== null && reference >= model.probe_lo_us && reference <= model.probe_hi_us
         ? reference : model.probe_median_us).toFixed(1);
     }
@@ -206,7 +206,9 @@
     const high = Number.isFinite(found.high) ? times(found.high) : "no upper bound";
     note.append(`Predicted for a host whose eager op costs ${micro(found.probe)}: ${times(found.speedup)} `
       + `(${times(found.low)}–${high}), from ${model.processes} paired processes on hosts at ${range}`
-      + (found.probe === tenths(model.probe_median_us) / 10 ? " (the median measured host)." : "."));
+      + (reference !== null && found.probe === tenths(reference) / 10
+        ? " (the reference host of this GPU type's published figures)."
+        : found.probe === tenths(model.probe_median_us) / 10 ? " (the median measured host)." : "."));
     return note;
   }
 
@@ -252,7 +254,7 @@
                  : `a lead of ${(a.margin * 100).toFixed(1)}%.`));
     }
     out.append(head);
-    if (a.host_dependent) out.append(hostAnswer(point.hosts[a.mode]));
+    if (a.host_dependent) out.append(hostAnswer(point.hosts[a.mode], point.env));
     else if (el.probe.dataset.typed) {
       out.append(text("p", "Your host's eager op cost does not change this answer: its gain "
                            + "was not found to depend on the host.", {class: "atlas-chooser-host"}));

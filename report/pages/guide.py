@@ -230,9 +230,8 @@ def chooser_data(data: analysis.Data) -> dict:
             "fields": fields,
             "values": [[json.loads(v) for v in found] for found in values],
             "answers": [list(coded) for coded in distinct],
-            "reference_probe_us": _precise(reference_probe_us(data.published)),
-            "probe_us": _precise(reference_probe_us(data.published)
-                                 or median_probe_us(data.published)),
+            "reference_probe_us": reference_probe_us(data.published),
+            "probe_us": _precise(median_probe_us(data.published)),
             "environments": [{"id": e.env_id, "label": names[e.env_id], "backend": e.backend}
                              for e in sorted(envs, key=lambda e: (e.backend != "cuda", e.label))],
             "workloads": workloads,
@@ -259,15 +258,14 @@ def chooser_points(chooser: dict) -> list[list]:
             for point in chooser["points"]]
 
 
-def reference_probe_us(published: pd.DataFrame) -> float | None:
-    """The reference host's probe where the host model's export carries one (a
-    `host_reference*_us` column of the published table), else None."""
-    for column in sorted(c for c in published.columns
-                         if c.startswith("host_reference") and c.endswith("_us")):
-        found = published[column].dropna()
-        if len(found):
-            return float(found.median())
-    return None
+def reference_probe_us(published: pd.DataFrame) -> dict[str, float]:
+    """Per environment whose host model names one, the reference host's probe (µs) that its
+    host-dependent figures are published at (`host_reference_us`: one per GPU type). One value
+    for every environment mixed GPU types and the CPU, and read the band's upper edge."""
+    if "host_reference_us" not in published:
+        return {}
+    found = published.dropna(subset=["host_reference_us"]).groupby("env_id")["host_reference_us"]
+    return {env_id: _precise(value) for env_id, value in found.median().items()}
 
 
 def median_probe_us(published: pd.DataFrame) -> float | None:

@@ -164,7 +164,7 @@ def render(site: Site) -> None:
 
     def paired_isolated(env: Environment):
         here, cpu = of_env(agreement, env.env_id), on_cpu.get(env.env_id)
-        if here.empty and cpu is None:
+        if here.empty:  # an environment of A/B runs alone: the methodology page links its page
             return None
         if cpu is not None:  # the CPU's own page has these rows and more
             cpu = {**cpu, "page": cpu_page(env.env_id).removeprefix("analysis/stability/")}

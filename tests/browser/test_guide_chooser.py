@@ -252,7 +252,10 @@ def test_a_host_dependent_answer_is_predicted_for_the_readers_host(page, base_ur
     page.locator(form("batch")).select_option("null" if batch is None else str(batch))
     page.locator(form("calls")).select_option(str(calls))
     probe = page.locator(form("probe"))
-    assert probe.input_value() == f"{model['probe_median_us']:.1f}"  # the median measured host
+    # Every GPU type with host models is published at a reference host: the box starts there.
+    assert guide["reference_probe_us"].get(env) is not None, env
+    start = float(f"{_model_start(guide, env, model):.1f}")
+    assert probe.input_value() == f"{start:.1f}"
     label = next(e["label"] for e in guide["environments"] if e["id"] == env)
     device = label.split(" · ")[0]
 
@@ -267,7 +270,7 @@ def test_a_host_dependent_answer_is_predicted_for_the_readers_host(page, base_ur
         high = "no upper bound" if case["high"] is None else f"{case['high']:.2f}×"
         return f"{probe_us:.1f} µs: {case['speedup']:.2f}× ({case['low']:.2f}×–{high})"
 
-    assert expected(float(f"{model['probe_median_us']:.1f}")) in said(), said()
+    assert expected(start) in said(), said()
     inside = round((model["probe_lo_us"] + model["probe_hi_us"]) / 2, 1)
     probe.fill(str(inside))
     assert expected(inside) in said(), said()
@@ -354,15 +357,19 @@ def test_the_chooser_answers_for_the_model_picked_or_says_it_is_not_measured(pag
     assert not page.errors, page.errors
 
 
-def _untyped_probe(guide: dict, answer: dict, models: dict) -> float:
-    """What the host box holds before the reader types: the data's host (the reference
-    host, else the median measured one); for a host-dependent answer with a host model, the
-    reference host where it lies inside the model's probes, else the model's median host."""
+def _untyped_probe(guide: dict, env: str, answer: dict, models: dict) -> float:
+    """What the host box holds before the reader types: the median measured host; for a
+    host-dependent answer with a host model, `_model_start`."""
     terms = models.get(answer["mode"]) if answer["host_dependent"] else None
     if terms is None:
         return guide["probe_us"]
-    model = dict(zip(guide["host_fields"], terms, strict=True))
-    reference = guide["reference_probe_us"]
+    return _model_start(guide, env, dict(zip(guide["host_fields"], terms, strict=True)))
+
+
+def _model_start(guide: dict, env: str, model: dict) -> float:
+    """Where a host model's answer starts the box: its environment's reference host (its GPU
+    type's) where it lies inside the model's probes, else the model's median host."""
+    reference = guide["reference_probe_us"].get(env)
     if reference is not None and model["probe_lo_us"] <= reference <= model["probe_hi_us"]:
         return reference
     return model["probe_median_us"]
@@ -379,7 +386,7 @@ def test_the_chooser_opens_at_the_pages_defaults_with_a_visible_filled_host_box(
     _, point = picked(page, guide)
     answer = dict(zip(guide["fields"], point[4][guide["calls"].index(100_000)], strict=True))
     probe = page.locator("#chooser [name=probe]")
-    assert probe.input_value() == f"{_untyped_probe(guide, answer, (point[5:] or [{}])[0]):.1f}"
+    assert probe.input_value() == f"{_untyped_probe(guide, point[0], answer, (point[5:] or [{}])[0]):.1f}"
     border = probe.evaluate("e => parseFloat(getComputedStyle(e).borderTopWidth)")
     assert border > 0, "the host box has no border"
     # Every environment a reader picks from has a name, not a hash.
