@@ -11,9 +11,13 @@
 # stopped by the limit resumes on the next call. The Ray run starts a fresh Python for every
 # case process (the local runner forks from one that imported torch once), so it takes longer
 # than the local run: call again, on the warm machine, until the three runs find nothing to run.
-# Between calls on a warm machine the records are kept in /tmp/ray-check; on a new machine,
-# put the files that came back in .ray/check/ first, then call again. Finish both runs on one
-# machine: figures are compared only between runs of one host.
+# Between calls on a warm machine the records are kept in /tmp/ray-check. Finish all three
+# runs on one machine: figures are compared only between runs of one host, so a new machine
+# starts over (keep the earlier machine's files, as examples/lent-machine/ray-check-leases/
+# does, but never put them in .ray/check/ for it). Lease 6c44f5a7 (H100, tenth session): the
+# local run took 5 min for its 72 processes, the Ray run 13 s a process (each Ray case starts
+# a fresh Python that imports torch; the local runner forks from one that did), so about
+# 16 min, and the A/A run two sentinels: about 30 minutes of one machine in three calls.
 # The lent machine has no pandas, so compare here once the files are back in .ray/check/
 # (`mkdir -p .ray/check && cp FILES_AT/ray-check/*.jsonl .ray/check/`, FILES_AT from the reply):
 #   python -m report compare --ratios --results .ray/check machine=local-h100 machine=ray-h100
@@ -28,7 +32,6 @@ export PYTHONUNBUFFERED=1 RAY_USAGE_STATS_ENABLED=0
 out=${OUT:?OUT names the folder that comes back}/ray-check
 keep=/tmp/ray-check
 mkdir -p "$out" "$keep"
-cp -n .ray/check/*.jsonl "$keep/" 2>/dev/null
 cp "$keep"/*.jsonl "$out/" 2>/dev/null
 
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 \
