@@ -15,10 +15,10 @@ from fixtures.site import FIXTURE_HASH_SEED, build_site
 
 from report.analysis import Data, load
 
-# `nox -s tests` runs the suite on every core (pytest-xdist, --dist loadscope). A module's
-# tests stay on one worker, so that its module fixtures run once; the browser tests are one
-# group, so that the real site is built and crawled once. The longest groups go first:
-# started last, one of them would leave the other workers idle at the end.
+# `nox -s tests` runs the suite on a worker per core and one more (pytest-xdist, --dist
+# loadscope). A module's tests stay on one worker, so that its module fixtures run once; the
+# browser tests are one group, so that the real site is built and crawled once. The longest
+# groups go first: started last, one of them would leave the other workers idle at the end.
 LONGEST_FIRST = ("browser", "tests/test_bench_ab.py", "tests/test_security_output.py",
                  "tests/test_coldstart_bench.py", "tests/test_bench_workloads_cases.py",
                  "tests/test_report_pages.py", "tests/test_workflows.py",
