@@ -96,6 +96,26 @@ def test_a_stream_is_its_distribution_and_seed_and_a_shorter_one_is_its_start():
         "dynamic-mlp"].batch_cycle
 
 
+@pytest.mark.parametrize("tiny", [False, True])
+def test_every_prompt_of_a_text_stream_fits_its_models_positions(tiny):
+    """BERT-base takes 512 positions: the 1,024-token clip of the decoders' prompts made its
+    every process fail, eager included, at the first longer prompt (CPU, tenth session)."""
+    transformers = pytest.importorskip("transformers")
+    from bench.workloads.models import bert_config, gpt2_config, llama_config
+
+    configs = {"gpt2-small-prompts": gpt2_config, "bert-base-prompts": bert_config,
+               "llama-small-prompts": llama_config}
+    for name, config in configs.items():
+        positions = config(transformers, tiny).max_position_embeddings
+        for backend in ("cpu", "cuda"):
+            stream = WORKLOADS[name].stream
+            assert stream.drawn_from(backend, tiny).bounds[1] <= positions, (name, backend)
+            longest = max(stream.sizes(backend, tiny))
+            for strategy in STRATEGIES.values():  # padded up to its bucket, too
+                assert strategy.padded(longest) <= positions, (name, backend, strategy.name)
+    assert max(WORKLOADS["gpt2-small-prompts"].stream.sizes("cuda", False)) == 1024
+
+
 def test_a_distribution_says_in_words_what_it_draws():
     assert LogNormal(128, 1.0, 16, 1024).describe() == (
         "log-normal, median 128, sigma 1 (of the logarithm), clipped to 16-1024")

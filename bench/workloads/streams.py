@@ -44,6 +44,11 @@ FAMILY = STREAM_FAMILY
 # for a batch of 64.
 PROMPTS = Stream("prompts", "sequence", LogNormal(median=128, sigma=1.0, low=16, high=1024),
                  tiny=LogNormal(median=12, sigma=0.6, low=4, high=48), calls_on={"cpu": 16})
+# BERT-base takes 512 positions (its max_position_embeddings): its inputs draw from the same
+# distribution, clipped there (the 1,024 clip gave a request its embeddings cannot index).
+ENCODER_PROMPTS = Stream("prompts-512", "sequence",
+                         LogNormal(median=128, sigma=1.0, low=16, high=512), tiny=PROMPTS.tiny,
+                         calls_on=PROMPTS.calls_on)
 BATCHES = Stream("batches", "batch", Uniform(1, 64), tiny=Uniform(1, 8), calls_on={"cpu": 16},
                  distribution_on={"cpu": Uniform(1, 16)})
 MLP_CYCLE = Stream("batch-cycle", "batch", Cycle(CYCLE), tiny=Cycle(CYCLE), calls=60,
@@ -68,8 +73,9 @@ def _first(stream: Stream, device: torch.device, tiny: bool) -> int:
     return stream.sizes(device.type, tiny)[0]
 
 
-def text_stream(make_config, auto_class: str, field: str, **call: object):
-    """A transformers model as in models.text_builder, on prompts of the stream's lengths
+def text_stream(make_config, auto_class: str, field: str, stream: Stream = PROMPTS,
+                **call: object):
+    """A transformers model as in models.text_builder, on prompts of `stream`'s lengths
     at the case's batch; padded requests carry an attention mask."""
     def build(device: torch.device, batch_size: int | None, tiny: bool,
               dtype: torch.dtype) -> Built:
@@ -85,7 +91,7 @@ def text_stream(make_config, auto_class: str, field: str, **call: object):
                              attn_implementation=_attention(model),
                              use_cache=getattr(model.config, "use_cache", "not used"),
                              padding="right, attention mask 1 for a real token")
-        return Built(wrapped, request(_first(PROMPTS, device, tiny)), flops=None,
+        return Built(wrapped, request(_first(stream, device, tiny)), flops=None,
                      bytes_moved=None, parameters=count_parameters(model), settings=settings,
                      libraries={"transformers": transformers.__version__},
                      sized=Sized(dim=1, out_dim=1, request=request, masked=True))
@@ -128,10 +134,10 @@ def mlp_stream(device: torch.device, batch_size: int | None, tiny: bool,
 _TEXT = f"random token ids, attention {ATTENTION}, no KV cache"
 
 
-def _text(name: str, description: str, build) -> Workload:
+def _text(name: str, description: str, build, stream: Stream = PROMPTS) -> Workload:
     return Workload(name, FAMILY, description, build, batch_sizes=TEXT_BATCHES,
                     batch_sizes_on={"cpu": CPU_TEXT_BATCHES}, autotune_batch_sizes=(1,),
-                    requires=("transformers",), tolerance=TRANSFORMER_TOLERANCE, stream=PROMPTS)
+                    requires=("transformers",), tolerance=TRANSFORMER_TOLERANCE, stream=stream)
 
 
 def _vision(name: str, description: str, build, tolerance: float) -> Workload:
@@ -145,7 +151,9 @@ GPT2_PROMPTS = _text(
     text_stream(gpt2_config, "AutoModelForCausalLM", "logits", use_cache=False))
 BERT_PROMPTS = _text(
     "bert-base-prompts", f"bert-base (transformers BERT-base, last hidden state) on inputs of "
-    f"varying length; {_TEXT}", text_stream(bert_config, "AutoModel", "last_hidden_state"))
+    f"varying length, up to its 512 positions; {_TEXT}",
+    text_stream(bert_config, "AutoModel", "last_hidden_state", stream=ENCODER_PROMPTS),
+    stream=ENCODER_PROMPTS)
 LLAMA_PROMPTS = _text(
     "llama-small-prompts", f"llama-small (the Llama-architecture decoder of GPT-2 small's "
     f"size, logits) on prompts of varying length; {_TEXT}",
