@@ -73,7 +73,7 @@ def _first(stream: Stream, device: torch.device, tiny: bool) -> int:
     return stream.sizes(device.type, tiny)[0]
 
 
-def text_stream(make_config, auto_class: str, field: str, stream: Stream = PROMPTS,
+def text_stream(make_config, auto_class: str, field: str, stream: Stream,
                 **call: object):
     """A transformers model as in models.text_builder, on prompts of `stream`'s lengths
     at the case's batch; padded requests carry an attention mask."""
@@ -134,7 +134,10 @@ def mlp_stream(device: torch.device, batch_size: int | None, tiny: bool,
 _TEXT = f"random token ids, attention {ATTENTION}, no KV cache"
 
 
-def _text(name: str, description: str, build, stream: Stream = PROMPTS) -> Workload:
+def _text(name: str, description: str, make_config, auto_class: str, field: str,
+          stream: Stream = PROMPTS, **call: object) -> Workload:
+    """A text stream workload; its stream is named once, for the builder and the record."""
+    build = text_stream(make_config, auto_class, field, stream, **call)
     return Workload(name, FAMILY, description, build, batch_sizes=TEXT_BATCHES,
                     batch_sizes_on={"cpu": CPU_TEXT_BATCHES}, autotune_batch_sizes=(1,),
                     requires=("transformers",), tolerance=TRANSFORMER_TOLERANCE, stream=stream)
@@ -148,16 +151,15 @@ def _vision(name: str, description: str, build, tolerance: float) -> Workload:
 GPT2_PROMPTS = _text(
     "gpt2-small-prompts", f"gpt2-small (transformers GPT-2 small, logits) on prompts of "
     f"varying length; {_TEXT}",
-    text_stream(gpt2_config, "AutoModelForCausalLM", "logits", use_cache=False))
+    gpt2_config, "AutoModelForCausalLM", "logits", use_cache=False)
 BERT_PROMPTS = _text(
     "bert-base-prompts", f"bert-base (transformers BERT-base, last hidden state) on inputs of "
     f"varying length, up to its 512 positions; {_TEXT}",
-    text_stream(bert_config, "AutoModel", "last_hidden_state", stream=ENCODER_PROMPTS),
-    stream=ENCODER_PROMPTS)
+    bert_config, "AutoModel", "last_hidden_state", stream=ENCODER_PROMPTS)
 LLAMA_PROMPTS = _text(
     "llama-small-prompts", f"llama-small (the Llama-architecture decoder of GPT-2 small's "
     f"size, logits) on prompts of varying length; {_TEXT}",
-    text_stream(llama_config, "AutoModelForCausalLM", "logits", use_cache=False))
+    llama_config, "AutoModelForCausalLM", "logits", use_cache=False)
 RESNET50_BATCHES = _vision(
     "resnet50-batches", "resnet50 (timm, random weights, 224x224 images) on batches of "
     "varying size", vision_stream("resnet50", _TINY_RESNET), CONV_TOLERANCE)

@@ -14,10 +14,8 @@
 # Between calls on a warm machine the records are kept in /tmp/ray-check. Finish all three
 # runs on one machine: figures are compared only between runs of one host, so a new machine
 # starts over (keep the earlier machine's files, as examples/lent-machine/ray-check-leases/
-# does, but never put them in .ray/check/ for it). Lease 6c44f5a7 (H100, tenth session): the
-# local run took 5 min for its 72 processes, the Ray run 13 s a process (each Ray case starts
-# a fresh Python that imports torch; the local runner forks from one that did), so about
-# 16 min, and the A/A run two sentinels: about 30 minutes of one machine in three calls.
+# does, but never put them in .ray/check/ for it). The three runs take about 30 minutes of
+# one machine, in three calls (docs/reference/lent-machines.md gives the first lease's times).
 # The lent machine has no pandas, so compare here once the files are back in .ray/check/
 # (`mkdir -p .ray/check && cp FILES_AT/ray-check/*.jsonl .ray/check/`, FILES_AT from the reply):
 #   python -m report compare --ratios --results .ray/check machine=local-h100 machine=ray-h100
