@@ -14,8 +14,8 @@
 # Between calls on a warm machine the records are kept in /tmp/ray-check. Finish all three
 # runs on one machine: figures are compared only between runs of one host, so a new machine
 # starts over (keep the earlier machine's files, as examples/lent-machine/ray-check-leases/
-# does, but never put them in .ray/check/ for it). The three runs take about 30 minutes of
-# one machine, in three calls (docs/reference/lent-machines.md gives the first lease's times).
+# does, but never put them in .ray/check/ for it). The three runs take three calls of one
+# machine back to back (results/HOST-LEASES.md gives the first lease's times).
 # The lent machine has no pandas, so compare here once the files are back in .ray/check/
 # (`mkdir -p .ray/check && cp FILES_AT/ray-check/*.jsonl .ray/check/`, FILES_AT from the reply):
 #   python -m report compare --ratios --results .ray/check machine=local-h100 machine=ray-h100
