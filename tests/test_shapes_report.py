@@ -5,7 +5,8 @@ the soonest and the steadiest case that passed its float64 check, per device, an
 from __future__ import annotations
 
 import pytest
-from fixtures.stream_records import WORKLOAD, page_records
+from fixtures import make_results as fx
+from fixtures.stream_records import WORKLOAD, failed_stream_record, page_records
 
 from bench.records import append_records
 from report.analysis import Data
@@ -15,9 +16,15 @@ from report.shapes import data as shapes
 from report.site import Site
 
 
+SHAPES_SPEC_ERROR = "during first pass: AssertionError: expected size 64==64, stride 1==12544"
+
+
 @pytest.fixture
 def page_text(tmp_path):
-    records = page_records()
+    # A case whose every process failed carries no stream section; it still has its row.
+    records = page_records() + [
+        failed_stream_record(fx.ENV_A, "default-shapes-spec", "error", SHAPES_SPEC_ERROR,
+                             repeat=repeat) for repeat in range(3)]
     append_records(tmp_path / "results" / "cuda.jsonl", records)
     site = Site(Data(load(tmp_path / "results")), tmp_path / "docs")
     page.render(site)
@@ -46,3 +53,11 @@ def test_break_even_is_the_first_call_at_which_the_running_total_is_no_more_than
                              eager) is None
     assert shapes.break_even({"ok": True, "calls": 4, "running_s": [1.5, 2.5, 2.9, 3.0]},
                              eager) == 3
+
+
+def test_a_case_whose_every_process_failed_shows_its_strategy_status_and_reason(page_text):
+    row = next(line for line in page_text.splitlines()
+               if line.strip().startswith("| `default-shapes-spec` |"))
+    cells = [c.strip() for c in row.strip().strip("|").split("|")]
+    assert cells[1:3] == ["shapes-spec", "0"]
+    assert f"**error**: {SHAPES_SPEC_ERROR}" in row

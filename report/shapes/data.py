@@ -31,10 +31,11 @@ CHECKPOINTS = (1, 10, 25)
 
 def stream_records(records: pd.DataFrame) -> pd.DataFrame:
     """Of every record (`Data.records`), the newest isolated record of each process of a
-    shape stream that has a stream section: the analysis layer's shown tables leave
-    streams out (report.analysis.shown.latest), so this page reads them here."""
+    shape stream, failed ones included (they carry no stream section, so a case whose
+    every process failed shows with its status and reason): the analysis layer's shown
+    tables leave streams out (report.analysis.shown.latest), so this page reads them here."""
     found = latest(records, streams=True)
-    return found[(found["process_timing"] == "isolated") & found["strategy"].notna()]
+    return found[found["process_timing"] == "isolated"]
 
 
 def _quantile(samples, q: float) -> float:
@@ -85,11 +86,15 @@ def cases(records: pd.DataFrame) -> list[dict[str, Any]]:
         every = rows(group)
         ok = [r for r in every if r["ok"]]
         first = ok[0] if ok else every[0]
+        # A failed process has no stream section: its mode's table entry names the strategy.
+        mode = MODES.get(key[-1])
         case = {c: None if pd.isna(v) else v for c, v in zip(CASE, key, strict=True)} | {
             "backend": first["backend"], "stream": first["stream"],
             "distribution": first["distribution"], "seed": first["seed"],
-            "varying_dim": first["varying_dim"], "strategy": first["strategy"],
-            "compile_mode": first["compile_mode"], "processes": len(ok),
+            "varying_dim": first["varying_dim"],
+            "strategy": first["strategy"] or (mode.strategy if mode else None),
+            "compile_mode": first["compile_mode"] or (mode.compile_mode if mode else None),
+            "processes": len(ok),
             "failed": [{"status": r["status"], "reason": r["reason"]}
                        for r in every if not r["ok"]], "ok": False}
         # Processes of another stream (a changed draw) are not medians of this one.
