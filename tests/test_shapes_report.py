@@ -61,3 +61,10 @@ def test_a_case_whose_every_process_failed_shows_its_strategy_status_and_reason(
     cells = [c.strip() for c in row.strip().strip("|").split("|")]
     assert cells[1:3] == ["shapes-spec", "0"]
     assert f"**error**: {SHAPES_SPEC_ERROR}" in row
+
+
+def test_a_padding_strategy_that_runs_above_the_largest_request_is_said_so(page_text):
+    # reduce-overhead-pad-pow2 ran the stream's sizes 16-100 at 16, 64 and 128.
+    assert ("`reduce-overhead-pad-pow2` ran this stream's sizes 16–100 at 16, 64, 128: every "
+            "call at 128 computes padding beyond the largest request.") in page_text
+    assert "`default` ran this stream's sizes" not in page_text

@@ -116,6 +116,8 @@ def cases(records: pd.DataFrame) -> list[dict[str, Any]]:
             "recompile_limit": same[0]["recompile_limit"],
             "fell_back": sorted({c.size for r in same for c in r["per_size"] if c.fell_back}),
             "graph_sizes": len(same[0]["per_size"]),
+            # The sizes the callable ran at: a strategy that pads runs above the request.
+            "ran_at": sorted(c.size for c in same[0]["per_size"]),
             "recordings": _median(_recordings(r) for r in same),
             # A mode that records CUDA graphs on CUDA, where no count is "not recorded".
             "records_graphs": first["backend"] == "cuda" and key[-1] in MODES
