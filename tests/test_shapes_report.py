@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from fixtures import make_results as fx
-from fixtures.stream_records import WORKLOAD, failed_stream_record, page_records
+from fixtures.stream_records import WORKLOAD, failed_stream_record, page_records, stream_record
 
 from bench.records import append_records
 from report.analysis import Data
@@ -25,6 +25,11 @@ def page_text(tmp_path):
     records = page_records() + [
         failed_stream_record(fx.ENV_A, "default-shapes-spec", "error", SHAPES_SPEC_ERROR,
                              repeat=repeat) for repeat in range(3)]
+    # A batch stream whose largest request (16) is under pad64's only bucket.
+    batches = {"workload": "vit-base16-batches", "sizes": (2, 9, 2, 16)}
+    records += [stream_record(fx.ENV_A, "eager", "eager", (1.0, 1.0, 1.0, 1.0), 1.0, **batches),
+                stream_record(fx.ENV_A, "default-pad64", "pad64", (9.0, 0.5, 0.5, 0.5), 0.5,
+                              run_sizes=(64, 64, 64, 64), **batches)]
     append_records(tmp_path / "results" / "cuda.jsonl", records)
     site = Site(Data(load(tmp_path / "results")), tmp_path / "docs")
     page.render(site)
@@ -63,8 +68,9 @@ def test_a_case_whose_every_process_failed_shows_its_strategy_status_and_reason(
     assert f"**error**: {SHAPES_SPEC_ERROR}" in row
 
 
-def test_a_padding_strategy_that_runs_above_the_largest_request_is_said_so(page_text):
-    # reduce-overhead-pad-pow2 ran the stream's sizes 16-100 at 16, 64 and 128.
-    assert ("`reduce-overhead-pad-pow2` ran this stream's sizes 16–100 at 16, 64, 128: every "
-            "call at 128 computes padding beyond the largest request.") in page_text
-    assert "`default` ran this stream's sizes" not in page_text
+def test_a_padding_strategy_whose_bucket_is_above_every_request_is_said_so(page_text):
+    assert ("`default-pad64` ran every call of this stream (sizes 2–16) at 64, above its "
+            "largest request: 1 compiled size, and at least 4.00× the work any call asked "
+            "for.") in page_text
+    # pad-pow2 ran 16-100 at 16, 64 and 128: its smallest bucket serves requests as asked.
+    assert "`reduce-overhead-pad-pow2` ran every call" not in page_text
