@@ -18,7 +18,7 @@ from bench.host import model as host_model
 from report import analysis
 from report.analysis import Data, host, load, load_file
 from report.pages import stability
-from report.site import Site
+from report.site import Site, template_environment
 
 ENV = fx.ENV_A
 
@@ -391,3 +391,13 @@ def test_a_speedups_model_is_found_by_its_case_and_starts_from_a_measured_host()
     assert host.model_for(data, ENV.env_id(), "vit16x6x384", 2, "reduce-overhead") is None
     row = data.published.set_index(["workload", "mode"]).loc[("vit16x6x384", "reduce-overhead")]
     assert row["host_probe_median_us"] == pytest.approx(model.probe_median_s * 1e6)
+
+
+def test_a_modelled_case_is_named_with_its_dtype_and_a_baseline_other_than_eager():
+    """Two dtypes, or two baselines, of one case are two cases: their names must differ."""
+    name = template_environment().get_template("_macros.md.j2").module.modelled_case
+    case = {"workload": "bert-base", "batch_size": 1, "case_dtype": "float32",
+            "mode": "reduce-overhead", "baseline": "eager"}
+    assert str(name(case)) == "bert-base batch 1 reduce-overhead"
+    assert str(name(case | {"case_dtype": "bfloat16"})) == "bert-base batch 1 (bfloat16) reduce-overhead"
+    assert str(name(case | {"baseline": "default"})) == "bert-base batch 1 reduce-overhead over default"
