@@ -337,7 +337,8 @@ def slowed(data: Data) -> pd.DataFrame:
 def summary(table: pd.DataFrame) -> dict | None:
     """How many checks, cases and processes fell inside their band, and the share; how many
     checks were at a probe beyond the probes fitted (`extrapolated`), and inside it; how many
-    fell outside on a time-sliced host."""
+    fell outside on a time-sliced host, and how many outside beyond the probes fitted on one
+    that was not."""
     if table.empty:
         return None
     inside = table[table["inside"]]
@@ -347,7 +348,8 @@ def summary(table: pd.DataFrame) -> dict | None:
             "extrapolated_inside": int(((table["outside_us"] != 0) & table["inside"].astype(bool)).sum()),
             "processes": int(table["processes"].sum()),
             "processes_inside": int(table["processes_inside"].sum()),
-            "time_sliced_outside": int(_missed_time_sliced(table).sum())}
+            "time_sliced_outside": int(_missed_time_sliced(table).sum()),
+            "extrapolated_outside": int(_missed_extrapolated(table).sum())}
 
 
 COVERAGE_GOAL = host_model.COVERAGE_GOAL
@@ -386,6 +388,13 @@ def _missed_time_sliced(table: pd.DataFrame) -> pd.Series:
     return ~table["inside"].astype(bool) & table["time_sliced"].astype(bool)
 
 
+def _missed_extrapolated(table: pd.DataFrame) -> pd.Series:
+    """The checks outside their band at a probe beyond the probes fitted, on a host that was
+    not time-sliced."""
+    return (~table["inside"].astype(bool) & (table["outside_us"] != 0)
+            & ~table["time_sliced"].astype(bool))
+
+
 def not_predictable(table: pd.DataFrame) -> pd.DataFrame:
     """The cases (KEY and baseline) with a check outside its band."""
     return table.loc[~table["inside"].astype(bool), [*KEY, "baseline"]].drop_duplicates()
@@ -399,6 +408,24 @@ def time_sliced(table: pd.DataFrame) -> list[dict]:
     found = table[_missed_time_sliced(table)]
     return [{"host": host, "checks": rows(group)}
             for host, group in found.groupby("host", sort=False)]
+
+
+def extrapolated_misses(table: pd.DataFrame) -> list[dict]:
+    """Per lease (`host`), its checks outside their band at a probe beyond the probes fitted,
+    on a host that was not time-sliced (`time_sliced` has those): the probe range it was at,
+    and which way the measured speedups missed, "below" or "above" where all missed one way
+    (the line, fitted on the leases measured, over- or under-predicts that far out), else
+    None."""
+    found = table[_missed_extrapolated(table)]
+    out = []
+    for lease_host, group in found.groupby("host", sort=False):
+        below = group["high"].notna() & (group["measured"] < group["high"])
+        side = "below" if below.all() else "above" if not below.any() else None
+        out.append({"host": lease_host, "checks": rows(group), "side": side,
+                    "probe_low_us": group["probe_us"].min(), "probe_high_us": group["probe_us"].max(),
+                    "fitted_low_us": group["probe_lo_us"].min(),
+                    "fitted_high_us": group["probe_hi_us"].max()})
+    return out
 
 
 def unchecked(modelled: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:

@@ -120,6 +120,7 @@ def _host_model(data, env: Environment, leases: pd.DataFrame, held_out: pd.DataF
             "slowed": rows(slowed), "slowed_summary": host.summary(slowed),
             "not_predictable": rows(host.not_predictable(slowed)),
             "time_sliced": host.time_sliced(slowed),
+            "extrapolated_misses": host.extrapolated_misses(slowed),
             "slowed_unmeasured": rows(host.unchecked(modelled, slowed))}
 
 
