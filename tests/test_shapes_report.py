@@ -15,7 +15,6 @@ from report.pages import shapes as page
 from report.shapes import data as shapes
 from report.site import Site
 
-
 SHAPES_SPEC_ERROR = "during first pass: AssertionError: expected size 64==64, stride 1==12544"
 
 
