@@ -75,14 +75,15 @@ run() {  # run NAME [--ray local]: the sentinel profile under machine name NAME-
 # The A/A run: the sentinel against itself in alternating processes on this host (python -m
 # bench.ab, one interpreter under two labels). Its spread is the noise floor that `compare
 # --ratios` judges the two runs' ratios against; without it the verdict reads "no floor".
+# The narrowing options (--workload) are bench.ab's own filters, which it passes to every turn.
 aa() {
     if [ "$(left)" -lt 1 ]; then
         echo "ray-check: no time left for the A/A run: call again to resume"; return
     fi
     echo "== aa-$card: python -m bench.ab, the sentinel twice over (--max-minutes $(left))"
     python3 -m bench.ab --env a=python3 --env a-aa=python3 --group "raycheck$card" \
-        --backend $backend --results-dir "$out" --max-minutes "$(left)" -- --profile sentinel \
-        --machine "aa-$card" "${extra[@]}" 2>&1 | tee -a "$OUT/ray-check-aa.log" \
+        --backend $backend --results-dir "$out" --max-minutes "$(left)" "${extra[@]}" \
+        -- --profile sentinel --machine "aa-$card" 2>&1 | tee -a "$OUT/ray-check-aa.log" \
         | grep -E '^(== turn|A/B group|stopping)' | tail -20
     cp "$out"/*.jsonl "$keep/" 2>/dev/null
 }
