@@ -203,11 +203,15 @@ def release(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Unit, end-to-end and browser tests (browser tests skip without Chromium)."""
-    install(session, "test", "docs", "browser", "properdocs", "models", torch=torch_release(session))
-    # One worker more than the cores, each module on one worker (tests/conftest.py): many tests
-    # wait on subprocesses, timeouts and the browser, and a third worker on two cores cut the
-    # suite from 22 to 20 minutes (tenth session). `-- -n 0` runs serially.
-    workers = str((os.cpu_count() or 1) + 1)
+    # Uncompiled, as the docs session's: the suite imports a fraction of what it installs, and
+    # byte-compiling all of torch, Ray and transformers was 30 s of a CI run's install.
+    install(session, "test", "docs", "browser", "properdocs", "models", torch=torch_release(session),
+            byte_compile=False)
+    # Two workers more than the cores, each module on one worker (tests/conftest.py): many tests
+    # wait on subprocesses, timeouts and the browser. On two cores a third worker cut the suite
+    # from 22 to 20 minutes (tenth session), and with three the cores were still idle 17% of
+    # the time (twelfth session: 2,210 s of CPU in 1,330 s). `-- -n 0` runs serially.
+    workers = str((os.cpu_count() or 1) + 2)
     session.run("python", "-m", "pytest", "-n", workers, "--dist", "loadscope",
                 "--no-loadscope-reorder", *session.posargs)
 

@@ -15,19 +15,22 @@ from fixtures.site import FIXTURE_HASH_SEED, build_site
 
 from report.analysis import Data, load
 
-# `nox -s tests` runs the suite on a worker per core and one more (pytest-xdist, --dist
-# loadscope). A module's tests stay on one worker, so that its module fixtures run once; the
-# browser tests are one group, so that the real site is built and crawled once. The longest
-# groups go first: started last, one of them would leave the other workers idle at the end.
+# `nox -s tests` runs the suite on pytest-xdist workers (--dist loadscope; noxfile.py says how
+# many). A module's tests stay on one worker, so that its module fixtures run once; the browser
+# tests are one group, so that the real site is built and crawled once, and so are the data
+# checks, so that the committed results/ are analysed once (the `committed` fixture: a session
+# fixture is one per worker). The longest groups go first: started last, one of them would
+# leave the other workers idle at the end.
+GROUPS = {"tests/browser/": "browser", "tests/data_checks/": "data_checks"}
 LONGEST_FIRST = ("browser", "tests/test_bench_ab.py", "tests/test_security_output.py",
                  "tests/test_coldstart_bench.py", "tests/test_bench_workloads_cases.py",
-                 "tests/test_report_pages.py", "tests/test_workflows.py",
+                 "tests/test_report_pages.py", "tests/test_workflows.py", "data_checks",
                  "tests/test_hostile_bench.py")
 
 
 def _group(nodeid: str) -> str:
     module = nodeid.split("::", 1)[0]
-    return "browser" if module.startswith("tests/browser/") else module
+    return next((group for folder, group in GROUPS.items() if module.startswith(folder)), module)
 
 
 def pytest_collection_modifyitems(config, items):

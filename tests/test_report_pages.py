@@ -6,17 +6,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from pathlib import Path
 
 import pytest
 from fixtures import RESULTS, model_records
 from fixtures import make_results as fx
 from fixtures.site import generated
 
-from report.analysis import Data, load
 from report.build import build
 from report.pages import launch_overhead, stability
-from report.site import GENERATED_DIRS, GENERATED_FILES, Site
+from report.site import GENERATED_DIRS, GENERATED_FILES
 
 ENV_A, ENV_B, ENV_CPU = fx.ENV_A.env_id(), fx.ENV_B.env_id(), fx.ENV_CPU.env_id()
 
@@ -182,28 +180,6 @@ def test_stability_page_sums_each_environment_up_and_links_its_cases(docs):
         in page
 
 
-def test_stability_counts_the_real_paired_cases_its_environment_pages_list(tmp_path):
-    root = Path(__file__).resolve().parents[1]
-    stability.render(Site(Data(load(root / "results")), tmp_path))
-    page = read(tmp_path, "analysis/stability.md")
-    summaries = page[page.index("## Paired against isolated"):page.index("## Spread across")]
-    env_ids = re.findall(r"\(environment `([0-9a-f]{12})`", summaries)
-    assert env_ids
-    for env_id in env_ids:
-        summary = env_block(summaries, env_id)
-        assert f"](stability/{env_id}.md#paired-against-isolated)" in summary
-        counted = [int(line.split(" | ")[1]) for line in map(str.strip, summary.splitlines())
-                   if line.startswith("| ") and not line.startswith("| bound")]
-        cases = [line for line in stability_env(tmp_path, env_id, "paired-against-isolated")
-                 .splitlines() if line.startswith("| ")][1:]
-        assert sum(counted) == len(cases) > 0, env_id
-    across = page[page.index("## Across leases"):page.index("## Paired against isolated")]
-    for env_id in re.findall(r"\(environment `([0-9a-f]{12})`", across):
-        cases = stability_env(tmp_path, env_id, "across-leases")
-        assert f"](stability/{env_id}.md#across-leases)" in env_block(across, env_id)
-        assert "lease: isolated median · paired speedup over eager" in cases
-
-
 def test_probes_render_generically_by_name(tmp_path):
     record = fx.ok_record(fx.ENV_A, "matmul-128", "eager", None, probes={
         "brand-new-probe": {"summary": "something new was found", "value": 3}})
@@ -351,7 +327,6 @@ def test_stability_summary_bolds_and_names_the_largest_move(repeated_floor):
 
 def test_stability_lists_the_widest_spreads_when_there_are_too_many_and_counts_the_rest(
         tmp_path, monkeypatch):
-    from report.pages import stability
 
     monkeypatch.setattr(stability, "SPREAD_SHOWN", 1)
     records = floor_measured_twice()

@@ -5,13 +5,15 @@ says what a data check is): each reads the one analysis of results/ that tests/c
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from test_chooser_data import as_sent, computed, read_back
+from test_report_pages import env_block, read, stability_env
 
 from report import analysis, answers, formatting, ledger
 from report.analysis import Data
-from report.pages import guide, models
+from report.pages import guide, models, stability
 from report.site import Site
 
 pytestmark = pytest.mark.data
@@ -68,3 +70,24 @@ def test_warmup_of_eager_is_near_zero_on_the_recorded_curves(committed: Data):
     if not figures:
         pytest.skip("no eager warm-up curve in results/")
     assert max(figures) <= 10, figures
+
+
+def test_stability_counts_the_real_paired_cases_its_environment_pages_list(committed: Data, tmp_path):
+    stability.render(Site(committed, tmp_path))
+    page = read(tmp_path, "analysis/stability.md")
+    summaries = page[page.index("## Paired against isolated"):page.index("## Spread across")]
+    env_ids = re.findall(r"\(environment `([0-9a-f]{12})`", summaries)
+    assert env_ids
+    for env_id in env_ids:
+        summary = env_block(summaries, env_id)
+        assert f"](stability/{env_id}.md#paired-against-isolated)" in summary
+        counted = [int(line.split(" | ")[1]) for line in map(str.strip, summary.splitlines())
+                   if line.startswith("| ") and not line.startswith("| bound")]
+        cases = [line for line in stability_env(tmp_path, env_id, "paired-against-isolated")
+                 .splitlines() if line.startswith("| ")][1:]
+        assert sum(counted) == len(cases) > 0, env_id
+    across = page[page.index("## Across leases"):page.index("## Paired against isolated")]
+    for env_id in re.findall(r"\(environment `([0-9a-f]{12})`", across):
+        cases = stability_env(tmp_path, env_id, "across-leases")
+        assert f"](stability/{env_id}.md#across-leases)" in env_block(across, env_id)
+        assert "lease: isolated median · paired speedup over eager" in cases
