@@ -207,11 +207,11 @@ def tests(session: nox.Session) -> None:
     # byte-compiling all of torch, Ray and transformers was 30 s of a CI run's install.
     install(session, "test", "docs", "browser", "properdocs", "models", torch=torch_release(session),
             byte_compile=False)
-    # Two workers more than the cores, each module on one worker (tests/conftest.py): many tests
+    # One worker more than the cores, each module on one worker (tests/conftest.py): many tests
     # wait on subprocesses, timeouts and the browser. On two cores a third worker cut the suite
-    # from 22 to 20 minutes (tenth session), and with three the cores were still idle 17% of
-    # the time (twelfth session: 2,210 s of CPU in 1,330 s). `-- -n 0` runs serially.
-    workers = str((os.cpu_count() or 1) + 2)
+    # from 22 to 20 minutes (tenth session); a fourth made it slower, 25 minutes against 22
+    # (twelfth session), though three left the cores 17% idle. `-- -n 0` runs serially.
+    workers = str((os.cpu_count() or 1) + 1)
     session.run("python", "-m", "pytest", "-n", workers, "--dist", "loadscope",
                 "--no-loadscope-reorder", *session.posargs)
 

@@ -264,7 +264,7 @@ def test_a_render_killed_at_random_points_leaves_the_old_tree_or_the_new(old_and
     reference = old_and_new.trees
     docs = tmp_path / "docs"
     rng = random.Random(47)
-    attempts = 10
+    attempts = 6
     for attempt in range(attempts):
         shutil.rmtree(docs, ignore_errors=True)
         shutil.copytree(old_and_new.old_docs, docs, symlinks=True)  # as rendered
@@ -272,7 +272,7 @@ def test_a_render_killed_at_random_points_leaves_the_old_tree_or_the_new(old_and
             [sys.executable, "-m", "report", "--results", str(old_and_new.new_results),
              "--docs", str(docs), "--jobs", "2"],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        # One kill in each tenth of the time the same render took whole, so that its start,
+        # One kill in each sixth of the time the same render took whole, so that its start,
         # its pages and its swap are all hit; a kill after it ended would test nothing.
         time.sleep(0.3 + (attempt + rng.random()) / attempts
                    * max(old_and_new.new_render_s - 0.3, 0))
