@@ -34,9 +34,9 @@ from its own paired processes alone, through the definitions the published figur
 each one's median round ratio, with the smallest and largest process. An isolated ratio is
 never set against a paired one: a side with no paired process is refused in one line, and
 a case paired on one side only gets no verdict. A case is "within the noise" when the two
-sides' ranges over processes overlap, or when new/old lies within the case's A/A noise floor
-(`ratio_floors`: the A/A run on the sides' host, `report.releases.ab`) and within
-1 + MIN_EFFECT either way; else it "differs", by the factor shown, unless a side rests on
+sides' ranges over processes overlap, or when new/old lies, either way, within the larger of
+the case's A/A noise floor (`ratio_floors`: the A/A run on the sides' host,
+`report.releases.ab`) and 1 + MIN_EFFECT; else it "differs", by the factor shown, unless a side rests on
 one process ("single process": no spread to judge against). The host rule is the one above.
 
 Exit status: 0, or 1 with `--fail-above X%` when a significant regression is slower by more
@@ -429,8 +429,8 @@ def judge_ratios(pairs: pd.DataFrame, min_effect: float = MIN_EFFECT) -> pd.Data
 
     `timed`: paired on both sides. `factor` is new speedup / old speedup. `overlap`: the
     ranges over processes overlap (`analysis.ranges_overlap`, touching ends overlap).
-    `verdict`: WITHIN where they overlap or the factor lies within the floor and within
-    1 + min_effect either way; else SINGLE_PROCESS where a side rests on one process, else
+    `verdict`: WITHIN where they overlap or the factor lies, either way, within the larger of
+    the floor and 1 + min_effect; else SINGLE_PROCESS where a side rests on one process, else
     DIFFERS. A case paired on one side only says which side ("old only", "new only")."""
     out = pairs.copy()
     out["timed"] = out["old_speedup"].notna() & out["new_speedup"].notna()
@@ -521,7 +521,7 @@ def ratios_text(old: Side, new: Side, judged: pd.DataFrame, min_effect: float = 
              "process enters it",
              floor_line,
              f"rule: within the noise = the two sides' ranges overlap, or new/old lies within "
-             f"the case's A/A floor and within {1 + min_effect:.2f} (or their inverses); else "
+             f"the larger of the case's A/A floor and {1 + min_effect:.2f} (or their inverses); else "
              f"it differs (a side resting on one paired process: single process, not judged)",
              "", *(_aligned(columns, [[row[c] for c in columns] for row in body]) if body
                    else ["no case differs" if only_changed else "no case"]), ""]
