@@ -203,10 +203,10 @@ def release(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Unit, end-to-end and browser tests (browser tests skip without Chromium)."""
-    # Uncompiled, as the docs session's: the suite imports a fraction of what it installs, and
-    # byte-compiling all of torch, Ray and transformers was 30 s of a CI run's install.
-    install(session, "test", "docs", "browser", "properdocs", "models", torch=torch_release(session),
-            byte_compile=False)
+    # Byte-compiled at install, unlike the docs session: uncompiled, the install was 90 s
+    # shorter but the suite 125-145 s longer (twelfth session), its many fresh processes
+    # compiling torch's modules at their first imports side by side.
+    install(session, "test", "docs", "browser", "properdocs", "models", torch=torch_release(session))
     # One worker more than the cores, each module on one worker (tests/conftest.py): many tests
     # wait on subprocesses, timeouts and the browser. On two cores a third worker cut the suite
     # from 22 to 20 minutes (tenth session); a fourth made it slower, 25 minutes against 22
