@@ -32,9 +32,8 @@ cold() {  # cold ARGS...: one cold-start run (python -m bench.coldstart) in what
 # (eleventh and twelfth sessions). With 8 minutes left, a process gets 7 and is then recorded as
 # a timeout, its status; with less, the step waits for a call that has them.
 cold_bounded() {  # cold_bounded ARGS...: as cold, each process stopped and recorded at 7 minutes
-    local left; left=$(left_minutes)
-    [ "$left" -ge 8 ] || { echo "fewer than 8 minutes left for: $*"; return; }
-    bash examples/lent-machine/cold.sh "$left" -- --repeats 3 --timeout 7 "$@"
+    [ "$(left_minutes)" -ge 8 ] || { echo "fewer than 8 minutes left for: $*"; return; }
+    cold --timeout 7 "$@"
 }
 streams="--mode eager --mode default --mode reduce-overhead --mode default-dynamic --mode reduce-overhead-dynamic
   --mode default-static --mode reduce-overhead-static --mode default-mark-dynamic --mode reduce-overhead-mark-dynamic
