@@ -20,7 +20,7 @@ from bench.backends import Backend
 from bench.modes import Mode
 from bench.observe import output_error
 from bench.records import CaseKey
-from bench.shapes.strategies import SPEC_ARGUMENT, STRATEGIES
+from bench.shapes.strategies import STRATEGIES, spec_argument
 from bench.shapes.streams import distinct
 from bench.stats import summarize
 from bench.workloads import Built, Workload
@@ -115,7 +115,7 @@ class StreamCalls:
         if self.strategy.dynamic is not None:
             options["dynamic"] = self.strategy.dynamic
         if self.strategy.spec:
-            options[SPEC_ARGUMENT] = self._declared()
+            options[spec_argument()] = self._declared()
         return torch.compile(guarded, **options)
 
     def _declared(self):

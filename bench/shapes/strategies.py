@@ -44,22 +44,31 @@ class Strategy:
 
     def lacks(self) -> str | None:
         """What this torch release lacks for the strategy, in one line, or None."""
-        import inspect
-
         import torch
 
         if self.mark and not hasattr(torch._dynamo.decorators, self.mark):
             return f"torch {torch.__version__} has no torch._dynamo.decorators.{self.mark}"
-        if self.spec:
-            taken = inspect.signature(torch.compile).parameters
-            if SPEC_ARGUMENT not in taken:
-                return (f"torch {torch.__version__}'s torch.compile takes no {SPEC_ARGUMENT}= "
-                        f"(the declarative shapes specification)")
+        if self.spec and spec_argument() is None:
+            return (f"torch {torch.__version__}'s torch.compile takes no "
+                    f"{' or '.join(a + '=' for a in SPEC_ARGUMENTS)} (the declarative shapes "
+                    f"specification)")
         return None
 
 
-# torch 2.15's name for it (2.13 called it shapes_spec=, with the same spec types).
-SPEC_ARGUMENT = "dynamic_shapes"
+# The declarative specification's torch.compile argument, newest name first: torch 2.13 added
+# it as shapes_spec= and 2.14 renamed it dynamic_shapes=, with the same spec types (read from
+# the wheels' torch/__init__.py and torch/fx/experimental/dynamic_spec.py); 2.12 has neither.
+SPEC_ARGUMENTS = ("dynamic_shapes", "shapes_spec")
+
+
+def spec_argument() -> str | None:
+    """The name this torch release's torch.compile takes the specification by, or None."""
+    import inspect
+
+    import torch
+
+    taken = inspect.signature(torch.compile).parameters
+    return next((name for name in SPEC_ARGUMENTS if name in taken), None)
 
 STRATEGIES: dict[str, Strategy] = {s.name: s for s in (
     Strategy("eager", "no compile: the baseline", compiled=False),
@@ -80,7 +89,7 @@ STRATEGIES: dict[str, Strategy] = {s.name: s for s in (
     Strategy("pad64", "padding the varying dimension up to the next multiple of 64 (with an "
              "attention mask where the model takes one), torch.compile(dynamic=False)",
              dynamic=False, bucket="64"),
-    Strategy("shapes-spec", f"torch.compile({SPEC_ARGUMENT}=...) declaring the varying "
+    Strategy("shapes-spec", f"torch.compile({SPEC_ARGUMENTS[0]}=...) declaring the varying "
              "dimension with its range (torch.fx.experimental.dynamic_spec)", spec=True),
 )}
 
