@@ -4,7 +4,9 @@ with the lowest p99, and what each costs (report/shapes/data.py sums the records
 from __future__ import annotations
 
 from bench.workloads.registry import STREAMS
+from report.releases.vocabulary import MIN_EFFECT
 from report.shapes import data as shapes
+from report.shapes import releases
 from report.site import Site
 
 PAGE = "analysis/shapes.md"
@@ -22,4 +24,5 @@ def render(site: Site) -> None:
             v | {"missing": [w for w in STREAMS if w not in {s["workload"] for s in v["streams"]}]}
             for v in mine]})
     site.page(PAGE, "shapes.md.j2", backends=views, strategies=shapes.strategy_words(),
-              every_stream=list(STREAMS))
+              every_stream=list(STREAMS), releases=releases.groups(site.data.records),
+              figures=releases.FIGURES, called=releases.CALLED, min_effect=1 + MIN_EFFECT)

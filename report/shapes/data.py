@@ -20,7 +20,7 @@ import pandas as pd
 from bench.modes import MODES
 from bench.shapes.strategies import COMPILE_MODES, STRATEGIES
 from report import formatting
-from report.analysis import DTYPE, Data, Environment, environments, latest, rows
+from report.analysis import DTYPE, PROCESS_TAGS, Data, Environment, environments, latest, rows
 
 CASE = ["env_id", "workload", "batch_size", DTYPE, "mode"]
 STREAM = ["env_id", "workload", "batch_size", DTYPE]
@@ -33,12 +33,14 @@ def stream_records(records: pd.DataFrame) -> pd.DataFrame:
     """Of every record (`Data.records`), the newest isolated record of each process of a
     shape stream, failed ones included (they carry no stream section, so a case whose
     every process failed shows with its status and reason): the analysis layer's shown
-    tables leave streams out (report.analysis.shown.latest), so this page reads them here."""
+    tables leave streams out (report.analysis.shown.latest), so this page reads them here.
+    Processes of a case only (tags `main`, `rerun-N`): an A/B group's are its sides', read
+    by report/shapes/releases.py."""
     found = latest(records, streams=True)
-    return found[found["process_timing"] == "isolated"]
+    return found[(found["process_timing"] == "isolated") & found["tag"].str.match(PROCESS_TAGS)]
 
 
-def _quantile(samples, q: float) -> float:
+def quantile(samples, q: float) -> float:
     ordered = sorted(samples)
     if len(ordered) == 1:
         return ordered[0]
@@ -107,8 +109,8 @@ def cases(records: pd.DataFrame) -> list[dict[str, Any]]:
         case |= {
             "ok": True, "calls": len(sizes), "low": min(sizes), "high": max(sizes),
             "distinct": len(set(sizes)), "running_s": running, "total_s": running[-1],
-            "p50_s": _median(_quantile(r["samples"], 0.5) for r in same),
-            "p99_s": _median(_quantile(r["samples"], 0.99) for r in same),
+            "p50_s": _median(quantile(r["samples"], 0.5) for r in same),
+            "p99_s": _median(quantile(r["samples"], 0.99) for r in same),
             "new_shape_s": _median(_new_shape_s(r) for r in same),
             "recompiles": max((r["recompiles"] or 0) for r in same),
             "graph_breaks": max((r["graph_breaks"] or 0) for r in same),
@@ -134,7 +136,7 @@ def cases(records: pd.DataFrame) -> list[dict[str, Any]]:
                 "guard_failures": [r["guard_failures"] for r in same],
                 "fell_back": [sum(c.fell_back for c in r["per_size"]) for r in same],
                 "passed": [r["passed"] is True for r in same],
-                "p99_s": [_quantile(r["samples"], 0.99) for r in same],
+                "p99_s": [quantile(r["samples"], 0.99) for r in same],
                 "total_s": [sum(r["first_pass_s"]) for r in same]}}
         out.append(case)
     return out
@@ -152,7 +154,7 @@ def break_even(case: dict, eager: dict | None) -> int | None:
     return None
 
 
-def _mode_rank(mode: str) -> int:
+def mode_rank(mode: str) -> int:
     order = list(MODES)
     return order.index(mode) if mode in order else len(order)
 
@@ -168,7 +170,7 @@ def streams(records: pd.DataFrame) -> list[dict[str, Any]]:
         grouped.setdefault(tuple(case[c] for c in STREAM), []).append(case)
     out = []
     for key, members in grouped.items():
-        members.sort(key=lambda c: _mode_rank(c["mode"]))
+        members.sort(key=lambda c: mode_rank(c["mode"]))
         eager = next((c for c in members if c["mode"] == EAGER), None)
         for case in members:
             case["break_even"] = break_even(case, eager) if case["mode"] != EAGER else None

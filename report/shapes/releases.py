@@ -1,0 +1,130 @@
+"""Shape streams across torch releases: A/B groups (bench/ab.py) whose workloads are shape
+streams, judged as report/releases/ab.py judges fixed shapes, on the stream's own figures.
+
+Every side of a group measured each mode in one fresh process per repeat, and repeat r of
+every side ran next to each other on one host (ABBA order). So a step's figure is, per mode
+and figure, the median over repeats of new over old; its spread, their smallest and
+largest; and the A/A floor, how far a release strayed from itself under a second label (the
+largest of r and 1/r). `ab.judge` calls the step. The figures are a process's total for the
+stream's first pass (compiles included) and the p99 of a call once every shape is seen.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+import pandas as pd
+
+from report.analysis import rows
+from report.analysis.shown import is_stream
+from report.releases import ab
+from report.releases.vocabulary import host_text, public_release, release_key
+from report.shapes.data import mode_rank, quantile
+
+FIGURES = {"total_s": "total of the stream's first pass, compiles included",
+           "p99_s": "p99 of a call once every shape is seen"}
+CALLED = ("slower", "faster")
+
+
+def stream_ab_records(records: pd.DataFrame) -> pd.DataFrame:
+    """The isolated records of A/B groups whose workloads are shape streams."""
+    if records.empty:
+        return records
+    found = records[is_stream(records) & (records["process_timing"] == "isolated")]
+    return ab.ab_records(found)
+
+
+def _figures(record: dict[str, Any]) -> dict[str, float | None]:
+    """One process's figures, or None for each where it failed or failed the float64 check."""
+    if not record["ok"] or record["passed"] is not True or not record["first_pass_s"]:
+        return dict.fromkeys(FIGURES)
+    return {"total_s": sum(record["first_pass_s"]), "p99_s": quantile(record["samples"], 0.99)}
+
+
+def _processes(found: pd.DataFrame) -> dict[tuple, dict[int, dict]]:
+    """(group, label, workload, batch size, mode) -> repeat -> the process's record and figures."""
+    out: dict[tuple, dict[int, dict]] = {}
+    for record in rows(found):
+        key = (record["ab_group"], record["ab_label"], record["workload"],
+               record["batch_size"], record["mode"])
+        out.setdefault(key, {})[record["repeat"]] = record | _figures(record)
+    return out
+
+
+def _ratios(old: dict[int, dict], new: dict[int, dict], figure: str) -> list[float]:
+    return [new[r][figure] / old[r][figure] for r in sorted(old.keys() & new.keys())
+            if old[r][figure] and new[r][figure] is not None]
+
+
+def _span(values: list[float]) -> dict[str, float] | None:
+    if not values:
+        return None
+    return {"median": statistics.median(values), "lo": min(values), "hi": max(values),
+            "n": len(values)}
+
+
+def groups(records: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per A/B group of streams: its releases in version order, its hosts, and per stream
+    and mode each release's figures (median and range over its processes, or its failure)
+    and each step's ratio, spread, A/A floor and verdict."""
+    found = stream_ab_records(records)
+    if found.empty:
+        return []
+    side_rows = ab.sides(found)
+    pairs = ab.comparisons(side_rows)
+    processes = _processes(found)
+    out = []
+    for group, sides in side_rows.groupby("group", sort=False):
+        mine = pairs[pairs["group"] == group]
+        labels = [r["label"] for _, r in sides.sort_values(
+            "release", key=lambda s: s.map(lambda r: (release_key(r), r))).iterrows()]
+        release_of = dict(zip(sides["label"], sides["release"], strict=True))
+        steps = mine[mine["kind"] == "ab"]
+        cases = sorted({k[2:] for k in processes if k[0] == group},
+                       key=lambda k: (k[0], k[1] or 0, mode_rank(k[2])))
+        streams: dict[tuple, list[dict]] = {}
+        for workload, batch, mode in cases:
+            of = {label: processes.get((group, label, workload, batch, mode), {})
+                  for label in labels}
+            row = {"mode": mode, "sides": {}, "steps": [], "floors": {}}
+            for label, by_repeat in of.items():
+                failed = [p for p in by_repeat.values() if p["total_s"] is None]
+                row["sides"][label] = {
+                    figure: _span([p[figure] for p in by_repeat.values()
+                                   if p[figure] is not None]) for figure in FIGURES} | {
+                    "processes": len(by_repeat),
+                    "failed": [{"status": p["status"] if not p["ok"] else "failed float64 check",
+                                "reason": p["reason"]} for p in failed]}
+            for figure in FIGURES:
+                far = [max(r, 1 / r) for p in mine[mine["kind"] == "aa"].itertuples()
+                       for r in _ratios(of[p.old_label], of[p.new_label], figure)]
+                row["floors"][figure] = max(far) if far else None
+            for p in steps.itertuples():
+                for figure in FIGURES:
+                    span = _span(_ratios(of[p.old_label], of[p.new_label], figure))
+                    if span is None:
+                        continue
+                    floor = row["floors"][figure] if p.hosts is not None else None
+                    row["steps"].append(span | {
+                        "figure": figure, "old": public_release(p.old_release),
+                        "new": public_release(p.new_release), "floor": floor,
+                        "verdict": ab.judge(span["lo"], span["hi"], span["n"], floor)})
+            streams.setdefault((workload, batch), []).append(row)
+        hosts = list(sides["hosts"])
+        every_floor = [f for rows_ in streams.values() for r in rows_
+                       for f in r["floors"].values() if f is not None]
+        out.append({
+            "group": group, "labels": labels,
+            # A side under a second label of its release (an A/A run) is named by both.
+            "names": {label: public_release(release_of[label]) if label == public_release(
+                release_of[label]) else f"{public_release(release_of[label])} ({label})"
+                for label in labels},
+            "hosts": host_text(hosts[0]) if all(h == hosts[0] for h in hosts)
+            else "several hosts",
+            "backend": ", ".join(sorted(set(sides["backend"]))),
+            "floor_median": statistics.median(every_floor) if every_floor else None,
+            "floor_max": max(every_floor) if every_floor else None,
+            "streams": [{"workload": w, "batch_size": b, "modes": m}
+                        for (w, b), m in streams.items()]})
+    return out
