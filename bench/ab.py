@@ -18,6 +18,11 @@ also holds the host it ran on (`host`: host name, boot id, the probe). Giving on
 interpreter two labels (an A/A run) measures the noise floor: the spread of a release
 against itself, on the same host and in the same run.
 
+A shape stream cannot share a process with another mode (each of its processes makes the
+stream's calls from a fresh start), so its turns run `--timing isolated`: repeat r adds the
+isolated process r of every mode, and such a turn is always started, its runner measuring
+only what is not on record.
+
 With --coldstart, each turn is one `python -m bench.coldstart` run instead (the cold-start
 ladder in fresh processes, bench/coldstart/), with the same tag, repeats and ABBA order; a
 size is a workload and batch size as given (--workload, --batch-size), and the ladder's
@@ -47,6 +52,7 @@ from pathlib import Path
 from bench import REPO
 from bench.cmdline import LABEL, OneLineParser, UsageError, count, release_problem
 from bench.records import MalformedRecord, read_records, results_files
+from bench.workloads.registry import STREAMS
 
 TAG_PREFIX = "ab"
 GROUP = re.compile(r"[A-Za-z0-9.]+")  # no dash: the tag splits at its first two
@@ -97,12 +103,17 @@ def abba(sides: list[Side], sizes: Iterable[Size], repeats: int) -> Iterator[Tur
                 yield Turn(size, repeat, side)
 
 
+def is_stream(size: Size) -> bool:
+    return size.workload in STREAMS
+
+
 def command(turn: Turn, group: str, results_dir: Path, bench_args: list[str],
             module: str = "bench") -> list[str]:
     size = turn.size
     batch = [] if size.batch_size is None else ["--batch-size", str(size.batch_size)]
+    timing = ["--timing", "isolated"] if module == "bench" and is_stream(size) else []
     return [turn.side.python, "-m", module, "--backend", size.backend, "--workload",
-            size.workload, *batch, "--repeats", str(turn.repeat + 1), "--tag",
+            size.workload, *batch, "--repeats", str(turn.repeat + 1), *timing, "--tag",
             tag(group, turn.side.label), "--results-dir", str(results_dir), *bench_args]
 
 
@@ -282,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     except (MalformedRecord, OSError) as error:
         print(f"python -m bench.ab: error: {error}", file=sys.stderr)
         return 1
-    todo = [t for t in turns if _turn_key(t) not in done]
+    todo = [t for t in turns if is_stream(t.size) or _turn_key(t) not in done]
     on_record = ("each turn measures only what is not on record" if args.coldstart
                  else f"{len(turns) - len(todo)} already on record")
     print(f"A/B group {group}: {', '.join(s.label for s in args.sides)}; {len(sizes)} workload "

@@ -52,6 +52,19 @@ def test_the_turns_alternate_abba_per_workload_size(tmp_path):
     assert turns[9].size.batch_size == 8 and len(turns) == 18
 
 
+def test_a_stream_turn_adds_an_isolated_process_per_repeat(tmp_path):
+    """A shape stream has no paired process: its turns ask for isolated timing, so repeat r
+    adds process r of every mode; a fixed-shape size keeps the runner's own timing."""
+    side = ab.Side("a", "pa")
+    stream = ab.Turn(ab.Size("cpu", "mlp-batches", None, "seed"), 2, side)
+    fixed = ab.Turn(ab.Size("cpu", "mlp", 1, "seed"), 2, side)
+    made = ab.command(stream, "g", tmp_path, [])
+    assert made[made.index("--repeats"):made.index("--repeats") + 4] == [
+        "--repeats", "3", "--timing", "isolated"]
+    assert "--timing" not in ab.command(fixed, "g", tmp_path, [])
+    assert "--timing" not in ab.command(stream, "g", tmp_path, [], "bench.coldstart")
+
+
 @pytest.mark.slow
 def test_the_sides_processes_alternate_abba_on_one_host(smoke):
     paired = sorted((r for r in smoke["records"] if r.process.timing == "paired"),
