@@ -319,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         print(f"python -m bench: error: {error}", file=sys.stderr)
         return 2
-    except (RunError, MalformedRecord, pool.ForkUnsafe, pool.UnsafeFolder) as error:
+    except (RunError, MalformedRecord, pool.ForkUnsafe) as error:
         print(f"python -m bench: error: {error}", file=sys.stderr)
         return 1
     except Terminated:

@@ -315,39 +315,9 @@ def private_temp(scratch: Path) -> dict[str, str]:
     torch keeps state in its default temp folder whatever TORCHINDUCTOR_CACHE_DIR says (the
     precompiled headers, torch/_inductor/codecache.py) and compiles a header it finds there
     without checking who wrote it: in a shared /tmp, another user's header would run as us."""
-    shared_headers()  # refused here, in the runner, before any child could use it
     folder = scratch / "tmp"
     folder.mkdir(mode=0o700, exist_ok=True)
     return {"TMPDIR": str(folder)}
-
-
-# A folder where every child keeps Inductor's precompiled headers instead of building them in
-# its private temp folder. The test suite names one: there, a child that compiled C++ on CPU
-# spent about 10 s of g++ on the headers and 1 s on its kernels. A first call measured with it
-# leaves the header build out, as on a machine whose /tmp already holds them.
-SHARED_HEADERS = "ATLAS_INDUCTOR_HEADERS"
-
-
-class UnsafeFolder(Exception):
-    """A folder named for compiled code that another user could write to."""
-
-
-def shared_headers() -> str | None:
-    """The folder SHARED_HEADERS names, or None. Refused unless it is a real folder of this
-    user's that nobody else may enter (mode 0700): a header found there is compiled into
-    every kernel."""
-    named = os.environ.get(SHARED_HEADERS)
-    if not named:
-        return None
-    try:
-        info = os.lstat(named)
-    except OSError as error:
-        raise UnsafeFolder(f"{SHARED_HEADERS}={named}: {error.strerror}") from None
-    if (not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid()
-            or stat.S_IMODE(info.st_mode) & 0o077):
-        raise UnsafeFolder(f"{SHARED_HEADERS}={named} is not a folder of this user's with "
-                           f"mode 0700; unset it, or make one with mkdir -m 700")
-    return named
 
 
 def _use_private_temp() -> None:
@@ -358,8 +328,7 @@ def _use_private_temp() -> None:
     if codecache is not None and hasattr(codecache, "_HEADER_DIR"):
         from torch._inductor.runtime.cache_dir_utils import default_cache_dir
 
-        codecache._HEADER_DIR = (os.environ.get(SHARED_HEADERS)  # checked by the runner
-                                 or os.path.join(default_cache_dir(), "precompiled_headers"))
+        codecache._HEADER_DIR = os.path.join(default_cache_dir(), "precompiled_headers")
         codecache._HEADER_LOCK_DIR = os.path.join(codecache._HEADER_DIR, "locks")
 
 

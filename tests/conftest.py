@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
 import os
 import shutil
 import tempfile
@@ -14,16 +13,7 @@ from fixtures import RESULTS, ROOT
 from fixtures.hostile import write_hostile_results
 from fixtures.site import FIXTURE_HASH_SEED, build_site
 
-from bench.pool import SHARED_HEADERS
 from report.analysis import Data, load
-
-# Every bench child of the suite shares one folder of Inductor's precompiled headers instead of
-# compiling them in its private temp folder (bench/pool.py): about 10 s of g++ per child that
-# compiles on CPU. Made once by the controller (mkdtemp: ours, mode 0700); xdist's workers and
-# the runners the tests start inherit it. The tests of the temp folder itself unset it.
-if not os.environ.get(SHARED_HEADERS):
-    os.environ[SHARED_HEADERS] = tempfile.mkdtemp(prefix="atlas-headers-")
-    atexit.register(shutil.rmtree, os.environ[SHARED_HEADERS], ignore_errors=True)
 
 # `nox -s tests` runs the suite on pytest-xdist workers (--dist loadscope; noxfile.py says how
 # many). A module's tests stay on one worker, so that its module fixtures run once; the browser

@@ -17,7 +17,6 @@ from torch._inductor.runtime.autotune_cache import AutotuneCacheArtifact
 from torch.compiler._cache import _serialize_single_cache
 from torch.utils._appending_byte_serializer import AppendingByteSerializer
 
-from bench import pool
 from bench.coldstart import bundles
 from bench.coldstart.records import read_folder
 from bench.records import read_records
@@ -180,7 +179,6 @@ def test_a_case_never_uses_the_shared_temp_folder(tmp_path, planted_tmp, isolati
     report = tmp_path / "temp"
     env = bench_env(planted_tmp) | {"PYTHONPATH": os.pathsep.join([str(hooks), str(ROOT)]),
                                    "ATLAS_TEST_TEMP_REPORT": str(report)}
-    env.pop(pool.SHARED_HEADERS, None)  # the default, not the suite's shared headers
     before = files_under(planted_tmp / next(p.name for p in planted_tmp.glob("torchinductor_*")))
     done = run_bench(*TINY, "--workload", "mlp", "--profile", "full", "--batch-size", "1",
                      "--timing", "isolated", "--isolation", isolation,
@@ -214,24 +212,3 @@ def test_a_cold_start_process_never_uses_the_shared_temp_folder(tmp_path, plante
     assert files_under(planted) == before
     assert not [p for p in planted_tmp.iterdir() if p.name != planted.name
                 and not p.name.startswith("atlas-")]
-
-
-def test_shared_headers_are_refused_unless_a_private_folder_of_ours(tmp_path, monkeypatch):
-    """The suite's shared header folder (bench/pool.py SHARED_HEADERS) is compiled into every
-    kernel: a folder others may enter, a link or a file is refused in one line."""
-    private = tmp_path / "private"
-    private.mkdir(mode=0o700)
-    open_to_all = tmp_path / "open"
-    open_to_all.mkdir()
-    open_to_all.chmod(0o777)
-    (tmp_path / "link").symlink_to(private)
-    (tmp_path / "file").write_text("")
-    monkeypatch.setenv(pool.SHARED_HEADERS, str(private))
-    assert pool.shared_headers() == str(private)
-    for refused in ("open", "link", "file", "missing"):
-        monkeypatch.setenv(pool.SHARED_HEADERS, str(tmp_path / refused))
-        with pytest.raises(pool.UnsafeFolder) as raised:
-            pool.private_temp(tmp_path / "scratch")
-        assert "\n" not in str(raised.value) and pool.SHARED_HEADERS in str(raised.value)
-    monkeypatch.delenv(pool.SHARED_HEADERS)
-    assert pool.shared_headers() is None

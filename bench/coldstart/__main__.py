@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 2
-    except (RunError, MalformedRecord, pool.UnsafeFolder) as error:
+    except (RunError, MalformedRecord) as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 1
 
