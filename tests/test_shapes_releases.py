@@ -68,7 +68,7 @@ def test_a_halved_total_is_called_faster_beyond_the_aa_floor(found):
     group, row = _row(found, "default")
     assert group["labels"] == ["2.14.1", "2.15.0", "2.15.0-aa"]
     assert group["names"]["2.15.0-aa"] == "2.15.0 (2.15.0-aa)"
-    (step,) = [s for s in row["steps"] if s["figure"] == "total_s"]
+    (step,) = row["steps"]  # the total alone is judged
     assert (step["old"], step["new"], step["verdict"]) == ("2.14.1", "2.15.0", "faster")
     assert step["median"] == pytest.approx(0.5) and step["n"] == 3
     assert row["floors"]["total_s"] == pytest.approx(1.0)  # both sides of the A/A run halved alike
@@ -100,3 +100,5 @@ def test_the_page_shows_each_release_and_the_step_it_called(found, tmp_path):
     eager = next(line for line in section.splitlines() if line.startswith("| `eager` |"))
     assert eager.rstrip().endswith("| none |")
     assert "**unsupported**: no dynamic\\_shapes= here" in section  # escaped for Markdown
+    p99 = section.split("p99 of a call")[1]
+    assert "steps called" not in p99 and "The p99 is shown, not judged" in p99

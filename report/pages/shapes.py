@@ -25,4 +25,5 @@ def render(site: Site) -> None:
             for v in mine]})
     site.page(PAGE, "shapes.md.j2", backends=views, strategies=shapes.strategy_words(),
               every_stream=list(STREAMS), releases=releases.groups(site.data.records),
-              figures=releases.FIGURES, called=releases.CALLED, min_effect=1 + MIN_EFFECT)
+              figures=releases.FIGURES, judged=releases.JUDGED, called=releases.CALLED,
+              min_effect=1 + MIN_EFFECT)

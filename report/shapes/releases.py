@@ -5,8 +5,8 @@ Every side of a group measured each mode in one fresh process per repeat, and re
 every side ran next to each other on one host (ABBA order). So a step's figure is, per mode
 and figure, the median over repeats of new over old; its spread, their smallest and
 largest; and the A/A floor, how far a release strayed from itself under a second label (the
-largest of r and 1/r). `ab.judge` calls the step. The figures are a process's total for the
-stream's first pass (compiles included) and the p99 of a call once every shape is seen.
+largest of r and 1/r). `ab.judge` calls the step on a process's total for the stream's first
+pass (compiles included); the p99 of a call once every shape is seen is shown, not judged.
 """
 
 from __future__ import annotations
@@ -24,6 +24,10 @@ from report.shapes.data import mode_rank, quantile
 
 FIGURES = {"total_s": "total of the stream's first pass, compiles included",
            "p99_s": "p99 of a call once every shape is seen"}
+# The figures a step between releases is called on. A stream's p99 comes from one steady pass
+# per process, so it lies near that pass's slowest call and swings with any stall of the host;
+# three repeats give it no floor to judge against. It is shown per release, not judged.
+JUDGED = ("total_s",)
 CALLED = ("slower", "faster")
 
 
@@ -101,7 +105,7 @@ def groups(records: pd.DataFrame) -> list[dict[str, Any]]:
                        for r in _ratios(of[p.old_label], of[p.new_label], figure)]
                 row["floors"][figure] = max(far) if far else None
             for p in steps.itertuples():
-                for figure in FIGURES:
+                for figure in JUDGED:
                     span = _span(_ratios(of[p.old_label], of[p.new_label], figure))
                     if span is None:
                         continue
@@ -112,8 +116,8 @@ def groups(records: pd.DataFrame) -> list[dict[str, Any]]:
                         "verdict": ab.judge(span["lo"], span["hi"], span["n"], floor)})
             streams.setdefault((workload, batch), []).append(row)
         hosts = list(sides["hosts"])
-        every_floor = [f for rows_ in streams.values() for r in rows_
-                       for f in r["floors"].values() if f is not None]
+        every_floor = [r["floors"][figure] for rows_ in streams.values() for r in rows_
+                       for figure in JUDGED if r["floors"][figure] is not None]
         out.append({
             "group": group, "labels": labels,
             # A side under a second label of its release (an A/A run) is named by both.
