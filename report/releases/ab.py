@@ -190,10 +190,12 @@ def judge(row_lo: float, row_hi: float, pairs: int, floor: float | None) -> str:
     return "same"
 
 
-def steps(records: pd.DataFrame) -> pd.DataFrame:
-    """Every case of every A/B comparison (kind "ab"), with its verdict; STEP_COLUMNS."""
+def steps(records: pd.DataFrame, slots: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every case of every A/B comparison (kind "ab"), with its verdict; STEP_COLUMNS.
+    `slots` (as `slot_medians` gives them) sets what is compared, for a figure other than
+    the paired processes' medians (report/shapes/releases.py: a stream's total)."""
     pairs = comparisons(sides(records))
-    slots = slot_medians(records)
+    slots = slot_medians(records) if slots is None else slots
     floor_rows = floors(records, pairs, slots)
     found = [_judged(p, slots, floor_rows) for p in pairs[pairs["kind"] == "ab"].itertuples()]
     return _steps_table(found)

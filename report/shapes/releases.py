@@ -5,8 +5,9 @@ Every side of a group measured each mode in one fresh process per repeat, and re
 every side ran next to each other on one host (ABBA order). So a step's figure is, per mode
 and figure, the median over repeats of new over old; its spread, their smallest and
 largest; and the A/A floor, how far a release strayed from itself under a second label (the
-largest of r and 1/r). `ab.judge` calls the step on a process's total for the stream's first
-pass (compiles included); the p99 of a call once every shape is seen is shown, not judged.
+largest of r and 1/r). `ab.steps`, given a process's total for the stream's first pass
+(compiles included) in place of a paired median, pairs, floors and judges the steps; the p99
+of a call once every shape is seen is shown, not judged.
 """
 
 from __future__ import annotations
@@ -56,16 +57,21 @@ def _processes(found: pd.DataFrame) -> dict[tuple, dict[int, dict]]:
     return out
 
 
-def _ratios(old: dict[int, dict], new: dict[int, dict], figure: str) -> list[float]:
-    return [new[r][figure] / old[r][figure] for r in sorted(old.keys() & new.keys())
-            if old[r][figure] and new[r][figure] is not None]
-
-
 def _span(values: list[float]) -> dict[str, float] | None:
     if not values:
         return None
     return {"median": statistics.median(values), "lo": min(values), "hi": max(values),
             "n": len(values)}
+
+
+def _slots(processes: dict[tuple, dict[int, dict]], figure: str) -> pd.DataFrame:
+    """Each process's `figure` where it has one, as `ab.slot_medians` gives paired medians,
+    so that `ab.steps` pairs, floors and judges it as it does a fixed shape's median."""
+    kept = [{"ab_group": group, "ab_label": label, **{c: p[c] for c in ab.CASE},
+             "repeat": repeat, "median_s": p[figure]}
+            for (group, label, *_), by_repeat in processes.items()
+            for repeat, p in by_repeat.items() if p[figure] is not None]
+    return pd.DataFrame(kept, columns=["ab_group", "ab_label", *ab.CASE, "repeat", "median_s"])
 
 
 def groups(records: pd.DataFrame) -> list[dict[str, Any]]:
@@ -76,15 +82,13 @@ def groups(records: pd.DataFrame) -> list[dict[str, Any]]:
     if found.empty:
         return []
     side_rows = ab.sides(found)
-    pairs = ab.comparisons(side_rows)
     processes = _processes(found)
+    judged = {figure: ab.steps(found, _slots(processes, figure)) for figure in JUDGED}
     out = []
     for group, sides in side_rows.groupby("group", sort=False):
-        mine = pairs[pairs["group"] == group]
         labels = [r["label"] for _, r in sides.sort_values(
             "release", key=lambda s: s.map(lambda r: (release_key(r), r))).iterrows()]
         release_of = dict(zip(sides["label"], sides["release"], strict=True))
-        steps = mine[mine["kind"] == "ab"]
         cases = sorted({k[2:] for k in processes if k[0] == group},
                        key=lambda k: (k[0], k[1] or 0, mode_rank(k[2])))
         streams: dict[tuple, list[dict]] = {}
@@ -100,20 +104,18 @@ def groups(records: pd.DataFrame) -> list[dict[str, Any]]:
                     "processes": len(by_repeat),
                     "failed": [{"status": p["status"] if not p["ok"] else "failed float64 check",
                                 "reason": p["reason"]} for p in failed]}
-            for figure in FIGURES:
-                far = [max(r, 1 / r) for p in mine[mine["kind"] == "aa"].itertuples()
-                       for r in _ratios(of[p.old_label], of[p.new_label], figure)]
-                row["floors"][figure] = max(far) if far else None
-            for p in steps.itertuples():
-                for figure in JUDGED:
-                    span = _span(_ratios(of[p.old_label], of[p.new_label], figure))
-                    if span is None:
-                        continue
-                    floor = row["floors"][figure] if p.hosts is not None else None
-                    row["steps"].append(span | {
-                        "figure": figure, "old": public_release(p.old_release),
-                        "new": public_release(p.new_release), "floor": floor,
-                        "verdict": ab.judge(span["lo"], span["hi"], span["n"], floor)})
+            for figure, table in judged.items():
+                mine = table[(table["group"] == group) & (table["workload"] == workload)
+                             & (table["mode"] == mode)
+                             & (table["batch_size"].isna() if batch is None
+                                else table["batch_size"] == batch)]
+                floors = mine["floor"].dropna()
+                row["floors"][figure] = float(floors.max()) if len(floors) else None
+                row["steps"] += [{
+                    "figure": figure, "old": public_release(s.old_release),
+                    "new": public_release(s.new_release), "median": s.ratio, "lo": s.lo,
+                    "hi": s.hi, "n": s.pairs, "floor": None if s.floor != s.floor else s.floor,
+                    "verdict": s.verdict} for s in mine.itertuples()]
             streams.setdefault((workload, batch), []).append(row)
         hosts = list(sides["hosts"])
         every_floor = [r["floors"][figure] for rows_ in streams.values() for r in rows_
