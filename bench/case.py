@@ -26,7 +26,7 @@ from bench import core, probes
 from bench.backends import BACKENDS, Backend
 from bench.host.probe import Fingerprint, Probe
 from bench.modes import MODES, Mode
-from bench.observe import CompilerLog, dynamo_counters
+from bench.observe import CompilerLog, dynamo_counters, headers_built, precompiled_headers
 from bench.shapes.measure import StreamCalls, turn_caches_off
 from bench.spec import Spec, write_result
 from bench.timer import measure
@@ -129,7 +129,7 @@ def _measure(spec: Spec, result: dict, workload: Workload, mode: Mode, backend: 
     # Every shape of a cycle once, so each recompile shows in the first calls.
     first = max(FIRST_CALLS, len(call))
     curve = workload.curve_calls(backend.name, spec.key.shapes == "tiny")
-    latencies = []
+    latencies, headers = [], precompiled_headers()
     for number in range(max(first, 1 + curve)):
         if number == first:
             stages.enter("warm-up curve")
@@ -137,7 +137,8 @@ def _measure(spec: Spec, result: dict, workload: Workload, mode: Mode, backend: 
         call.one()
         latencies.append(backend.clock() - start)
     result["compile"] = {"cold_first_call_s": latencies[0], "warm_first_call_s": None,
-                         "cold_first_calls_s": latencies[:first]}
+                         "cold_first_calls_s": latencies[:first],
+                         "headers_built": headers_built(headers)}
     if curve:
         result["warmup"] = {"latencies_s": latencies[1:1 + curve]}
 
@@ -206,10 +207,12 @@ def _measure_stream(spec: Spec, result: dict, workload: Workload, mode: Mode,
     calls = StreamCalls(workload, mode, built, backend, spec.key)
 
     stages.enter("first pass")
+    headers = precompiled_headers()
     result["stream"] = calls.first_pass()
     first = result["stream"]["first_pass_s"]
     result["compile"] = {"cold_first_call_s": first[0], "warm_first_call_s": None,
-                         "cold_first_calls_s": first[:FIRST_CALLS]}
+                         "cold_first_calls_s": first[:FIRST_CALLS],
+                         "headers_built": headers_built(headers)}
     if mode.compiled:
         result["dynamo"] = dynamo_counters(log).__dict__
 

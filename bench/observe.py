@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
+import sys
 from collections.abc import Callable
 
 import torch
@@ -10,6 +12,32 @@ import torch
 from bench.backends import Backend
 from bench.records import Activity, DynamoCounters
 from bench.stats import relative_error
+
+
+def precompiled_headers() -> int | None:
+    """How many precompiled headers (files *.gch) Inductor's header folder holds. Read before
+    and after a process's first calls, the difference says whether they built the headers,
+    which only a machine's first C++ compile does (bench/pool.py, header_folder); None where
+    the folder cannot be read."""
+    codecache = sys.modules.get("torch._inductor.codecache")
+    folder = getattr(codecache, "_HEADER_DIR", None)
+    if folder is None:
+        from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+        folder = os.path.join(default_cache_dir(), "precompiled_headers")
+    try:
+        return sum(1 for name in os.listdir(folder) if name.endswith(".gch"))
+    except FileNotFoundError:
+        return 0
+    except OSError:
+        return None
+
+
+def headers_built(before: int | None) -> int | None:
+    """The precompiled headers built since `precompiled_headers()` read `before`."""
+    after = precompiled_headers()
+    return None if before is None or after is None else after - before
+
 
 LAUNCH_MARKERS = ("LaunchKernel", "GraphLaunch", "LaunchCooperativeKernel")
 

@@ -37,6 +37,7 @@ from bench import core
 from bench.backends import BACKENDS, Backend
 from bench.host.probe import LONG_BLOCKS, Fingerprint, Probe
 from bench.modes import MODES, Mode
+from bench.observe import headers_built, precompiled_headers
 from bench.spec import PairedSpec, write_result
 from bench.stats import summarize
 from bench.timer import estimate_call_s, page_faults, time_block
@@ -95,11 +96,12 @@ def _set_up(member: Member, workload, backend: Backend, spec: PairedSpec) -> Non
     member.entry["workload_info"] = core.workload_info(workload, built, spec.key)
     member.call_fn = member.mode.prepare(built.fn, built.inputs)
     member.call = call = core.Cycle(member.call_fn, built)  # times are divided by its length
-    first = []
+    first, headers = [], precompiled_headers()
     for _ in range(max(2, 3 // len(call))):  # compile, record graphs, then one steady call
         first.append(time_block(call, backend, 1) / len(call))
     member.entry["compile"] = {"cold_first_call_s": first[0], "warm_first_call_s": None,
-                               "cold_first_calls_s": first}
+                               "cold_first_calls_s": first,
+                               "headers_built": headers_built(headers)}
     member.per_call_s, _ = estimate_call_s(call, backend, spec.block_s / 4)
     member.calls_per_block = max(1, math.ceil(spec.block_s / member.per_call_s))
     if built.steps is not None:

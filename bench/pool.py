@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import getpass
 import importlib
 import json
 import os
+import re
 import selectors
 import shutil
 import signal
@@ -314,10 +316,59 @@ def private_temp(scratch: Path) -> dict[str, str]:
     """TMPDIR for one child: a folder of its own (mode 0700) in its private scratch folder.
     torch keeps state in its default temp folder whatever TORCHINDUCTOR_CACHE_DIR says (the
     precompiled headers, torch/_inductor/codecache.py) and compiles a header it finds there
-    without checking who wrote it: in a shared /tmp, another user's header would run as us."""
+    without checking who wrote it: in a shared /tmp, another user's header would run as us.
+    The header folder inside it is a link to `header_folder()`, where there is one."""
     folder = scratch / "tmp"
     folder.mkdir(mode=0o700, exist_ok=True)
+    headers = header_folder()
+    if headers is not None:
+        inductor = folder / f"torchinductor_{_inductor_user()}"
+        inductor.mkdir(mode=0o700, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            (inductor / "precompiled_headers").symlink_to(headers, target_is_directory=True)
     return {"TMPDIR": str(folder)}
+
+
+def header_folder() -> Path | None:
+    """Where Inductor's precompiled headers are kept from one process to the next: a folder of
+    ours (0700) in our own cache folder, or None where there is none we can prove ours.
+    PyTorch keeps these headers machine-wide on purpose (its fresh_cache leaves them), so a
+    user's cold compile finds them built by an earlier one; a private TMPDIR per process
+    would instead make every process build them anew, seconds of a CPU process's first
+    call that only a machine's first compile pays. Each record says which it was
+    (CompileTimes.headers_built)."""
+    try:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        folder = base / "torch-compile-atlas" / "inductor-headers"
+        base.mkdir(parents=True, exist_ok=True)
+        folder.parent.mkdir(mode=0o700, exist_ok=True)
+        folder.mkdir(mode=0o700, exist_ok=True)
+    except (OSError, RuntimeError):  # no home folder, or not ours to write
+        return None
+    # A folder on the way that others may write could have ours swapped under us.
+    if all(_unwritable_by_others(p) for p in (base, folder.parent)) and _ours(folder, folder=True):
+        return folder
+    return None
+
+
+def _unwritable_by_others(path: Path) -> bool:
+    """A folder of ours, not a link, that no other user may write into."""
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return False
+    return (stat.S_ISDIR(found.st_mode) and found.st_uid == os.geteuid()
+            and stat.S_IMODE(found.st_mode) & 0o022 == 0)
+
+
+def _inductor_user() -> str:
+    """The user name in Inductor's default folder, as
+    torch._inductor.runtime.cache_dir_utils.default_cache_dir spells it."""
+    try:
+        name = getpass.getuser()
+    except (KeyError, ModuleNotFoundError, OSError):
+        name = f"uid_{os.getuid()}"
+    return re.sub(r'[\\/:*?"<>|]', "_", name)
 
 
 def _use_private_temp() -> None:

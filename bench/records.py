@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 STATUSES = ("ok", "error", "timeout", "oom", "unsupported")
 
@@ -112,6 +112,11 @@ class CompileTimes:
     cold_first_call_s: float | None
     warm_first_call_s: float | None
     cold_first_calls_s: tuple[float, ...] = ()  # first few calls: cudagraph recording shows here
+    # How many of Inductor's precompiled headers the first calls built: 0 where an earlier
+    # process on the machine had built them, as PyTorch keeps them machine-wide
+    # (bench/pool.py, header_folder); more where this was the machine's first C++ compile,
+    # whose cost is in cold_first_call_s. None: not recorded.
+    headers_built: int | None = None
 
 
 @dataclass(frozen=True)
@@ -839,8 +844,17 @@ def _upgrade_7_to_8(data: dict[str, Any], note) -> dict[str, Any]:
     return dict(data, schema_version=8)
 
 
+def _upgrade_8_to_9(data: dict[str, Any], note) -> dict[str, Any]:
+    """Version 9 added compile.headers_built; no earlier record says it. Those of CPU
+    processes from 2026-12-06 (commit 2239ca0, a private empty TMPDIR per process) to version
+    9 built the headers in their first calls wherever they compiled C++ kernels, which the
+    record does not say either: so they stay not recorded."""
+    return dict(data, schema_version=9)
+
+
 UPGRADES = {1: _upgrade_1_to_2, 2: _upgrade_2_to_3, 3: _upgrade_3_to_4, 4: _upgrade_4_to_5,
-            5: _upgrade_5_to_6, 6: _upgrade_6_to_7, 7: _upgrade_7_to_8}
+            5: _upgrade_5_to_6, 6: _upgrade_6_to_7, 7: _upgrade_7_to_8,
+            8: _upgrade_8_to_9}
 
 
 def upgrade(data: dict[str, Any], note=None) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from torch._inductor.runtime.autotune_cache import AutotuneCacheArtifact
 from torch.compiler._cache import _serialize_single_cache
 from torch.utils._appending_byte_serializer import AppendingByteSerializer
 
+from bench import pool
 from bench.coldstart import bundles
 from bench.coldstart.records import read_folder
 from bench.records import read_records
@@ -197,6 +198,9 @@ def test_a_case_never_uses_the_shared_temp_folder(tmp_path, planted_tmp, isolati
         assert found["mode"] == 0o700 and found["uid"] == os.getuid()
         assert Path(found["headers"]).is_relative_to(private)
         assert Path(found["default"]).is_relative_to(private)
+        # and what the header folder there leads to is private too, or the user's own
+        real = Path(found["headers"]).resolve()
+        assert real.is_relative_to(private.resolve()) or real == pool.header_folder()
 
 
 @pytest.mark.slow

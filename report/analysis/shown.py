@@ -62,6 +62,21 @@ def processes(shown: pd.DataFrame) -> pd.DataFrame:
     return shown[shown["tag"].str.match(PROCESS_TAGS) & (shown["process_timing"] == "isolated")]
 
 
+def counted_cold(procs: pd.DataFrame) -> pd.Series:
+    """Whether each process's cold_first_call_s counts toward its case's cold first call: its
+    compile caches were cold, and it did not build Inductor's precompiled headers, a cost
+    only a machine's first C++ compile pays (CompileTimes.headers_built), unless no cold
+    process of its case found them built. One case's figure never mixes the two."""
+    cold = procs["cache"].eq("cold")
+    built = (pd.to_numeric(procs["headers_built"], errors="coerce").fillna(0).gt(0)
+             if "headers_built" in procs else pd.Series(False, index=procs.index))
+    plain = cold & ~built
+    if procs.empty:
+        return plain
+    case_has_plain = plain.groupby([procs[c].astype(str) for c in CASE]).transform("any")
+    return plain | (cold & built & ~case_has_plain)
+
+
 def paired_processes(shown: pd.DataFrame) -> pd.DataFrame:
     """The ok records of paired processes under the process tags (`main`, `rerun-N`)."""
     return shown[shown["tag"].str.match(PROCESS_TAGS) & (shown["process_timing"] == "paired")
@@ -274,7 +289,8 @@ def cases(shown: pd.DataFrame) -> pd.DataFrame:
     sample) come from the newest process. From the ok processes: `median_s` is the
     median of their medians, `lo_s`/`hi_s` the smallest and largest, `n_processes` how
     many, `medians_s` all of them, `spread` (hi - lo) / lo where there are two or more;
-    `cold_first_call_s` is the median over processes whose compile caches were cold, and
+    `cold_first_call_s` is the median over processes whose compile caches were cold
+    (`counted_cold`), and
     `warm_first_call_s` over all; memory and activity are medians, Dynamo counters the
     largest, `rel_error` the worst and `passed` whether every process passed. A case is
     ok if any process is. `env_repeated` says whether its environment has any case
@@ -289,7 +305,7 @@ def cases(shown: pd.DataFrame) -> pd.DataFrame:
     ok = procs[procs["ok"]]
     agg = dict(_TIMING, **{c: (c, "median") for c in _MEDIAN}, **{c: (c, "max") for c in _MAX})
     figures = ok.groupby(CASE, dropna=False).agg(**agg).reset_index()
-    cold = (ok[ok["cache"] == "cold"].groupby(CASE, dropna=False)["cold_first_call_s"]
+    cold = (ok[counted_cold(ok)].groupby(CASE, dropna=False)["cold_first_call_s"]
             .median().reset_index())
     last_ok = ok.sort_values("started_at", kind="stable").groupby(
         CASE, dropna=False).tail(1)[[*CASE, "cold_first_calls_s", "skip_reasons",

@@ -119,7 +119,7 @@ def process_values(shown: pd.DataFrame, paired: pd.DataFrame | None = None) -> p
         and level > 0 else None for calls, level in
         zip(procs.get("cold_first_calls_s", pd.Series(None, index=procs.index)),
             procs["median_s"], strict=True)]
-    procs["cold_first_call_s"] = procs["cold_first_call_s"].where(procs["cache"] == "cold")
+    procs["cold_first_call_s"] = procs["cold_first_call_s"].where(analysis.counted_cold(procs))
     # Idle time of the isolated processes alone: what their medians' saving is set against
     # (a saving of isolated medians over idle time pooled with paired processes mixes runs).
     procs["isolated_idle_s_per_call"] = procs["idle_s_per_call"]
