@@ -5,6 +5,7 @@ found them built."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import stat
 from pathlib import Path
@@ -113,3 +114,22 @@ def test_the_cold_figure_falls_back_to_processes_that_built_headers_only_when_al
     assert analysis.counted_cold(frame([1, 0, None, 0])).tolist() == [False, True, True, False]
     assert analysis.counted_cold(frame([1, 2, 0])).tolist() == [True, True, False]
     assert analysis.counted_cold(frame([None, None])).tolist() == [True, False]
+
+
+def test_a_stream_total_leaves_out_the_process_that_built_the_headers(tmp_path):
+    """Three CPU processes of one shape stream from the site's results, one of them marked as
+    having built the headers in its first pass: the page reads the other two."""
+    from report.shapes.data import stream_records
+
+    source = ROOT / "results" / "cpu-atlas-cpu-torch2.15.0-cu132-becf3a7da63f.jsonl"
+    lines = [line for line in source.read_text().splitlines()
+             if '"workload": "mlp-batches"' in line and '"mode": "default"' in line
+             and '"tag": "main"' in line and '"status": "ok"' in line][:3]
+    assert len(lines) == 3
+    marked = json.loads(lines[0])
+    marked["compile"]["headers_built"] = 1
+    marked["schema_version"] = 9
+    (tmp_path / source.name).write_text("\n".join([json.dumps(marked), *lines[1:]]) + "\n")
+    found = stream_records(analysis.load(tmp_path))
+    assert len(found) == 2 and set(found["headers_built"].fillna(0)) == {0}
+    assert marked["started_at"] not in set(found["started_at"])

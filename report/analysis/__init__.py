@@ -131,6 +131,7 @@ from report.analysis.shown import (
     side_bound,
     with_paired,
     with_paired_latencies,
+    without_header_builds,
 )
 from report.analysis.vocabulary import (
     ALONE_TAG,
@@ -181,7 +182,8 @@ __all__ = [
     'paired_latencies', 'paired_processes',
     'probe_us',
     'paired_speedups', 'processes', 'ratio_bound', 'round_ratios', 'shown_round_ratios',
-    'side_bound', 'with_paired', 'with_paired_latencies', 'ALONE_TAG', 'BACKENDS', 'BASELINE',
+    'side_bound', 'with_paired', 'with_paired_latencies', 'without_header_builds',
+    'ALONE_TAG', 'BACKENDS', 'BASELINE',
     'BUSY_TAG', 'CASE', 'CONCURRENT_SIDES', 'DEFAULT_DTYPE', 'DEVICE_BOUND', 'DTYPE', 'ENV_FIELDS',
     'EXTERNAL_FAMILY', 'LAUNCH_BOUND', 'MEANINGFUL_GAIN', 'MODE_ORDER', 'MODEL_FAMILY',
     'MODEL_WORKLOADS', 'MOVED', 'NEVER', 'OUTLIER_SPREAD', 'PAIRED_BASELINES', 'POINT',

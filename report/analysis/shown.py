@@ -62,19 +62,26 @@ def processes(shown: pd.DataFrame) -> pd.DataFrame:
     return shown[shown["tag"].str.match(PROCESS_TAGS) & (shown["process_timing"] == "isolated")]
 
 
-def counted_cold(procs: pd.DataFrame) -> pd.Series:
-    """Whether each process's cold_first_call_s counts toward its case's cold first call: its
-    compile caches were cold, and it did not build Inductor's precompiled headers, a cost
-    only a machine's first C++ compile pays (CompileTimes.headers_built), unless no cold
-    process of its case found them built. One case's figure never mixes the two."""
-    cold = procs["cache"].eq("cold")
+def without_header_builds(procs: pd.DataFrame) -> pd.Series:
+    """Whether each process counts toward its case's figures that include its first calls:
+    it did not build Inductor's precompiled headers, a cost only a machine's first C++
+    compile pays (CompileTimes.headers_built), unless no process of its case found them
+    built. One case's figure never mixes the two."""
     built = (pd.to_numeric(procs["headers_built"], errors="coerce").fillna(0).gt(0)
              if "headers_built" in procs else pd.Series(False, index=procs.index))
-    plain = cold & ~built
-    if procs.empty:
-        return plain
-    case_has_plain = plain.groupby([procs[c].astype(str) for c in CASE]).transform("any")
-    return plain | (cold & built & ~case_has_plain)
+    if procs.empty or not built.any():
+        return ~built
+    found = (~built).groupby([procs[c].astype(str) for c in CASE]).transform("any")
+    return ~built | ~found
+
+
+def counted_cold(procs: pd.DataFrame) -> pd.Series:
+    """Whether each process's cold_first_call_s counts toward its case's cold first call: its
+    compile caches were cold, and `without_header_builds` among the cold ones."""
+    cold = procs["cache"].eq("cold")
+    counted = pd.Series(False, index=procs.index)
+    counted[cold] = without_header_builds(procs[cold])
+    return counted
 
 
 def paired_processes(shown: pd.DataFrame) -> pd.DataFrame:

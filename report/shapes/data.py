@@ -20,7 +20,16 @@ import pandas as pd
 from bench.modes import MODES
 from bench.shapes.strategies import COMPILE_MODES, STRATEGIES
 from report import formatting
-from report.analysis import DTYPE, PROCESS_TAGS, Data, Environment, environments, latest, rows
+from report.analysis import (
+    DTYPE,
+    PROCESS_TAGS,
+    Data,
+    Environment,
+    environments,
+    latest,
+    rows,
+    without_header_builds,
+)
 
 CASE = ["env_id", "workload", "batch_size", DTYPE, "mode"]
 STREAM = ["env_id", "workload", "batch_size", DTYPE]
@@ -35,9 +44,12 @@ def stream_records(records: pd.DataFrame) -> pd.DataFrame:
     every process failed shows with its status and reason): the analysis layer's shown
     tables leave streams out (report.analysis.shown.latest), so this page reads them here.
     Processes of a case only (tags `main`, `rerun-N`): an A/B group's are its sides', read
-    by report/shapes/releases.py."""
+    by report/shapes/releases.py. A stream's first pass compiles, so a process that built
+    Inductor's precompiled headers there is left out where its case has others
+    (analysis.without_header_builds)."""
     found = latest(records, streams=True)
-    return found[(found["process_timing"] == "isolated") & found["tag"].str.match(PROCESS_TAGS)]
+    found = found[(found["process_timing"] == "isolated") & found["tag"].str.match(PROCESS_TAGS)]
+    return found[without_header_builds(found)]
 
 
 def quantile(samples, q: float) -> float:
