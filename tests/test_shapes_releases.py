@@ -84,6 +84,22 @@ def test_an_unchanged_mode_is_the_same_and_a_side_that_failed_says_why(found):
     assert spec["sides"]["2.15.0"]["total_s"] is None and not spec["steps"]
 
 
+def test_a_first_pass_that_built_the_headers_is_not_set_beside_the_other_side(tmp_path):
+    """Repeat 0 of the new release's default built Inductor's precompiled headers (the
+    machine's first compile of that release): its step rests on the other two repeats."""
+    records = []
+    for record in group_records():
+        if (record.key.mode, record.process.repeat, record.key.tag) == (
+                "default", 0, tag(GROUP, "2.15.0")):
+            record = replace(record, compile=replace(record.compile, headers_built=1))
+        records.append(record)
+    append_records(tmp_path / "results" / "ab.jsonl", records)
+    _, row = _row(Data(load(tmp_path / "results")), "default")
+    (step,) = row["steps"]
+    assert step["n"] == 2 and step["verdict"] == "faster"
+    assert row["sides"]["2.15.0"]["total_s"]["median"] == pytest.approx(2.5 * 1.005)
+
+
 def test_group_records_are_not_processes_of_the_pages_own_cases(found):
     assert shapes.cases(found.records) == []
     assert shapes.stream_environments(found) == {}
