@@ -89,7 +89,8 @@ def measures_models(bench_args: list[str]) -> bool:
     quick profile, the default, has none (bench/workloads/models.py) and refuses one named."""
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--profile", default="quick")
-    return parser.parse_known_args(bench_args)[0].profile != "quick"
+    # `nox -s ab -- AB-OPTIONS -- BENCH-OPTIONS`: a "--" would end argparse's options
+    return parser.parse_known_args([a for a in bench_args if a != "--"])[0].profile != "quick"
 
 
 @nox.session
@@ -141,9 +142,10 @@ def measure_ab(session: nox.Session, releases: list[str]) -> None:
     """Each release in its torch environment under .nox/ (the one `nox -s bench` uses:
     `bench/` needs torch alone), then `python -m bench.ab` over them; the session's own
     environment runs the orchestrator, which never imports torch."""
+    groups = ("models",) if measures_models(session.posargs) else ()  # as run_bench
     sides = []
     for release, label in zip(releases, ab_labels(releases), strict=True):
-        sides += ["--env", f"{label}@{release}={torch_environment(session, release)}"]
+        sides += ["--env", f"{label}@{release}={torch_environment(session, release, *groups)}"]
     session.run("python", "-m", "bench.ab", *sides, *session.posargs)
 
 

@@ -147,3 +147,16 @@ def test_nox_takes_every_documented_form_of_a_release(noxfile, tmp_path, release
     noxfile.ab(session)
     assert session.commands[-1][:3] == ["python", "-m", "bench.ab"]
     assert f"{release}-aa@{release}=" in " ".join(session.commands[-1])
+
+
+@pytest.mark.parametrize("profile", ["quick", "full"])
+def test_an_ab_run_installs_the_models_group_into_every_side_when_it_measures_models(
+        noxfile, tmp_path, profile):
+    """`nox -s ab -- ... -- --profile full --workload gpt2-small-prompts` builds transformers
+    models in every side's environment, as `nox -s bench` would in its one."""
+    session = Session(tmp_path / "ab", posargs=["--group", "g", "--", "--profile", profile])
+    noxfile.measure_ab(session, ["2.14.1", "2.15.0"])
+    side_installs = {c[0] for c in session.commands if "<models>" in c}
+    sides = {str(tmp_path / f"torch-{r}" / "bin" / "python") for r in ("2.14.1", "2.15.0")}
+    assert side_installs == (sides if profile == "full" else set())
+    assert session.commands[-1][:3] == ["python", "-m", "bench.ab"]
