@@ -492,6 +492,8 @@ def _check_fits(record: Record) -> None:
                              f"(duration_s {record.duration_s:g})")
     if first is not None and any(s < 0 for s in first.cold_first_calls_s):
         raise ValueError("compile.cold_first_calls_s holds a negative time")
+    if first is not None and first.headers_built is not None and first.headers_built < 0:
+        raise ValueError("compile.headers_built is negative")
     for name in (f.name for f in dataclasses.fields(Memory)):
         size = getattr(memory, name) if memory is not None else None
         if size is not None and size < 0:

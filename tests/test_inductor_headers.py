@@ -133,3 +133,21 @@ def test_a_stream_total_leaves_out_the_process_that_built_the_headers(tmp_path):
     found = stream_records(analysis.load(tmp_path))
     assert len(found) == 2 and set(found["headers_built"].fillna(0)) == {0}
     assert marked["started_at"] not in set(found["started_at"])
+
+
+def test_a_cold_start_rung_leaves_out_the_process_that_built_the_headers():
+    """The cold rung of one case: the process that built the headers (30 s) beside two that
+    found them (20 s, 22 s) gives 21 s and still counts three ok processes; a rung whose
+    every process built them keeps them all."""
+    from test_coldstart_page import H100, record
+
+    from report.coldstart.data import summarize
+
+    eager = [record(H100, "eager", 1.0, 0.01)]
+    mixed = [record(H100, "cold", 30.0, 0.005, repeat=0, headers_built=1),
+             record(H100, "cold", 20.0, 0.005, repeat=1, headers_built=0),
+             record(H100, "cold", 22.0, 0.005, repeat=2, headers_built=None)]
+    rung = summarize(mixed, eager)
+    assert (rung.ok, rung.first_call.median) == (3, 21.0)
+    alone = [record(H100, "cold", 30.0, 0.005, repeat=r, headers_built=1) for r in range(2)]
+    assert summarize(alone, eager).first_call.median == 30.0

@@ -27,6 +27,7 @@ from bench.coldstart.rungs import ONLY_DEFAULT, TABLE
 from bench.environment import collect
 from bench.host import task
 from bench.host.probe import Fingerprint, Probe
+from bench.observe import headers_built, precompiled_headers
 from bench.spec import ColdSpec
 from bench.timer import measure
 from bench.workloads import lookup
@@ -236,7 +237,7 @@ def run(spec: ColdSpec, out: Path) -> None:
         if role in SAVERS:
             SAVERS[role](spec, fn, inputs, backend, result)
         else:
-            since = time.time()
+            since, headers = time.time(), precompiled_headers()
             start = backend.clock()
             if spec.bundle_in:
                 # read once: the bytes checked are the bytes loaded (bench/coldstart/bundles.py)
@@ -256,6 +257,7 @@ def run(spec: ColdSpec, out: Path) -> None:
                 result["load_s"] = backend.clock() - start
             call(*inputs)
             result["first_call_s"] = backend.clock() - start
+            result["headers_built"] = headers_built(headers)
             result["counters"] = cache_counters()
             if (built := compilers.runs(since, time.time())) is not None:
                 result["compiler_runs"], result["compiler_s"] = built

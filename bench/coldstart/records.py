@@ -32,7 +32,7 @@ from bench.records import (
     unsafe_name,
 )
 
-SCHEMA_VERSION = 2  # 2: the dtype the model was built in (version 1 did not record it)
+SCHEMA_VERSION = 3  # 2: the dtype the model was built in; 3: headers_built
 SUFFIX = ".ndjson"
 
 # The ladder, in the order a user climbs it. "eager" is the baseline every residual is
@@ -110,6 +110,9 @@ class ColdRecord:
     # backend, or not Linux).
     compiler_runs: int | None = None
     compiler_s: float | None = None
+    # How many of Inductor's precompiled headers the first call built: 0 where an earlier
+    # process had built them (bench/pool.py, header_folder). None: not recorded.
+    headers_built: int | None = None
     blocks: int | None = None  # regional rungs: how many repeated blocks were compiled
     block_class: str | None = None
     log_tail: tuple[str, ...] = ()
@@ -165,7 +168,7 @@ def _check(record: ColdRecord) -> None:
     if any(not 0 < t < 3600 for t in record.host_task_s):
         raise ValueError("host_task_s holds a block outside 0-3600 s")
     for name in ("duration_s", "first_call_s", "load_s", "prepare_s", "compiler_runs",
-                 "compiler_s"):
+                 "compiler_s", "headers_built"):
         value = getattr(record, name)
         if value is not None and value < 0:
             raise ValueError(f"{name} {value:g} is negative")
@@ -203,7 +206,13 @@ def _upgrade_1_to_2(data: dict) -> dict:
     return dict(data, dtype=None, schema_version=2)
 
 
-UPGRADES = {1: _upgrade_1_to_2}
+def _upgrade_2_to_3(data: dict) -> dict:
+    """Version 3 records the precompiled headers a first call built; no earlier record
+    does (None)."""
+    return dict(data, schema_version=3)
+
+
+UPGRADES = {1: _upgrade_1_to_2, 2: _upgrade_2_to_3}
 
 
 def record_from_dict(data: object) -> ColdRecord:

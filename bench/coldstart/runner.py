@@ -418,6 +418,7 @@ class Runner:
             steady=steady, counters=counters, saved=saved, loaded=loaded,
             blocks=result.get("blocks"), block_class=result.get("block_class"),
             compiler_runs=result.get("compiler_runs"), compiler_s=result.get("compiler_s"),
+            headers_built=result.get("headers_built"),
             host=Host(**{k: tuple(v) if isinstance(v, list) else v
                          for k, v in result["host"].items()}) if result.get("host") else None,
             host_task_s=tuple(result.get("host_task_s", ())),

@@ -62,26 +62,41 @@ def processes(shown: pd.DataFrame) -> pd.DataFrame:
     return shown[shown["tag"].str.match(PROCESS_TAGS) & (shown["process_timing"] == "isolated")]
 
 
+def kept_beside_header_builds(built: list) -> list[bool]:
+    """Which of one case's processes count toward its figures that include their first
+    calls, given how many of Inductor's precompiled headers each built there
+    (CompileTimes.headers_built; None: not recorded). Building them is a cost only a
+    machine's first C++ compile pays: a process that built some is left out, unless every
+    process of the case did. One figure never mixes the two."""
+    building = [isinstance(b, int | float) and b == b and b > 0 for b in built]
+    return [True] * len(built) if all(building) else [not b for b in building]
+
+
 def without_header_builds(procs: pd.DataFrame) -> pd.Series:
-    """Whether each process counts toward its case's figures that include its first calls:
-    it did not build Inductor's precompiled headers, a cost only a machine's first C++
-    compile pays (CompileTimes.headers_built), unless no process of its case found them
-    built. One case's figure never mixes the two."""
-    built = (pd.to_numeric(procs["headers_built"], errors="coerce").fillna(0).gt(0)
-             if "headers_built" in procs else pd.Series(False, index=procs.index))
-    if procs.empty or not built.any():
-        return ~built
-    found = (~built).groupby([procs[c].astype(str) for c in CASE]).transform("any")
-    return ~built | ~found
+    """`kept_beside_header_builds` for every case (CASE) of `procs`, as a mask."""
+    built = (pd.to_numeric(procs["headers_built"], errors="coerce").astype("float64")
+             if "headers_built" in procs else pd.Series(float("nan"), index=procs.index))
+    if procs.empty or not built.gt(0).any():
+        return pd.Series(True, index=procs.index)
+    # by position: a frame of the newest records may repeat index labels
+    cases: dict[tuple, list[int]] = {}
+    for row, key in enumerate(zip(*(procs[c].astype(str) for c in CASE), strict=True)):
+        cases.setdefault(key, []).append(row)
+    values, mask = built.tolist(), [True] * len(procs)
+    for rows_of_case in cases.values():
+        kept = kept_beside_header_builds([values[r] for r in rows_of_case])
+        for r, keep in zip(rows_of_case, kept, strict=True):
+            mask[r] = keep
+    return pd.Series(mask, index=procs.index)
 
 
 def counted_cold(procs: pd.DataFrame) -> pd.Series:
     """Whether each process's cold_first_call_s counts toward its case's cold first call: its
     compile caches were cold, and `without_header_builds` among the cold ones."""
-    cold = procs["cache"].eq("cold")
-    counted = pd.Series(False, index=procs.index)
-    counted[cold] = without_header_builds(procs[cold])
-    return counted
+    cold = procs["cache"].eq("cold").to_numpy()
+    counted = cold.copy()
+    counted[cold] = without_header_builds(procs[cold]).to_numpy()
+    return pd.Series(counted, index=procs.index)
 
 
 def paired_processes(shown: pd.DataFrame) -> pd.DataFrame:

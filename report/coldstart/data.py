@@ -18,6 +18,7 @@ from pathlib import Path
 
 from bench.ab import parse_tag
 from bench.coldstart.records import FOREIGN, LADDER, MODES, REGIONAL, ColdRecord, read_folder
+from report.analysis import kept_beside_header_builds
 from report.formatting import UNIT_SPACE
 
 # Each cache layer as the counters show it: (hit counter, miss counter); None where torch
@@ -193,9 +194,16 @@ def _most(values: list) -> object:
     return Counter(values).most_common(1)[0][0] if values else None
 
 
-def summarize(records: list[ColdRecord], eager: list[ColdRecord]) -> Rung:
+def _kept(records: list[ColdRecord]) -> list[ColdRecord]:
+    """The ok records whose first calls count: none that built Inductor's precompiled
+    headers beside ones that found them built (analysis.kept_beside_header_builds)."""
     ok = [r for r in records if r.status == "ok"]
-    eager_ok = [r for r in eager if r.status == "ok"]
+    kept = kept_beside_header_builds([r.headers_built for r in ok])
+    return [r for r, keep in zip(ok, kept, strict=True) if keep]
+
+
+def summarize(records: list[ColdRecord], eager: list[ColdRecord]) -> Rung:
+    ok, eager_ok = _kept(records), _kept(eager)
     eager_first = statistics.median(r.first_call_s for r in eager_ok) if eager_ok else None
     days = _days(ok)
     # steady latency follows the host's speed, which drifts between days: a rung is set
@@ -211,7 +219,8 @@ def summarize(records: list[ColdRecord], eager: list[ColdRecord]) -> Rung:
     built = [r for r in ok if r.compiler_s is not None and r.compiler_runs is not None]
     saved = next((r.saved for r in ok if r.saved is not None), None)
     return Rung(
-        rung=records[0].key.rung, processes=len(records), ok=len(ok), status=status,
+        rung=records[0].key.rung, processes=len(records),
+        ok=sum(r.status == "ok" for r in records), status=status,
         reason=next((r.reason for r in failed if r.status == status), None),
         first_call=spread([r.first_call_s for r in ok]),
         residual=spread([r.first_call_s - eager_first for r in ok]) if eager_first is not None else None,
