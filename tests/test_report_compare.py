@@ -411,3 +411,13 @@ def test_a_case_pairs_with_its_own_dtype_only(tmp_path: Path):
                                   compare.resolve("torch=2.10.0", results))
     assert len(table) == 2
     assert sorted(table["new_median_s"] / table["old_median_s"]) == pytest.approx([1.0, 1.0])
+
+
+def test_an_ab_comparison_says_which_hosts_its_sides_ran_on():
+    from report.releases.compare import _where
+
+    one, other = ("vm/3e183693-aaaa",), ("vm/7a597f8c-bbbb",)
+    assert _where(one, one) == "one host, one run: vm (boot 3e183693)"
+    assert _where(one, other) == ("the sides ran on different hosts: old vm (boot 3e183693); "
+                                  "new vm (boot 7a597f8c)")
+    assert "not recorded" in _where(None, one) and "not recorded" in _where(one, None)

@@ -640,6 +640,15 @@ def ab_pair(old_pool: pd.DataFrame, new_pool: pd.DataFrame, group: str | None
     return None
 
 
+def _where(old_hosts, new_hosts) -> str:
+    """Where the two sides ran: one host, hosts that differ (named), or not recorded."""
+    if old_hosts and old_hosts == new_hosts:
+        return f"one host, one run: {host_text(old_hosts)}"
+    if old_hosts is None or new_hosts is None:
+        return "a side's host is not recorded, so one host is not known"
+    return f"the sides ran on different hosts: old {host_text(old_hosts)}; new {host_text(new_hosts)}"
+
+
 def ab_text(records: pd.DataFrame, group: str, old_label: str, new_label: str) -> tuple[str, pd.DataFrame]:
     """The command's output for one A/B comparison, and its judged rows."""
     found = ab.pair_steps(records, group, old_label, new_label)
@@ -648,11 +657,9 @@ def ab_text(records: pd.DataFrame, group: str, old_label: str, new_label: str) -
     every_side = ab.sides(records)
     side_rows = every_side.set_index(["group", "label"])
     old_side, new_side = side_rows.loc[(group, old_label)], side_rows.loc[(group, new_label)]
-    hosts = old_side["hosts"] if old_side["hosts"] == new_side["hosts"] else None
     lines = [f"A/B group {group}: old {old_side['release']} (label {old_label}, env "
              f"{old_side['env_id']}), new {new_side['release']} (label {new_label}, env "
-             f"{new_side['env_id']}); " + (f"one host, one run: {host_text(hosts)}" if hosts
-                                           else "the sides' hosts differ or are not recorded")]
+             f"{new_side['env_id']}); " + _where(old_side["hosts"], new_side["hosts"])]
     if first is not None and first["floor_cases"]:
         lines.append(f"A/A noise floor: {ab.factor(first['floor_median'])} (median over "
                      f"{first['floor_cases']} cases, largest {ab.factor(first['floor_max'])}; "
