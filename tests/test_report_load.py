@@ -98,7 +98,8 @@ def mutate(change) -> dict:
     ("null timing", lambda d: d.update(timing=None), "an ok record has no timing"),
     ("wrong type", lambda d: d["key"].update(batch_size="one"), "key.batch_size"),
     ("other backend", lambda d: d["env"].update(backend="cpu"), "differs from key.backend"),
-    ("unknown version", lambda d: d.update(schema_version=9), "schema_version 9"),
+    ("unknown version", lambda d: d.update(schema_version=SCHEMA_VERSION + 1),
+     f"schema_version {SCHEMA_VERSION + 1}"),
 ])
 def test_a_malformed_record_names_its_file_and_line(tmp_path, name, change, message):
     path = write_lines(tmp_path / "x.jsonl", json.dumps(good_line()),
