@@ -95,7 +95,8 @@ def test_the_first_cold_process_builds_the_headers_and_the_next_finds_them(tmp_p
     records = [r for run in ("first", "second") for f in (tmp_path / run).glob("*.jsonl")
                for r in read_records(f)]
     assert [r.process.cache for r in records] == ["cold", "cold"]
-    assert [r.compile.headers_built for r in records] == [1, 0]
+    first, second = (r.compile.headers_built for r in records)
+    assert first >= 1 and second == 0  # one header per set of compile flags the kernels use
     assert any((tmp_path / "home-cache" / "torch-compile-atlas" / "inductor-headers")
                .glob("*.gch"))
     case = analysis.cases(analysis.load(tmp_path / "results"))
