@@ -62,13 +62,19 @@ def processes(shown: pd.DataFrame) -> pd.DataFrame:
     return shown[shown["tag"].str.match(PROCESS_TAGS) & (shown["process_timing"] == "isolated")]
 
 
+def built_headers(count: object) -> bool:
+    """Whether a process's CompileTimes.headers_built says its first calls built any of
+    Inductor's precompiled headers (None or NaN: not recorded, so not known to have)."""
+    return isinstance(count, int | float) and count == count and count > 0
+
+
 def kept_beside_header_builds(built: list) -> list[bool]:
     """Which of one case's processes count toward its figures that include their first
     calls, given how many of Inductor's precompiled headers each built there
     (CompileTimes.headers_built; None: not recorded). Building them is a cost only a
     machine's first C++ compile pays: a process that built some is left out, unless every
     process of the case did. One figure never mixes the two."""
-    building = [isinstance(b, int | float) and b == b and b > 0 for b in built]
+    building = [built_headers(b) for b in built]
     return [True] * len(built) if all(building) else [not b for b in building]
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from report.analysis import rows
+from report.analysis import built_headers, rows
 from report.analysis.shown import is_stream
 from report.releases import ab
 from report.releases.vocabulary import host_text, public_release, release_key
@@ -46,8 +46,7 @@ def _figures(record: dict[str, Any]) -> dict[str, float | None]:
     for that release) has no total to set beside the other side's."""
     if not record["ok"] or record["passed"] is not True or not record["first_pass_s"]:
         return dict.fromkeys(FIGURES)
-    built = record.get("headers_built")
-    total = None if built is not None and built == built and built > 0 else sum(record["first_pass_s"])
+    total = None if built_headers(record.get("headers_built")) else sum(record["first_pass_s"])
     return {"total_s": total, "p99_s": quantile(record["samples"], 0.99)}
 
 
